@@ -1,0 +1,92 @@
+//! Structured output: the final answer must parse as JSON and match the output type's schema.
+
+use serde_json::Value;
+use std::sync::Arc;
+
+/// The schema a structured final answer must match, compiled.
+#[derive(Clone)]
+pub struct OutputSpec {
+    /// The JSON Schema (sent to the model with each request).
+    pub schema: Arc<Value>,
+    validator: Arc<jsonschema::Validator>,
+}
+
+impl OutputSpec {
+    /// Compiles a schema.
+    pub fn new(schema: Value) -> Result<Self, String> {
+        let validator = jsonschema::validator_for(&schema).map_err(|e| e.to_string())?;
+        Ok(OutputSpec {
+            schema: Arc::new(schema),
+            validator: Arc::new(validator),
+        })
+    }
+
+    /// Reads a final answer: JSON (bare, or in a Markdown code fence) that matches the schema.
+    /// On failure, returns the message to send back to the model.
+    pub fn check(&self, text: &str) -> Result<Value, String> {
+        let body = strip_fence(text);
+        let value: Value = serde_json::from_str(body).map_err(|e| {
+            format!("Your final answer is not valid JSON ({e}). Answer with only a JSON value that matches this schema: {}", self.schema)
+        })?;
+        let errors: Vec<String> = self
+            .validator
+            .iter_errors(&value)
+            .map(|e| {
+                let path = e.instance_path().to_string();
+                if path.is_empty() {
+                    e.to_string()
+                } else {
+                    format!("at {path}: {e}")
+                }
+            })
+            .collect();
+        if errors.is_empty() {
+            Ok(value)
+        } else {
+            Err(format!(
+                "Your final answer does not match the required schema: {}. Answer again with only a JSON value that matches: {}",
+                errors.join("; "),
+                self.schema
+            ))
+        }
+    }
+}
+
+fn strip_fence(text: &str) -> &str {
+    let t = text.trim();
+    let Some(rest) = t.strip_prefix("```") else {
+        return t;
+    };
+    let rest = rest.trim_start_matches(|c: char| c.is_ascii_alphanumeric());
+    rest.strip_suffix("```").unwrap_or(rest).trim()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn spec() -> OutputSpec {
+        OutputSpec::new(
+            json!({"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn accepts_bare_and_fenced_json() {
+        assert_eq!(spec().check(r#"{"n": 3}"#).unwrap(), json!({"n": 3}));
+        assert_eq!(
+            spec().check("```json\n{\"n\": 4}\n```").unwrap(),
+            json!({"n": 4})
+        );
+    }
+
+    #[test]
+    fn rejects_with_a_message_naming_the_problem() {
+        let e = spec().check(r#"{"n": "x"}"#).unwrap_err();
+        assert!(e.contains("/n"), "{e}");
+        let e = spec().check("not json").unwrap_err();
+        assert!(e.contains("not valid JSON"), "{e}");
+    }
+}

@@ -1,0 +1,83 @@
+//! The error type of agentry: every way a run can fail, each saying what to do.
+
+use crate::hooks::HookError;
+use crate::{ModelError, StateError};
+
+/// Why a run (or an agent definition) failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A hook failed and its policy fails the run.
+    #[error(transparent)]
+    Hook(#[from] HookError),
+    /// The model failed.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// The agent has no model and the runtime no default.
+    #[error(
+        "agent `{agent}` has no model: give it one with `.model(..)` or set one with `Runtime::default_model(..)`"
+    )]
+    NoModel {
+        /// The agent.
+        agent: String,
+    },
+    /// The final answer did not match the output type after the allowed attempts.
+    #[error(
+        "agent `{agent}`: the final answer did not match the output schema after {attempts} attempts (last error: {error}); raise `output_retries` or make the instructions clearer"
+    )]
+    InvalidOutput {
+        /// The agent.
+        agent: String,
+        /// Attempts made.
+        attempts: u32,
+        /// The last validation error.
+        error: String,
+    },
+    /// AfterModel hooks kept asking for retries.
+    #[error(
+        "agent `{agent}`: AfterModel hooks asked for more than {limit} retries in step {step}; raise `max_model_retries` or relax the hook"
+    )]
+    TooManyRetries {
+        /// The agent.
+        agent: String,
+        /// The step.
+        step: u32,
+        /// The limit.
+        limit: u32,
+    },
+    /// The agent definition is invalid.
+    #[error("invalid agent `{agent}`: {message}")]
+    Definition {
+        /// The agent.
+        agent: String,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+    /// State access failed.
+    #[error(transparent)]
+    State(#[from] StateError),
+    /// A snapshot cannot be resumed.
+    #[error("cannot resume run `{run_id}`: {message}")]
+    Resume {
+        /// The run.
+        run_id: String,
+        /// Why.
+        message: String,
+    },
+    /// The run store failed.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    /// The task driving a started run panicked or was aborted.
+    #[error("the run task ended abnormally: {0}")]
+    Task(String),
+    /// A middleware or other user code failed with a message.
+    #[error("{0}")]
+    Other(String),
+}
+
+impl Error {
+    /// An error with a message, for middleware and custom runtimes.
+    pub fn other(message: impl Into<String>) -> Self {
+        Error::Other(message.into())
+    }
+}

@@ -1,0 +1,130 @@
+//! The shared, persistent message history of a run.
+
+use crate::Message;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// The messages of a run, shared rather than copied.
+///
+/// `History` is a persistent vector of `Arc<Message>`: cloning it is O(1) whatever its length, and
+/// pushing to a clone never copies the messages a step already saw. The engine hands a clone to
+/// every model request and hook, so a step costs the same at message 10 and at message 10,000.
+///
+/// ```
+/// use agentry_core::{History, Message};
+/// let mut h = History::new();
+/// h.push(Message::user("hi"));
+/// let snapshot = h.clone();          // O(1)
+/// h.push(Message::assistant("hello"));
+/// assert_eq!((snapshot.len(), h.len()), (1, 2));
+/// assert_eq!(h.last().unwrap().text(), "hello");
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct History(imbl::Vector<Arc<Message>>);
+
+impl History {
+    /// An empty history.
+    pub fn new() -> Self {
+        History(imbl::Vector::new())
+    }
+
+    /// The number of messages.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True when there are no messages.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Appends a message.
+    pub fn push(&mut self, message: impl Into<Arc<Message>>) {
+        self.0.push_back(message.into());
+    }
+
+    /// Inserts a message at `index`.
+    pub fn insert(&mut self, index: usize, message: impl Into<Arc<Message>>) {
+        self.0.insert(index, message.into());
+    }
+
+    /// Removes and returns the message at `index`.
+    pub fn remove(&mut self, index: usize) -> Arc<Message> {
+        self.0.remove(index)
+    }
+
+    /// Replaces the message at `index`.
+    pub fn set(&mut self, index: usize, message: impl Into<Arc<Message>>) {
+        self.0.set(index, message.into());
+    }
+
+    /// Keeps only the messages for which `keep` returns true.
+    pub fn retain(&mut self, mut keep: impl FnMut(&Message) -> bool) {
+        self.0.retain(|m| keep(m));
+    }
+
+    /// Drops every message from `len` on.
+    pub fn truncate(&mut self, len: usize) {
+        self.0.truncate(len);
+    }
+
+    /// The message at `index`.
+    pub fn get(&self, index: usize) -> Option<&Message> {
+        self.0.get(index).map(|m| &**m)
+    }
+
+    /// The last message.
+    pub fn last(&self) -> Option<&Message> {
+        self.0.last().map(|m| &**m)
+    }
+
+    /// The first message.
+    pub fn first(&self) -> Option<&Message> {
+        self.0.front().map(|m| &**m)
+    }
+
+    /// Iterates over the messages, oldest first.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Message> + ExactSizeIterator {
+        self.0.iter().map(|m| &**m)
+    }
+
+    /// Iterates over the shared handles of the messages.
+    pub fn iter_shared(
+        &self,
+    ) -> impl DoubleEndedIterator<Item = &Arc<Message>> + ExactSizeIterator {
+        self.0.iter()
+    }
+
+    /// Copies the messages into a plain vector.
+    pub fn to_vec(&self) -> Vec<Message> {
+        self.iter().cloned().collect()
+    }
+}
+
+impl std::ops::Index<usize> for History {
+    type Output = Message;
+    fn index(&self, index: usize) -> &Message {
+        &self.0[index]
+    }
+}
+
+impl FromIterator<Message> for History {
+    fn from_iter<I: IntoIterator<Item = Message>>(iter: I) -> Self {
+        History(iter.into_iter().map(Arc::new).collect())
+    }
+}
+
+impl From<Vec<Message>> for History {
+    fn from(v: Vec<Message>) -> Self {
+        v.into_iter().collect()
+    }
+}
+
+impl Extend<Message> for History {
+    fn extend<I: IntoIterator<Item = Message>>(&mut self, iter: I) {
+        for m in iter {
+            self.push(m);
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! Hooks from async closures, one event each: `on::before_tool(|ev, ctx| async move { .. })`.
+
+use super::middleware::{
+    AroundEntry, HandlesAround, ModelOutcome, Next, ToolCallRequest, ToolOutcome,
+};
+use super::registry::{
+    Entry, Event, Handles, HookMeta, HookRegistration, Install, IntoHook, Lists,
+};
+use super::{HookCtx, HookResult};
+use crate::ModelRequest;
+use futures::future::BoxFuture;
+use std::borrow::Cow;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// A hook for one event made from an async closure. Made by the functions of [`on`].
+pub struct FnHook<E, F> {
+    f: F,
+    _event: PhantomData<fn(E) -> E>,
+}
+
+impl<E, F> FnHook<E, F> {
+    /// Wraps a closure.
+    pub fn new(f: F) -> Self {
+        FnHook {
+            f,
+            _event: PhantomData,
+        }
+    }
+}
+
+impl<E, F, Fut> Handles<E> for FnHook<E, F>
+where
+    E: Event,
+    F: Fn(E, HookCtx) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = HookResult<E>> + Send + 'static,
+{
+    fn handle<'a>(&'a self, ev: E, ctx: &'a HookCtx) -> BoxFuture<'a, HookResult<E>> {
+        Box::pin((self.f)(ev, ctx.clone()))
+    }
+}
+
+impl<E, F, Fut> Install for FnHook<E, F>
+where
+    E: Event,
+    F: Fn(E, HookCtx) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = HookResult<E>> + Send + 'static,
+{
+    fn default_name(&self) -> Cow<'static, str> {
+        Cow::Borrowed(E::KIND.name())
+    }
+    fn install(self: Box<Self>, meta: Arc<HookMeta>, lists: &mut Lists) {
+        let handler: Arc<dyn Handles<E>> = Arc::new(*self);
+        E::list_mut(lists).push(Entry { meta, handler });
+    }
+}
+
+impl<E, F, Fut> IntoHook for FnHook<E, F>
+where
+    E: Event,
+    F: Fn(E, HookCtx) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = HookResult<E>> + Send + 'static,
+{
+    fn into_hook(self) -> HookRegistration {
+        HookRegistration::new(self)
+    }
+}
+
+/// Around middleware made from an async closure `|req, next| async move { next.run(req).await }`.
+pub struct FnAround<Req, Out, F> {
+    f: F,
+    _types: PhantomData<fn(Req) -> Out>,
+}
+
+impl<Req, Out, F, Fut> HandlesAround<Req, Out> for FnAround<Req, Out, F>
+where
+    Req: Send + 'static,
+    Out: Send + 'static,
+    F: Fn(Req, Next<Req, Out>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Out> + Send + 'static,
+{
+    fn around<'a>(
+        &'a self,
+        req: Req,
+        next: Next<Req, Out>,
+        _ctx: &'a HookCtx,
+    ) -> BoxFuture<'a, Out> {
+        Box::pin((self.f)(req, next))
+    }
+}
+
+macro_rules! around_install {
+    ($req:ty, $out:ty, $list:ident, $name:literal) => {
+        impl<F, Fut> Install for FnAround<$req, $out, F>
+        where
+            F: Fn($req, Next<$req, $out>) -> Fut + Send + Sync + 'static,
+            Fut: Future<Output = $out> + Send + 'static,
+        {
+            fn default_name(&self) -> Cow<'static, str> {
+                Cow::Borrowed($name)
+            }
+            fn install(self: Box<Self>, meta: Arc<HookMeta>, lists: &mut Lists) {
+                let handler: Arc<dyn HandlesAround<$req, $out>> = Arc::new(*self);
+                lists.$list.push(AroundEntry { meta, handler });
+            }
+        }
+
+        impl<F, Fut> IntoHook for FnAround<$req, $out, F>
+        where
+            F: Fn($req, Next<$req, $out>) -> Fut + Send + Sync + 'static,
+            Fut: Future<Output = $out> + Send + 'static,
+        {
+            fn into_hook(self) -> HookRegistration {
+                HookRegistration::new(self)
+            }
+        }
+    };
+}
+around_install!(ModelRequest, ModelOutcome, around_model, "AroundModel");
+around_install!(ToolCallRequest, ToolOutcome, around_tool, "AroundTool");
+
+macro_rules! define_on {
+    ($([$ty:ident, $method:ident, $flag:ident, $doc:literal],)*) => {
+        /// Closure hooks, one function per event.
+        ///
+        /// ```
+        /// use agentry_core::hooks::{on, Hooks};
+        /// let mut hooks = Hooks::new();
+        /// hooks.add(on::before_tool(|mut ev, _ctx| async move {
+        ///     if ev.input["city"] == "Atlantis" { ev.block("Atlantis is not on any map"); }
+        ///     Ok(ev)
+        /// }));
+        /// ```
+        pub mod on {
+            use super::*;
+            use crate::hooks::events::*;
+            $(
+                #[doc = $doc]
+                pub fn $method<F, Fut>(f: F) -> FnHook<$ty, F>
+                where
+                    F: Fn($ty, HookCtx) -> Fut + Send + Sync + 'static,
+                    Fut: Future<Output = HookResult<$ty>> + Send + 'static,
+                {
+                    FnHook::new(f)
+                }
+            )*
+
+            /// Around-model middleware: `|req, next| async move { next.run(req).await }`.
+            pub fn around_model<F, Fut>(f: F) -> FnAround<ModelRequest, ModelOutcome, F>
+            where
+                F: Fn(ModelRequest, Next<ModelRequest, ModelOutcome>) -> Fut + Send + Sync + 'static,
+                Fut: Future<Output = ModelOutcome> + Send + 'static,
+            {
+                FnAround { f, _types: PhantomData }
+            }
+
+            /// Around-tool middleware: `|call, next| async move { next.run(call).await }`.
+            pub fn around_tool<F, Fut>(f: F) -> FnAround<ToolCallRequest, ToolOutcome, F>
+            where
+                F: Fn(ToolCallRequest, Next<ToolCallRequest, ToolOutcome>) -> Fut + Send + Sync + 'static,
+                Fut: Future<Output = ToolOutcome> + Send + 'static,
+            {
+                FnAround { f, _types: PhantomData }
+            }
+        }
+    };
+}
+super::with_events!(define_on);

@@ -1,0 +1,570 @@
+//! The typed payloads of hook events. What a hook may change is a public field or a method.
+
+use super::EventKind;
+use crate::{
+    Error, Message, ModelRequest, ModelResponse, StateSource, StopReason, ToolResult, Usage,
+};
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Whether a hook took a terminal decision (block, mock, skip, stop, ...), which ends the chain of
+/// hooks for this event.
+pub trait Decides {
+    /// True once a terminal decision was taken.
+    fn decided(&self) -> bool {
+        false
+    }
+}
+
+/// A run starts. Hooks may rewrite the input; the state can be changed through the context.
+#[derive(Clone, Debug)]
+pub struct RunStart {
+    /// The user input that starts the run.
+    pub input: String,
+}
+impl Decides for RunStart {}
+
+/// A run ended (not after a failure: see [`RunError`]).
+#[derive(Clone, Debug)]
+pub struct RunEnd {
+    /// Why it ended.
+    pub stop: StopReason,
+    /// The output (text as a JSON string, or the structured output), when there is one.
+    pub output: Option<Value>,
+    /// Tokens used by the run.
+    pub usage: Usage,
+    /// Steps taken.
+    pub steps: u32,
+}
+impl Decides for RunEnd {}
+
+/// A run failed. A hook may recover with an output; the run then ends normally.
+#[derive(Clone, Debug)]
+pub struct RunError {
+    /// The failure.
+    pub error: Arc<Error>,
+    recovery: Option<Value>,
+}
+impl RunError {
+    /// A new event.
+    pub fn new(error: Arc<Error>) -> Self {
+        RunError {
+            error,
+            recovery: None,
+        }
+    }
+    /// Recovers the run with this output (text, or JSON for a structured output type).
+    pub fn recover(&mut self, output: impl Into<Value>) {
+        self.recovery = Some(output.into());
+    }
+    /// The recovery output, if a hook gave one.
+    pub fn recovery(&self) -> Option<&Value> {
+        self.recovery.as_ref()
+    }
+}
+impl Decides for RunError {
+    fn decided(&self) -> bool {
+        self.recovery.is_some()
+    }
+}
+
+/// What a BeforeStep hook decided.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StepDecision {
+    /// Skip this step: no model call; the next step follows.
+    Skip,
+    /// Stop the run with this reason.
+    Stop(String),
+}
+
+/// A step is about to start. Hooks may skip it or stop the run.
+#[derive(Clone, Debug)]
+pub struct BeforeStep {
+    /// The step number (1-based).
+    pub step: u32,
+    decision: Option<StepDecision>,
+}
+impl BeforeStep {
+    /// A new event.
+    pub fn new(step: u32) -> Self {
+        BeforeStep {
+            step,
+            decision: None,
+        }
+    }
+    /// Skips this step.
+    pub fn skip(&mut self) {
+        self.decision = Some(StepDecision::Skip);
+    }
+    /// Stops the run.
+    pub fn stop(&mut self, reason: impl Into<String>) {
+        self.decision = Some(StepDecision::Stop(reason.into()));
+    }
+    /// The decision, if a hook took one.
+    pub fn decision(&self) -> Option<&StepDecision> {
+        self.decision.as_ref()
+    }
+}
+impl Decides for BeforeStep {
+    fn decided(&self) -> bool {
+        self.decision.is_some()
+    }
+}
+
+/// A step ended. Hooks may stop the run after it.
+#[derive(Clone, Debug)]
+pub struct AfterStep {
+    /// The step number.
+    pub step: u32,
+    /// Tokens used by the run so far.
+    pub usage: Usage,
+    /// Model calls made by the run so far.
+    pub model_calls: u32,
+    stop: Option<String>,
+}
+impl AfterStep {
+    /// A new event.
+    pub fn new(step: u32, usage: Usage, model_calls: u32) -> Self {
+        AfterStep {
+            step,
+            usage,
+            model_calls,
+            stop: None,
+        }
+    }
+    /// Stops the run after this step.
+    pub fn stop(&mut self, reason: impl Into<String>) {
+        self.stop = Some(reason.into());
+    }
+    /// The stop reason, if a hook gave one.
+    pub fn stop_reason(&self) -> Option<&str> {
+        self.stop.as_deref()
+    }
+}
+impl Decides for AfterStep {
+    fn decided(&self) -> bool {
+        self.stop.is_some()
+    }
+}
+
+/// The run is about to stop. A hook may veto a natural stop (a final answer) by adding a message;
+/// the run then goes on with that message as the next user turn.
+#[derive(Clone, Debug)]
+pub struct Stop {
+    /// Why the run is stopping.
+    pub reason: StopReason,
+    /// The last step.
+    pub step: u32,
+    veto: Option<String>,
+}
+impl Stop {
+    /// A new event.
+    pub fn new(reason: StopReason, step: u32) -> Self {
+        Stop {
+            reason,
+            step,
+            veto: None,
+        }
+    }
+    /// Vetoes a natural stop, sending `message` to the model. Ignored for other stops (step
+    /// limits, hook stops, cancellation), which cannot be vetoed.
+    pub fn veto(&mut self, message: impl Into<String>) {
+        if self.reason.is_natural() {
+            self.veto = Some(message.into());
+        }
+    }
+    /// The veto message, if a hook vetoed.
+    pub fn vetoed(&self) -> Option<&str> {
+        self.veto.as_deref()
+    }
+}
+impl Decides for Stop {
+    fn decided(&self) -> bool {
+        self.veto.is_some()
+    }
+}
+
+/// A model call is about to be made. Hooks may rewrite the request or answer it themselves.
+#[derive(Clone, Debug)]
+pub struct BeforeModel {
+    /// The request (system prompt, messages, tools, parameters).
+    pub request: ModelRequest,
+    response: Option<ModelResponse>,
+}
+impl BeforeModel {
+    /// A new event.
+    pub fn new(request: ModelRequest) -> Self {
+        BeforeModel {
+            request,
+            response: None,
+        }
+    }
+    /// Answers the call without calling the model.
+    pub fn respond(&mut self, response: ModelResponse) {
+        self.response = Some(response);
+    }
+    /// The answer a hook gave, if any.
+    pub fn response(&self) -> Option<&ModelResponse> {
+        self.response.as_ref()
+    }
+    /// Splits the event into the request and the hook's answer.
+    pub fn into_parts(self) -> (ModelRequest, Option<ModelResponse>) {
+        (self.request, self.response)
+    }
+}
+impl Decides for BeforeModel {
+    fn decided(&self) -> bool {
+        self.response.is_some()
+    }
+}
+
+/// A model call returned. Hooks may rewrite the response or ask for a retry with feedback.
+#[derive(Clone, Debug)]
+pub struct AfterModel {
+    /// The response.
+    pub response: ModelResponse,
+    retry: Option<String>,
+}
+impl AfterModel {
+    /// A new event.
+    pub fn new(response: ModelResponse) -> Self {
+        AfterModel {
+            response,
+            retry: None,
+        }
+    }
+    /// Discards this response's tool calls and asks the model again, with `feedback` as a user
+    /// message after its text.
+    pub fn retry(&mut self, feedback: impl Into<String>) {
+        self.retry = Some(feedback.into());
+    }
+    /// The feedback, if a hook asked for a retry.
+    pub fn retry_feedback(&self) -> Option<&str> {
+        self.retry.as_deref()
+    }
+}
+impl Decides for AfterModel {
+    fn decided(&self) -> bool {
+        self.retry.is_some()
+    }
+}
+
+/// The model streamed a piece of text. Hooks observe it and may abort the stream.
+#[derive(Clone, Debug)]
+pub struct TextDelta {
+    /// The piece of text.
+    pub text: String,
+    abort: Option<String>,
+}
+impl TextDelta {
+    /// A new event.
+    pub fn new(text: String) -> Self {
+        TextDelta { text, abort: None }
+    }
+    /// Aborts the stream; the run stops with [`StopReason::Aborted`] unless an AfterModel hook
+    /// asks for a retry.
+    pub fn abort(&mut self, reason: impl Into<String>) {
+        self.abort = Some(reason.into());
+    }
+    /// The abort reason, if a hook aborted.
+    pub fn aborted(&self) -> Option<&str> {
+        self.abort.as_deref()
+    }
+}
+impl Decides for TextDelta {
+    fn decided(&self) -> bool {
+        self.abort.is_some()
+    }
+}
+
+/// The model streamed a piece of reasoning. Hooks observe it and may abort the stream.
+#[derive(Clone, Debug)]
+pub struct Thinking {
+    /// The piece of reasoning.
+    pub text: String,
+    abort: Option<String>,
+}
+impl Thinking {
+    /// A new event.
+    pub fn new(text: String) -> Self {
+        Thinking { text, abort: None }
+    }
+    /// Aborts the stream, like [`TextDelta::abort`].
+    pub fn abort(&mut self, reason: impl Into<String>) {
+        self.abort = Some(reason.into());
+    }
+    /// The abort reason, if a hook aborted.
+    pub fn aborted(&self) -> Option<&str> {
+        self.abort.as_deref()
+    }
+}
+impl Decides for Thinking {
+    fn decided(&self) -> bool {
+        self.abort.is_some()
+    }
+}
+
+/// What a BeforeTool hook decided instead of letting the tool run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToolDecision {
+    /// The call is blocked; the model sees the reason as an error result.
+    Block(String),
+    /// The call is answered with this content; the tool never runs and the result is flagged
+    /// `mocked`.
+    Mock(String),
+}
+
+/// A tool call is about to run. Hooks may rewrite the input, block the call, or answer it with a
+/// mock (the first mock wins: it ends the chain).
+#[derive(Clone, Debug)]
+pub struct BeforeTool {
+    /// The call id.
+    pub call_id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The input the tool will receive (validated against its schema after the hooks).
+    pub input: Value,
+    decision: Option<ToolDecision>,
+}
+impl BeforeTool {
+    /// A new event.
+    pub fn new(call_id: String, name: String, input: Value) -> Self {
+        BeforeTool {
+            call_id,
+            name,
+            input,
+            decision: None,
+        }
+    }
+    /// Blocks the call with a reason the model sees.
+    pub fn block(&mut self, reason: impl Into<String>) {
+        self.decision = Some(ToolDecision::Block(reason.into()));
+    }
+    /// Answers the call with `content`; the tool does not run.
+    pub fn mock(&mut self, content: impl Into<String>) {
+        self.decision = Some(ToolDecision::Mock(content.into()));
+    }
+    /// The decision, if a hook took one.
+    pub fn decision(&self) -> Option<&ToolDecision> {
+        self.decision.as_ref()
+    }
+    /// True when a hook blocked the call.
+    pub fn is_blocked(&self) -> bool {
+        matches!(self.decision, Some(ToolDecision::Block(_)))
+    }
+}
+impl Decides for BeforeTool {
+    fn decided(&self) -> bool {
+        self.decision.is_some()
+    }
+}
+
+/// A tool call returned (or was blocked or mocked). Hooks may rewrite the result.
+#[derive(Clone, Debug)]
+pub struct AfterTool {
+    /// The input the tool received.
+    pub input: Value,
+    /// The result the model will see.
+    pub result: ToolResult,
+}
+impl Decides for AfterTool {}
+
+/// A tool call failed (an error or a panic). A hook may recover with a result.
+#[derive(Clone, Debug)]
+pub struct ToolError {
+    /// The call id.
+    pub call_id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The input the tool received.
+    pub input: Value,
+    /// What went wrong.
+    pub error: String,
+    recovery: Option<String>,
+}
+impl ToolError {
+    /// A new event.
+    pub fn new(call_id: String, name: String, input: Value, error: String) -> Self {
+        ToolError {
+            call_id,
+            name,
+            input,
+            error,
+            recovery: None,
+        }
+    }
+    /// Recovers with this content, which the model sees as a successful result.
+    pub fn recover(&mut self, content: impl Into<String>) {
+        self.recovery = Some(content.into());
+    }
+    /// The recovery content, if a hook gave one.
+    pub fn recovery(&self) -> Option<&str> {
+        self.recovery.as_deref()
+    }
+}
+impl Decides for ToolError {
+    fn decided(&self) -> bool {
+        self.recovery.is_some()
+    }
+}
+
+/// A sub-agent is about to run. Hooks may rewrite its input or block it.
+#[derive(Clone, Debug)]
+pub struct BeforeSubAgent {
+    /// The sub-agent's name.
+    pub agent: String,
+    /// The tool call that asked for it.
+    pub call_id: String,
+    /// Its input.
+    pub input: String,
+    blocked: Option<String>,
+}
+impl BeforeSubAgent {
+    /// A new event.
+    pub fn new(agent: String, call_id: String, input: String) -> Self {
+        BeforeSubAgent {
+            agent,
+            call_id,
+            input,
+            blocked: None,
+        }
+    }
+    /// Blocks the sub-agent; the parent model sees the reason.
+    pub fn block(&mut self, reason: impl Into<String>) {
+        self.blocked = Some(reason.into());
+    }
+    /// The block reason, if a hook blocked.
+    pub fn blocked(&self) -> Option<&str> {
+        self.blocked.as_deref()
+    }
+}
+impl Decides for BeforeSubAgent {
+    fn decided(&self) -> bool {
+        self.blocked.is_some()
+    }
+}
+
+/// A sub-agent returned. Hooks may rewrite the output the parent sees.
+#[derive(Clone, Debug)]
+pub struct AfterSubAgent {
+    /// The sub-agent's name.
+    pub agent: String,
+    /// The child run's id.
+    pub run_id: String,
+    /// Its input.
+    pub input: String,
+    /// Its output, as the parent model will see it.
+    pub output: String,
+}
+impl Decides for AfterSubAgent {}
+
+/// A sub-agent failed. A hook may recover with an output.
+#[derive(Clone, Debug)]
+pub struct SubAgentError {
+    /// The sub-agent's name.
+    pub agent: String,
+    /// Its input.
+    pub input: String,
+    /// What went wrong.
+    pub error: String,
+    recovery: Option<String>,
+}
+impl SubAgentError {
+    /// A new event.
+    pub fn new(agent: String, input: String, error: String) -> Self {
+        SubAgentError {
+            agent,
+            input,
+            error,
+            recovery: None,
+        }
+    }
+    /// Recovers with this output.
+    pub fn recover(&mut self, output: impl Into<String>) {
+        self.recovery = Some(output.into());
+    }
+    /// The recovery output, if a hook gave one.
+    pub fn recovery(&self) -> Option<&str> {
+        self.recovery.as_deref()
+    }
+}
+impl Decides for SubAgentError {
+    fn decided(&self) -> bool {
+        self.recovery.is_some()
+    }
+}
+
+/// The state changed.
+#[derive(Clone, Debug)]
+pub struct StateChange {
+    /// The state before.
+    pub previous: Value,
+    /// The state after.
+    pub current: Value,
+    /// Who changed it.
+    pub source: StateSource,
+}
+impl StateChange {
+    /// The change as an RFC 6902 JSON Patch.
+    pub fn patch(&self) -> json_patch::Patch {
+        json_patch::diff(&self.previous, &self.current)
+    }
+}
+impl Decides for StateChange {}
+
+/// A message was added to the history.
+#[derive(Clone, Debug)]
+pub struct MessageAdded {
+    /// The message.
+    pub message: Arc<Message>,
+}
+impl Decides for MessageAdded {}
+
+/// A tool or hook emitted a custom event.
+#[derive(Clone, Debug)]
+pub struct Custom {
+    /// The event name.
+    pub name: String,
+    /// Its data.
+    pub data: Value,
+}
+impl Decides for Custom {}
+
+/// A hook is about to run.
+#[derive(Clone, Debug)]
+pub struct HookStarted {
+    /// The hook's name.
+    pub hook: Arc<str>,
+    /// The event it handles.
+    pub event: EventKind,
+}
+impl Decides for HookStarted {}
+
+/// A hook finished.
+#[derive(Clone, Debug)]
+pub struct HookFinished {
+    /// The hook's name.
+    pub hook: Arc<str>,
+    /// The event it handled.
+    pub event: EventKind,
+    /// How long it took.
+    pub duration: Duration,
+}
+impl Decides for HookFinished {}
+
+/// A hook failed (an error, a panic or a timeout).
+#[derive(Clone, Debug)]
+pub struct HookFailed {
+    /// The hook's name.
+    pub hook: Arc<str>,
+    /// The event it handled.
+    pub event: EventKind,
+    /// How long it ran.
+    pub duration: Duration,
+    /// What went wrong.
+    pub error: String,
+    /// True when the hook is advisory and the run goes on.
+    pub advisory: bool,
+}
+impl Decides for HookFailed {}

@@ -1,0 +1,67 @@
+//! The hook engine: typed events, hooks (closures and plugins), registration with priority and
+//! policy, and dispatch.
+//!
+//! # Semantics
+//! - **Pipeline.** A hook receives the event and returns it, possibly changed; the next hook sees
+//!   the change. A terminal decision (block, mock, skip, stop, veto, recover, respond, retry,
+//!   abort) ends the chain for that event.
+//! - **Order.** Higher priority first (default 0); equal priorities keep registration order, with
+//!   inherited (parent-run) hooks before runtime hooks, runtime before agent, agent before run.
+//!   After, end and error events run in reverse, so paired hooks nest like middleware.
+//! - **Errors.** A hook that returns an error, panics or overruns its timeout fails the run, with
+//!   an error naming the hook and the event; an `advisory` hook's failure is logged and reported
+//!   as HookFailed, and the chain goes on with the event as it was before that hook.
+//! - **Cost.** An event that no hook wants costs one branch: no payload is built.
+
+/// Calls `$m!` with the list of events that have payloads:
+/// `[Type, method, FLAG, "doc"]`.
+macro_rules! with_events {
+    ($m:ident) => {
+        $m! {
+            [RunStart, run_start, RUN_START, "A run starts: rewrite the input, or the state through the context."],
+            [RunEnd, run_end, RUN_END, "A run ended: observe its stop reason, output and usage."],
+            [RunError, run_error, RUN_ERROR, "A run failed: observe, or recover with an output."],
+            [BeforeStep, before_step, BEFORE_STEP, "A step is about to start: skip it or stop the run."],
+            [AfterStep, after_step, AFTER_STEP, "A step ended: observe, or stop the run."],
+            [Stop, stop, STOP, "The run is about to stop: veto a natural stop with a message."],
+            [BeforeModel, before_model, BEFORE_MODEL, "A model call is about to be made: rewrite the request, or answer it."],
+            [AfterModel, after_model, AFTER_MODEL, "A model call returned: rewrite the response, or retry with feedback."],
+            [TextDelta, text_delta, TEXT_DELTA, "The model streamed text: observe, or abort the stream."],
+            [Thinking, thinking, THINKING, "The model streamed reasoning: observe, or abort the stream."],
+            [BeforeTool, before_tool, BEFORE_TOOL, "A tool call is about to run: rewrite the input, block, or mock."],
+            [AfterTool, after_tool, AFTER_TOOL, "A tool call returned: rewrite the result."],
+            [ToolError, tool_error, TOOL_ERROR, "A tool call failed: recover with a result."],
+            [BeforeSubAgent, before_sub_agent, BEFORE_SUB_AGENT, "A sub-agent is about to run: rewrite its input, or block it."],
+            [AfterSubAgent, after_sub_agent, AFTER_SUB_AGENT, "A sub-agent returned: rewrite its output."],
+            [SubAgentError, sub_agent_error, SUB_AGENT_ERROR, "A sub-agent failed: recover with an output."],
+            [StateChange, state_change, STATE_CHANGE, "The state changed: observe the previous and new state and the source."],
+            [MessageAdded, message_added, MESSAGE_ADDED, "A message was added to the history: observe it."],
+            [Custom, custom, CUSTOM, "A tool or hook emitted a custom event: observe it."],
+            [HookStarted, hook_started, HOOK_STARTED, "A hook is about to run: observe."],
+            [HookFinished, hook_finished, HOOK_FINISHED, "A hook finished: observe its duration."],
+            [HookFailed, hook_failed, HOOK_FAILED, "A hook failed: observe the error."],
+        }
+    };
+}
+pub(crate) use with_events;
+
+mod closure;
+mod dispatch;
+mod error;
+pub mod events;
+mod hook;
+mod kinds;
+mod middleware;
+mod registry;
+
+pub use crate::run::context::HookCtx;
+pub use closure::{FnAround, FnHook, on};
+pub use error::{BoxError, HookError, HookFailure, HookResult};
+pub use events::*;
+pub use hook::Hook;
+pub use kinds::{EventKind, Events};
+pub use middleware::{
+    AroundEntry, AroundOutput, HandlesAround, ModelOutcome, Next, Terminal, ToolCallRequest,
+    ToolOutcome,
+};
+pub use registry::{Entry, Event, Handles, HookExt, HookMeta, HookRegistration, Hooks, IntoHook};

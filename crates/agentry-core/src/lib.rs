@@ -1,0 +1,48 @@
+//! # agentry-core
+//!
+//! The core of agentry, a runtime for LLM agents built around lifecycle hooks: messages and the
+//! shared [`History`], the [`Model`] and [`Tool`] traits, typed tools, agent definitions, the hook
+//! engine ([`hooks`]) and the step machine ([`run::machine`]). Runtimes (the in-process one in the
+//! `agentry` crate, durable ones elsewhere) drive the machine and execute its effects.
+//!
+//! Most users depend on the `agentry` facade instead, which re-exports this crate.
+//!
+//! ```
+//! use agentry_core::hooks::{on, Hooks, Events};
+//! let mut hooks = Hooks::new();
+//! assert!(!hooks.wants(Events::BEFORE_TOOL));            // no hook: the event costs one branch
+//! hooks.add(on::before_tool(|ev, _ctx| async move { Ok(ev) }));
+//! assert!(hooks.wants(Events::BEFORE_TOOL));
+//! ```
+#![warn(missing_docs)]
+
+pub mod agent;
+mod error;
+mod history;
+pub mod hooks;
+mod message;
+mod model;
+pub mod run;
+mod state;
+pub mod store;
+pub mod tool;
+mod usage;
+
+pub use agent::{Agent, AgentBuilder, AgentDef, AgentTool, OutputSpec};
+pub use error::Error;
+pub use history::History;
+pub use message::{Message, Role, ThinkingBlock, ToolCall, ToolResult};
+pub use model::{
+    Model, ModelError, ModelErrorKind, ModelEvent, ModelParams, ModelRequest, ModelResponse,
+    ModelStream,
+};
+pub use run::context::{HookCtx, Notice, RunContext, RunContextSpec, RunInfo, ToolCtx};
+pub use run::events::RunEvent;
+pub use run::machine::{RunMachine, RunSnapshot, SNAPSHOT_VERSION, StepStart, Turn, Verdict};
+pub use run::options::RunOptions;
+pub use run::output::RunOutput;
+pub use run::stop::StopReason;
+pub use state::{AgentState, ErasedState, StateError, StateSource};
+pub use store::{MemoryStore, RunStore, StoreError};
+pub use tool::{IntoToolOutput, Json, Tool, ToolFailure, ToolOutput, ToolSpec, TypedTool, tool};
+pub use usage::{FinishReason, Usage};

@@ -1,0 +1,199 @@
+//! Messages of a conversation: what the user said, what the model answered, what tools returned.
+
+use serde::{Deserialize, Serialize};
+
+/// One message of a run's history.
+///
+/// The history is shared between steps (see [`History`](crate::History)), so a message is
+/// written once and never copied by the engine.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    /// A system instruction placed in the history (the agent's own instructions travel in
+    /// [`ModelRequest::system`](crate::ModelRequest::system) instead).
+    System {
+        /// The instruction text.
+        content: String,
+    },
+    /// A user turn: the run's input, a Stop-hook veto, or feedback asking the model to try again.
+    User {
+        /// The text of the turn.
+        content: String,
+    },
+    /// A model turn: text, optional reasoning, and the tool calls it asked for.
+    Assistant {
+        /// The visible text (may be empty when the turn only calls tools).
+        #[serde(default)]
+        content: String,
+        /// Reasoning the model streamed, kept so providers that require it get it back.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        thinking: Option<ThinkingBlock>,
+        /// The tool calls of this turn, in the order the model emitted them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
+    },
+    /// The result of one tool call.
+    Tool(ToolResult),
+}
+
+impl Message {
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        Message::User {
+            content: content.into(),
+        }
+    }
+
+    /// A system message.
+    pub fn system(content: impl Into<String>) -> Self {
+        Message::System {
+            content: content.into(),
+        }
+    }
+
+    /// An assistant message with text only.
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Message::Assistant {
+            content: content.into(),
+            thinking: None,
+            tool_calls: Vec::new(),
+        }
+    }
+
+    /// The role of this message.
+    pub fn role(&self) -> Role {
+        match self {
+            Message::System { .. } => Role::System,
+            Message::User { .. } => Role::User,
+            Message::Assistant { .. } => Role::Assistant,
+            Message::Tool(_) => Role::Tool,
+        }
+    }
+
+    /// The text of a system, user or assistant message, or the content of a tool result.
+    pub fn text(&self) -> &str {
+        match self {
+            Message::System { content }
+            | Message::User { content }
+            | Message::Assistant { content, .. } => content,
+            Message::Tool(r) => &r.content,
+        }
+    }
+
+    /// The tool calls of an assistant message (empty for every other role).
+    pub fn tool_calls(&self) -> &[ToolCall] {
+        match self {
+            Message::Assistant { tool_calls, .. } => tool_calls,
+            _ => &[],
+        }
+    }
+
+    /// The tool result this message carries, if it is one.
+    pub fn tool_result(&self) -> Option<&ToolResult> {
+        match self {
+            Message::Tool(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The content of the tool result this message carries, if it is one.
+    pub fn tool_result_text(&self) -> Option<&str> {
+        self.tool_result().map(|r| r.content.as_str())
+    }
+}
+
+/// Who wrote a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// A system instruction.
+    System,
+    /// The user (or the runtime speaking for it).
+    User,
+    /// The model.
+    Assistant,
+    /// A tool result.
+    Tool,
+}
+
+/// A tool call as the model emitted it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The call id the model chose; the result refers to it.
+    pub id: String,
+    /// The name of the tool to call.
+    pub name: String,
+    /// The arguments exactly as the model sent them: JSON text, possibly malformed.
+    pub arguments: String,
+}
+
+impl ToolCall {
+    /// A tool call with JSON arguments.
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: &serde_json::Value,
+    ) -> Self {
+        ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.to_string(),
+        }
+    }
+}
+
+/// The result of one tool call, as the model will see it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolResult {
+    /// The id of the call this answers.
+    pub call_id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The content the model sees.
+    pub content: String,
+    /// True when the content reports a failure (bad arguments, a blocked call, a tool error).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+    /// True when a hook answered the call and the tool never ran.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mocked: bool,
+}
+
+impl ToolResult {
+    /// A successful result.
+    pub fn ok(
+        call_id: impl Into<String>,
+        name: impl Into<String>,
+        content: impl Into<String>,
+    ) -> Self {
+        ToolResult {
+            call_id: call_id.into(),
+            name: name.into(),
+            content: content.into(),
+            is_error: false,
+            mocked: false,
+        }
+    }
+
+    /// A result that reports an error to the model.
+    pub fn error(
+        call_id: impl Into<String>,
+        name: impl Into<String>,
+        content: impl Into<String>,
+    ) -> Self {
+        ToolResult {
+            is_error: true,
+            ..ToolResult::ok(call_id, name, content)
+        }
+    }
+}
+
+/// Reasoning a model streamed before its answer.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThinkingBlock {
+    /// The reasoning text.
+    pub text: String,
+    /// An opaque signature some providers require when the block is sent back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+}

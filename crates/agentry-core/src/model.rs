@@ -1,0 +1,175 @@
+//! The `Model` trait: a request in, a stream of events out.
+
+use crate::{FinishReason, History, Message, ThinkingBlock, ToolCall, ToolSpec, Usage};
+use futures::stream::BoxStream;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// Sampling and length parameters of a model call.
+///
+/// Cloning parameters with no `stop` sequences and no `extra` fields does not allocate.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelParams {
+    /// Sampling temperature.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
+    /// Nucleus sampling mass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f32>,
+    /// The most tokens the model may produce in one turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// Sequences that end the turn.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stop: Vec<String>,
+    /// Provider-specific fields passed through unchanged.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// What the engine asks a model for: one turn of the conversation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelRequest {
+    /// The system prompt (the agent's instructions).
+    pub system: Option<Arc<str>>,
+    /// The conversation so far (shared, O(1) to clone).
+    pub messages: History,
+    /// The tools the model may call.
+    pub tools: Arc<[ToolSpec]>,
+    /// Sampling and length parameters.
+    pub params: ModelParams,
+    /// The JSON Schema the final answer must match, when the agent has a structured output type.
+    pub output_schema: Option<Arc<serde_json::Value>>,
+}
+
+impl ModelRequest {
+    /// A request with only messages.
+    pub fn new(messages: History) -> Self {
+        ModelRequest {
+            system: None,
+            messages,
+            tools: Arc::from(Vec::new()),
+            params: ModelParams::default(),
+            output_schema: None,
+        }
+    }
+}
+
+/// One item of a streamed model response.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ModelEvent {
+    /// A piece of visible text.
+    TextDelta(String),
+    /// A piece of reasoning text.
+    ThinkingDelta(String),
+    /// The signature that closes a reasoning block.
+    ThinkingSignature(String),
+    /// A complete tool call (providers assemble argument deltas before emitting it).
+    ToolCall(ToolCall),
+    /// Token usage of the turn (may arrive more than once; the last one wins).
+    Usage(Usage),
+    /// Why the turn ended.
+    Finish(FinishReason),
+}
+
+/// The stream a [`Model`] returns.
+pub type ModelStream<'a> = BoxStream<'a, Result<ModelEvent, ModelError>>;
+
+/// A language model: turns a request into a stream of events.
+///
+/// Implement this for a new provider; `agentry-models` has the scripted model for tests and real
+/// HTTP clients. The engine consumes the stream, fires TextDelta and Thinking hooks on the way, and
+/// assembles a [`ModelResponse`].
+pub trait Model: Send + Sync + 'static {
+    /// A short identifier, such as `openai:gpt-4.1` or `scripted`.
+    fn name(&self) -> &str;
+
+    /// Starts one turn.
+    fn stream<'a>(&'a self, request: &'a ModelRequest) -> ModelStream<'a>;
+}
+
+/// A complete model turn, assembled from the stream (or given by a hook instead of the model).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ModelResponse {
+    /// The visible text.
+    pub text: String,
+    /// The reasoning, if the model streamed any.
+    pub thinking: Option<ThinkingBlock>,
+    /// The tool calls, in order.
+    pub tool_calls: Vec<ToolCall>,
+    /// Tokens used by this turn.
+    pub usage: Usage,
+    /// Why the turn ended.
+    pub finish_reason: FinishReason,
+}
+
+impl ModelResponse {
+    /// A response with text only.
+    pub fn text(text: impl Into<String>) -> Self {
+        ModelResponse {
+            text: text.into(),
+            ..ModelResponse::default()
+        }
+    }
+
+    /// A response that calls tools.
+    pub fn tool_calls(calls: Vec<ToolCall>) -> Self {
+        ModelResponse {
+            tool_calls: calls,
+            finish_reason: FinishReason::ToolCalls,
+            ..ModelResponse::default()
+        }
+    }
+
+    /// The assistant message this response adds to the history.
+    pub fn to_message(&self) -> Message {
+        Message::Assistant {
+            content: self.text.clone(),
+            thinking: self.thinking.clone(),
+            tool_calls: self.tool_calls.clone(),
+        }
+    }
+}
+
+/// What went wrong when calling a model.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("model `{model}` failed ({kind:?}): {message}")]
+pub struct ModelError {
+    /// The model that failed.
+    pub model: String,
+    /// The class of failure, which decides whether a retry can help.
+    pub kind: ModelErrorKind,
+    /// What happened and what to do about it.
+    pub message: String,
+}
+
+impl ModelError {
+    /// A new error.
+    pub fn new(model: impl Into<String>, kind: ModelErrorKind, message: impl Into<String>) -> Self {
+        ModelError {
+            model: model.into(),
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+/// Classes of model failure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ModelErrorKind {
+    /// The provider is rate-limiting; retry later.
+    RateLimited,
+    /// The provider failed (5xx); retry may help.
+    Server,
+    /// The request timed out.
+    Timeout,
+    /// The stream broke or carried something unreadable.
+    Stream,
+    /// The request was rejected (bad parameters, unknown model, context too long).
+    InvalidRequest,
+    /// The credentials were rejected.
+    Auth,
+    /// Anything else, including scripted errors.
+    Other,
+}

@@ -1,0 +1,395 @@
+//! What a hook or tool can see and do while a run is under way.
+
+use crate::run::events::RunEvent;
+use crate::state::{ErasedState, StateError, StateSource};
+use futures::channel::mpsc::UnboundedSender;
+use serde_json::Value;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio_util::sync::CancellationToken;
+
+/// Identity of a run that children inherit: session, user, tags, metadata.
+#[derive(Clone, Debug, Default)]
+pub struct RunInfo {
+    /// The conversation this run belongs to.
+    pub session_id: Option<String>,
+    /// The user the run acts for.
+    pub user_id: Option<String>,
+    /// Free-form tags.
+    pub tags: Vec<String>,
+    /// Free-form metadata.
+    pub metadata: serde_json::Map<String, Value>,
+}
+
+/// Something that happened inside a tool or hook and that the engine reports once the tool or
+/// hook returns: a state change, or a custom event.
+#[derive(Clone, Debug)]
+pub enum Notice {
+    /// The state changed.
+    State {
+        /// The state before.
+        previous: Value,
+        /// The state after.
+        current: Value,
+        /// Who changed it.
+        source: StateSource,
+    },
+    /// A custom event.
+    Custom {
+        /// The event name.
+        name: String,
+        /// Its data.
+        data: Value,
+    },
+}
+
+/// Everything needed to create a [`RunContext`]; used by runtimes.
+pub struct RunContextSpec {
+    /// The run id.
+    pub run_id: String,
+    /// The parent run, for sub-agent runs.
+    pub parent_run_id: Option<String>,
+    /// The agent's name.
+    pub agent_name: Arc<str>,
+    /// `parent/child` path of agent names.
+    pub agent_path: Arc<str>,
+    /// Session, user, tags, metadata.
+    pub info: Arc<RunInfo>,
+    /// Cancels the run.
+    pub cancel: CancellationToken,
+    /// The initial state.
+    pub state: Box<dyn ErasedState>,
+    /// Whether state changes are observed (StateChange hooks, an event stream, ...): when false,
+    /// an update does not serialize the state.
+    pub observe_state: bool,
+    /// Where [`RunEvent`]s go, if anyone listens.
+    pub events: Option<UnboundedSender<RunEvent>>,
+    /// The first step number.
+    pub step: u32,
+}
+
+struct RunShared {
+    run_id: String,
+    parent_run_id: Option<String>,
+    agent_name: Arc<str>,
+    agent_path: Arc<str>,
+    info: Arc<RunInfo>,
+    cancel: CancellationToken,
+    step: AtomicU32,
+    state: Mutex<Box<dyn ErasedState>>,
+    observe_state: bool,
+    dirty: AtomicBool,
+    notices: Mutex<Vec<Notice>>,
+    events: Option<UnboundedSender<RunEvent>>,
+}
+
+/// The shared context of one run. Cheap to clone (one `Arc`).
+///
+/// Hooks see it through [`HookCtx`] and tools through [`ToolCtx`], which both dereference to it.
+#[derive(Clone)]
+pub struct RunContext(Arc<RunShared>);
+
+impl std::fmt::Debug for RunContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunContext")
+            .field("run_id", &self.0.run_id)
+            .field("agent_path", &self.0.agent_path)
+            .field("step", &self.step())
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T: ?Sized>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl RunContext {
+    /// Creates the context of a run (runtimes call this).
+    pub fn new(spec: RunContextSpec) -> Self {
+        RunContext(Arc::new(RunShared {
+            run_id: spec.run_id,
+            parent_run_id: spec.parent_run_id,
+            agent_name: spec.agent_name,
+            agent_path: spec.agent_path,
+            info: spec.info,
+            cancel: spec.cancel,
+            step: AtomicU32::new(spec.step),
+            state: Mutex::new(spec.state),
+            observe_state: spec.observe_state,
+            dirty: AtomicBool::new(false),
+            notices: Mutex::new(Vec::new()),
+            events: spec.events,
+        }))
+    }
+
+    /// The run id.
+    pub fn run_id(&self) -> &str {
+        &self.0.run_id
+    }
+    /// The parent run id, for a sub-agent run.
+    pub fn parent_run_id(&self) -> Option<&str> {
+        self.0.parent_run_id.as_deref()
+    }
+    /// The name of the agent running.
+    pub fn agent_name(&self) -> &str {
+        &self.0.agent_name
+    }
+    /// The path of agent names from the outermost run, `parent/child`.
+    pub fn agent_path(&self) -> &str {
+        &self.0.agent_path
+    }
+    /// The shared agent path.
+    pub fn agent_path_arc(&self) -> &Arc<str> {
+        &self.0.agent_path
+    }
+    /// The current step (1-based; 0 before the first step).
+    pub fn step(&self) -> u32 {
+        self.0.step.load(Ordering::Relaxed)
+    }
+    /// Sets the current step (runtimes call this).
+    pub fn set_step(&self, step: u32) {
+        self.0.step.store(step, Ordering::Relaxed);
+    }
+    /// The session id.
+    pub fn session_id(&self) -> Option<&str> {
+        self.0.info.session_id.as_deref()
+    }
+    /// The user id.
+    pub fn user_id(&self) -> Option<&str> {
+        self.0.info.user_id.as_deref()
+    }
+    /// The run's tags.
+    pub fn tags(&self) -> &[String] {
+        &self.0.info.tags
+    }
+    /// The run's metadata.
+    pub fn metadata(&self) -> &serde_json::Map<String, Value> {
+        &self.0.info.metadata
+    }
+    /// Session, user, tags and metadata together.
+    pub fn info(&self) -> &Arc<RunInfo> {
+        &self.0.info
+    }
+    /// The run's cancellation token: cancelled when the run is; a hook or tool may cancel it.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.0.cancel
+    }
+    /// True once the run is cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.cancel.is_cancelled()
+    }
+
+    /// A copy of the state, typed.
+    pub fn state<S: 'static + Clone>(&self) -> Result<S, StateError> {
+        self.with_state(|s: &S| s.clone())
+    }
+
+    /// Reads the state, typed, without copying it.
+    pub fn with_state<S: 'static, R>(&self, read: impl FnOnce(&S) -> R) -> Result<R, StateError> {
+        let guard = lock(&self.0.state);
+        match guard.as_any().downcast_ref::<S>() {
+            Some(s) => Ok(read(s)),
+            None => Err(StateError::TypeMismatch {
+                asked: std::any::type_name::<S>(),
+                actual: guard.type_name(),
+            }),
+        }
+    }
+
+    /// The state as JSON.
+    pub fn state_json(&self) -> Result<Value, StateError> {
+        lock(&self.0.state).to_json()
+    }
+
+    /// Updates the state, typed, recording `source` as who changed it. The engine fires
+    /// StateChange (and streams a JSON Patch) once the tool or hook that called this returns.
+    pub fn update_state_as<S: 'static, R>(
+        &self,
+        source: StateSource,
+        update: impl FnOnce(&mut S) -> R,
+    ) -> Result<R, StateError> {
+        let mut guard = lock(&self.0.state);
+        let actual = guard.type_name();
+        let previous = if self.0.observe_state {
+            Some(guard.to_json()?)
+        } else {
+            None
+        };
+        let Some(s) = guard.as_any_mut().downcast_mut::<S>() else {
+            return Err(StateError::TypeMismatch {
+                asked: std::any::type_name::<S>(),
+                actual,
+            });
+        };
+        let out = update(s);
+        if let Some(previous) = previous {
+            let current = guard.to_json()?;
+            drop(guard);
+            if previous != current {
+                self.notify(Notice::State {
+                    previous,
+                    current,
+                    source,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Replaces the state with a JSON value of the state's type (runtimes use this to restore).
+    pub fn replace_state_json(&self, value: Value, source: StateSource) -> Result<(), StateError> {
+        let mut guard = lock(&self.0.state);
+        let next = guard.from_json(value)?;
+        let previous = if self.0.observe_state {
+            Some(guard.to_json()?)
+        } else {
+            None
+        };
+        *guard = next;
+        if let Some(previous) = previous {
+            let current = guard.to_json()?;
+            drop(guard);
+            if previous != current {
+                self.notify(Notice::State {
+                    previous,
+                    current,
+                    source,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes the state out of the context (runtimes call this when the run ends).
+    pub fn take_state(&self, replacement: Box<dyn ErasedState>) -> Box<dyn ErasedState> {
+        std::mem::replace(&mut *lock(&self.0.state), replacement)
+    }
+
+    /// Emits a custom event: Custom hooks see it and the event stream carries it.
+    pub fn emit(&self, name: impl Into<String>, data: impl Into<Value>) {
+        self.notify(Notice::Custom {
+            name: name.into(),
+            data: data.into(),
+        });
+    }
+
+    fn notify(&self, notice: Notice) {
+        lock(&self.0.notices).push(notice);
+        self.0.dirty.store(true, Ordering::Release);
+    }
+
+    /// Takes the notices recorded since the last call (runtimes call this after each tool call
+    /// and hook chain; it costs one atomic load when there are none).
+    pub fn take_notices(&self) -> Vec<Notice> {
+        if !self.0.dirty.swap(false, Ordering::AcqRel) {
+            return Vec::new();
+        }
+        std::mem::take(&mut *lock(&self.0.notices))
+    }
+
+    /// True when someone listens to this run's event stream.
+    pub fn has_event_stream(&self) -> bool {
+        self.0.events.is_some()
+    }
+
+    /// Sends an event to the run's stream, if any; `make` is only called when someone listens.
+    pub fn send_event(&self, make: impl FnOnce(&Arc<str>) -> RunEvent) {
+        if let Some(tx) = &self.0.events {
+            let _ = tx.unbounded_send(make(&self.0.agent_path));
+        }
+    }
+
+    /// The event stream's sender, for child runs.
+    pub fn event_sender(&self) -> Option<&UnboundedSender<RunEvent>> {
+        self.0.events.as_ref()
+    }
+}
+
+/// What a hook receives besides its event: the run's context plus the hook's own name.
+///
+/// Dereferences to [`RunContext`] for the run id, agent path, step, session, tags, metadata,
+/// cancellation and custom events. `update_state` here records the hook as the source.
+#[derive(Clone, Debug)]
+pub struct HookCtx {
+    run: RunContext,
+    hook: Arc<str>,
+}
+
+impl HookCtx {
+    /// A hook context (the hook engine creates these).
+    pub fn new(run: RunContext, hook: Arc<str>) -> Self {
+        HookCtx { run, hook }
+    }
+    /// The name of the hook this context was made for.
+    pub fn hook_name(&self) -> &str {
+        &self.hook
+    }
+    /// The run's context.
+    pub fn run(&self) -> &RunContext {
+        &self.run
+    }
+    /// Updates the state; StateChange reports this hook as the source.
+    pub fn update_state<S: 'static, R>(
+        &self,
+        update: impl FnOnce(&mut S) -> R,
+    ) -> Result<R, StateError> {
+        self.run
+            .update_state_as(StateSource::Hook(self.hook.to_string()), update)
+    }
+}
+
+impl std::ops::Deref for HookCtx {
+    type Target = RunContext;
+    fn deref(&self) -> &RunContext {
+        &self.run
+    }
+}
+
+/// What a tool receives besides its input: the run's context plus the call's id and tool name.
+///
+/// Dereferences to [`RunContext`]. `update_state` here records the tool as the source.
+#[derive(Clone, Debug)]
+pub struct ToolCtx {
+    run: RunContext,
+    call_id: Arc<str>,
+    tool: Arc<str>,
+}
+
+impl ToolCtx {
+    /// A tool context (the runtime creates these).
+    pub fn new(run: RunContext, call_id: Arc<str>, tool: Arc<str>) -> Self {
+        ToolCtx { run, call_id, tool }
+    }
+    /// The id of the call being answered.
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+    /// The tool's name.
+    pub fn tool_name(&self) -> &str {
+        &self.tool
+    }
+    /// A key that is the same every time this call is issued, even after a resume: `run_id:call_id`.
+    /// Tools with side effects use it to de-duplicate.
+    pub fn idempotency_key(&self) -> String {
+        format!("{}:{}", self.run.run_id(), self.call_id)
+    }
+    /// The run's context.
+    pub fn run(&self) -> &RunContext {
+        &self.run
+    }
+    /// Updates the state; StateChange reports this tool as the source.
+    pub fn update_state<S: 'static, R>(
+        &self,
+        update: impl FnOnce(&mut S) -> R,
+    ) -> Result<R, StateError> {
+        self.run
+            .update_state_as(StateSource::Tool(self.tool.to_string()), update)
+    }
+}
+
+impl std::ops::Deref for ToolCtx {
+    type Target = RunContext;
+    fn deref(&self) -> &RunContext {
+        &self.run
+    }
+}

@@ -1,0 +1,257 @@
+//! The step machine: the pure, serializable part of a run that decides what happens next.
+//!
+//! It holds the history, step count, usage and pending tool calls, and answers questions such as
+//! "may another step start?", "did this response call tools or answer?", "is this final answer
+//! acceptable?". It never calls a model, a tool or a hook: runtimes do, and feed it the results.
+//! That is what lets the in-process runtime and a durable one drive the same runs.
+
+use crate::agent::OutputSpec;
+use crate::{History, Message, ModelResponse, StopReason, ToolCall, ToolResult, Usage};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// The format version of [`RunSnapshot`].
+pub const SNAPSHOT_VERSION: u32 = 1;
+
+/// Everything a run needs to continue, serializable: what a checkpoint stores.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunSnapshot {
+    /// The format version ([`SNAPSHOT_VERSION`]).
+    pub version: u32,
+    /// The run id.
+    pub run_id: String,
+    /// The parent run, for sub-agent runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_run_id: Option<String>,
+    /// The agent's name.
+    pub agent: String,
+    /// The session id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// The user id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    /// Tags.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// Metadata.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub metadata: serde_json::Map<String, Value>,
+    /// The history.
+    pub messages: History,
+    /// The state, as JSON.
+    pub state: Value,
+    /// Steps completed.
+    pub step: u32,
+    /// Tokens used.
+    pub usage: Usage,
+    /// Model turns accepted.
+    pub model_calls: u32,
+    /// Invalid final answers sent back so far.
+    pub output_attempts: u32,
+    /// Tool calls the model asked for whose results are not in the history yet.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending_tool_calls: Vec<ToolCall>,
+    /// Set once the run has ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<StopReason>,
+    /// The output, once the run has ended with one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<Value>,
+}
+
+/// Whether a step may start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepStart {
+    /// Step `n` (1-based) starts.
+    Begin(u32),
+    /// The step limit is reached.
+    Limit(u32),
+}
+
+/// What a model turn asked for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Turn {
+    /// Run these tool calls.
+    Tools(Vec<ToolCall>),
+    /// A final answer.
+    Final,
+}
+
+/// Whether a final answer is acceptable.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verdict {
+    /// Accepted: the output value (a JSON string for text agents).
+    Accept(Value),
+    /// Not acceptable: send this message back and go on.
+    Retry(String),
+    /// Not acceptable and out of attempts.
+    Fail {
+        /// Attempts made.
+        attempts: u32,
+        /// The last problem.
+        error: String,
+    },
+}
+
+/// The live, serializable part of a run. See the module docs.
+#[derive(Clone, Debug, Default)]
+pub struct RunMachine {
+    /// The history.
+    pub messages: History,
+    /// Steps started.
+    pub step: u32,
+    /// Tokens used.
+    pub usage: Usage,
+    /// Model turns accepted.
+    pub model_calls: u32,
+    /// Invalid final answers sent back so far.
+    pub output_attempts: u32,
+    /// Tool calls waiting for results.
+    pub pending: Vec<ToolCall>,
+}
+
+impl RunMachine {
+    /// A machine for a new run.
+    pub fn new() -> Self {
+        RunMachine::default()
+    }
+
+    /// The machine of a snapshot.
+    pub fn restore(s: &RunSnapshot) -> Self {
+        RunMachine {
+            messages: s.messages.clone(),
+            step: s.step,
+            usage: s.usage,
+            model_calls: s.model_calls,
+            output_attempts: s.output_attempts,
+            pending: s.pending_tool_calls.clone(),
+        }
+    }
+
+    /// Starts a step, unless `max_steps` are done.
+    pub fn begin_step(&mut self, max_steps: u32) -> StepStart {
+        if self.step >= max_steps {
+            return StepStart::Limit(max_steps);
+        }
+        self.step += 1;
+        StepStart::Begin(self.step)
+    }
+
+    /// Appends a user message.
+    pub fn add_user(&mut self, text: impl Into<String>) -> Arc<Message> {
+        self.push(Message::user(text))
+    }
+
+    /// Appends a message.
+    pub fn push(&mut self, message: Message) -> Arc<Message> {
+        let m = Arc::new(message);
+        self.messages.push(m.clone());
+        m
+    }
+
+    /// Accepts a model turn: appends the assistant message and records usage and the pending
+    /// tool calls.
+    pub fn accept_response(&mut self, response: ModelResponse) -> (Arc<Message>, Turn) {
+        self.usage += response.usage;
+        self.model_calls += 1;
+        let turn = if response.tool_calls.is_empty() {
+            Turn::Final
+        } else {
+            self.pending = response.tool_calls.clone();
+            Turn::Tools(response.tool_calls.clone())
+        };
+        let message = self.push(Message::Assistant {
+            content: response.text,
+            thinking: response.thinking,
+            tool_calls: response.tool_calls,
+        });
+        (message, turn)
+    }
+
+    /// Appends the results of the pending calls, in call order, and clears them.
+    pub fn accept_tool_results(&mut self, results: Vec<ToolResult>) -> Vec<Arc<Message>> {
+        self.pending.clear();
+        results
+            .into_iter()
+            .map(|r| self.push(Message::Tool(r)))
+            .collect()
+    }
+
+    /// Judges a final answer against the output spec (any text is accepted without one).
+    pub fn judge_final(
+        &mut self,
+        text: &str,
+        output: Option<&OutputSpec>,
+        retries: u32,
+    ) -> Verdict {
+        let Some(spec) = output else {
+            return Verdict::Accept(Value::String(text.to_string()));
+        };
+        match spec.check(text) {
+            Ok(v) => Verdict::Accept(v),
+            Err(feedback) if self.output_attempts < retries => {
+                self.output_attempts += 1;
+                Verdict::Retry(feedback)
+            }
+            Err(error) => Verdict::Fail {
+                attempts: self.output_attempts + 1,
+                error,
+            },
+        }
+    }
+
+    /// The text of the last assistant message.
+    pub fn last_text(&self) -> String {
+        self.messages
+            .iter()
+            .rev()
+            .find(|m| matches!(m, Message::Assistant { .. }))
+            .map(|m| m.text().to_string())
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn step_limit_is_exact() {
+        let mut m = RunMachine::new();
+        assert_eq!(m.begin_step(2), StepStart::Begin(1));
+        assert_eq!(m.begin_step(2), StepStart::Begin(2));
+        assert_eq!(m.begin_step(2), StepStart::Limit(2));
+    }
+
+    #[test]
+    fn tool_turn_sets_pending_until_results_arrive() {
+        let mut m = RunMachine::new();
+        let call = ToolCall::new("c1", "echo", &serde_json::json!({"text": "x"}));
+        let (_, turn) = m.accept_response(ModelResponse::tool_calls(vec![call.clone()]));
+        assert_eq!(turn, Turn::Tools(vec![call]));
+        assert_eq!(m.pending.len(), 1);
+        m.accept_tool_results(vec![ToolResult::ok("c1", "echo", "x")]);
+        assert!(m.pending.is_empty());
+        assert_eq!(m.messages.len(), 2);
+    }
+
+    #[test]
+    fn output_retries_are_bounded() {
+        let spec = OutputSpec::new(serde_json::json!({"type": "integer"})).unwrap();
+        let mut m = RunMachine::new();
+        assert!(matches!(
+            m.judge_final("x", Some(&spec), 1),
+            Verdict::Retry(_)
+        ));
+        assert!(matches!(
+            m.judge_final("y", Some(&spec), 1),
+            Verdict::Fail { attempts: 2, .. }
+        ));
+        assert_eq!(
+            m.judge_final("7", Some(&spec), 1),
+            Verdict::Accept(serde_json::json!(7))
+        );
+    }
+}

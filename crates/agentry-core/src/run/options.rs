@@ -1,0 +1,63 @@
+//! Per-run options: identity, tags, metadata and run-scope hooks.
+
+use crate::hooks::{Hooks, IntoHook};
+
+/// Options of one run.
+///
+/// ```
+/// use agentry_core::RunOptions;
+/// let opts = RunOptions::new().session("s-42").user("u-7").tag("beta").metadata("tenant", "acme");
+/// assert_eq!(opts.session_id.as_deref(), Some("s-42"));
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// The run id to use (a fresh UUID when unset).
+    pub run_id: Option<String>,
+    /// The conversation this run belongs to.
+    pub session_id: Option<String>,
+    /// The user the run acts for.
+    pub user_id: Option<String>,
+    /// Free-form tags, for filtering traces.
+    pub tags: Vec<String>,
+    /// Free-form metadata, visible to hooks.
+    pub metadata: serde_json::Map<String, serde_json::Value>,
+    /// Hooks that apply to this run only.
+    pub hooks: Hooks,
+}
+
+impl RunOptions {
+    /// Default options.
+    pub fn new() -> Self {
+        RunOptions::default()
+    }
+    /// Sets the run id.
+    pub fn run_id(mut self, id: impl Into<String>) -> Self {
+        self.run_id = Some(id.into());
+        self
+    }
+    /// Sets the session id.
+    pub fn session(mut self, id: impl Into<String>) -> Self {
+        self.session_id = Some(id.into());
+        self
+    }
+    /// Sets the user id.
+    pub fn user(mut self, id: impl Into<String>) -> Self {
+        self.user_id = Some(id.into());
+        self
+    }
+    /// Adds a tag.
+    pub fn tag(mut self, tag: impl Into<String>) -> Self {
+        self.tags.push(tag.into());
+        self
+    }
+    /// Adds a metadata entry.
+    pub fn metadata(mut self, key: impl Into<String>, value: impl Into<serde_json::Value>) -> Self {
+        self.metadata.insert(key.into(), value.into());
+        self
+    }
+    /// Adds a run-scope hook.
+    pub fn with(mut self, hook: impl IntoHook) -> Self {
+        self.hooks.add(hook);
+        self
+    }
+}

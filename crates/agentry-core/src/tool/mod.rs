@@ -1,0 +1,153 @@
+//! Tools: the `Tool` trait, tool specs, outputs and failures, and typed tools from closures.
+
+mod typed;
+
+pub use typed::{TypedTool, schema_of, tool};
+
+use crate::ToolCtx;
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::fmt;
+
+/// What the model is told about a tool.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// The name the model calls it by.
+    pub name: String,
+    /// What it does, for the model.
+    pub description: String,
+    /// The JSON Schema of its arguments (an object schema).
+    pub parameters: Value,
+}
+
+/// A tool the model can call.
+///
+/// Most tools are made with [`tool`] from an async closure with a typed input; implement this
+/// trait directly for tools whose schema is only known at run time.
+pub trait Tool: Send + Sync + 'static {
+    /// The tool's name, description and argument schema.
+    fn spec(&self) -> &ToolSpec;
+
+    /// Runs the tool. `input` has already been validated against the spec's schema.
+    fn call<'a>(
+        &'a self,
+        input: Value,
+        ctx: ToolCtx,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>>;
+}
+
+/// What a tool returns on success: the content the model sees.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolOutput {
+    /// The content the model sees.
+    pub content: String,
+}
+
+impl ToolOutput {
+    /// Output from text.
+    pub fn text(content: impl Into<String>) -> Self {
+        ToolOutput {
+            content: content.into(),
+        }
+    }
+
+    /// Output from any serializable value, as JSON text.
+    pub fn json<T: Serialize + ?Sized>(value: &T) -> Result<Self, ToolFailure> {
+        serde_json::to_string(value)
+            .map(ToolOutput::text)
+            .map_err(|e| ToolFailure::new(format!("could not serialize the tool output: {e}")))
+    }
+}
+
+/// Conversion of a tool's return value into [`ToolOutput`].
+pub trait IntoToolOutput {
+    /// Converts.
+    fn into_tool_output(self) -> Result<ToolOutput, ToolFailure>;
+}
+
+impl IntoToolOutput for ToolOutput {
+    fn into_tool_output(self) -> Result<ToolOutput, ToolFailure> {
+        Ok(self)
+    }
+}
+impl IntoToolOutput for String {
+    fn into_tool_output(self) -> Result<ToolOutput, ToolFailure> {
+        Ok(ToolOutput::text(self))
+    }
+}
+impl IntoToolOutput for &str {
+    fn into_tool_output(self) -> Result<ToolOutput, ToolFailure> {
+        Ok(ToolOutput::text(self))
+    }
+}
+impl IntoToolOutput for Value {
+    fn into_tool_output(self) -> Result<ToolOutput, ToolFailure> {
+        Ok(match self {
+            Value::String(s) => ToolOutput::text(s),
+            other => ToolOutput::text(other.to_string()),
+        })
+    }
+}
+
+/// Wraps any serializable value as a tool's JSON output.
+#[derive(Clone, Debug)]
+pub struct Json<T>(pub T);
+
+impl<T: Serialize> IntoToolOutput for Json<T> {
+    fn into_tool_output(self) -> Result<ToolOutput, ToolFailure> {
+        ToolOutput::json(&self.0)
+    }
+}
+
+/// A tool's failure. The model sees its message as an error result (unless a ToolError hook
+/// recovers), and the run goes on.
+///
+/// Any `std::error::Error` converts into it, so `?` works inside tools; for a message of your
+/// own, use [`ToolFailure::new`].
+pub struct ToolFailure {
+    message: String,
+    source: Option<Box<dyn std::error::Error + Send + Sync>>,
+}
+
+impl ToolFailure {
+    /// A failure with a message.
+    pub fn new(message: impl Into<String>) -> Self {
+        ToolFailure {
+            message: message.into(),
+            source: None,
+        }
+    }
+    /// The message the model will see.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+    /// The underlying error, if any.
+    pub fn source(&self) -> Option<&(dyn std::error::Error + Send + Sync + 'static)> {
+        self.source.as_deref()
+    }
+}
+
+impl fmt::Display for ToolFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl fmt::Debug for ToolFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolFailure")
+            .field("message", &self.message)
+            .field("source", &self.source)
+            .finish()
+    }
+}
+
+impl<E: std::error::Error + Send + Sync + 'static> From<E> for ToolFailure {
+    fn from(e: E) -> Self {
+        ToolFailure {
+            message: e.to_string(),
+            source: Some(Box::new(e)),
+        }
+    }
+}

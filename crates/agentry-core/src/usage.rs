@@ -1,0 +1,71 @@
+//! Token usage and the reasons a model turn ends.
+
+use serde::{Deserialize, Serialize};
+use std::ops::{Add, AddAssign};
+
+/// Tokens used by one model call, or summed over a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens, cached ones included.
+    pub input_tokens: u64,
+    /// Completion tokens, reasoning included.
+    pub output_tokens: u64,
+    /// Prompt tokens served from the provider's cache.
+    #[serde(default)]
+    pub cached_input_tokens: u64,
+    /// Completion tokens spent on reasoning.
+    #[serde(default)]
+    pub reasoning_tokens: u64,
+}
+
+impl Usage {
+    /// Usage with the given input and output token counts.
+    pub fn new(input_tokens: u64, output_tokens: u64) -> Self {
+        Usage {
+            input_tokens,
+            output_tokens,
+            ..Usage::default()
+        }
+    }
+
+    /// Input plus output tokens.
+    pub fn total(&self) -> u64 {
+        self.input_tokens + self.output_tokens
+    }
+}
+
+impl AddAssign for Usage {
+    fn add_assign(&mut self, o: Usage) {
+        self.input_tokens += o.input_tokens;
+        self.output_tokens += o.output_tokens;
+        self.cached_input_tokens += o.cached_input_tokens;
+        self.reasoning_tokens += o.reasoning_tokens;
+    }
+}
+
+impl Add for Usage {
+    type Output = Usage;
+    fn add(mut self, o: Usage) -> Usage {
+        self += o;
+        self
+    }
+}
+
+/// Why a model turn ended.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    /// The model finished its answer.
+    #[default]
+    Stop,
+    /// The model asked for tool calls.
+    ToolCalls,
+    /// The output token limit was reached.
+    Length,
+    /// The provider filtered the content.
+    ContentFilter,
+    /// A TextDelta or Thinking hook aborted the stream, with its reason.
+    Aborted(String),
+    /// Any other reason, as the provider named it.
+    Other(String),
+}

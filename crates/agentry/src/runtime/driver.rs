@@ -1,0 +1,346 @@
+//! The in-process driver of one run: feeds the step machine, executes its effects, fires the hooks
+//! of each phase, checkpoints after every step, and handles cancellation and failure.
+
+use super::RuntimeInner;
+use super::scope::Scope;
+use agentry_core::hooks::{
+    AfterStep, BeforeStep, Events, RunEnd, RunError, RunStart, StepDecision, Stop,
+};
+use agentry_core::{
+    AgentDef, ErasedState, Error, FinishReason, Model, RunEvent, RunMachine, RunSnapshot,
+    SNAPSHOT_VERSION, StepStart, StopReason, Turn, Verdict,
+};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// How a run begins.
+pub(crate) enum Start {
+    /// A new run with this input.
+    New(String),
+    /// A run restored from a snapshot.
+    Resume,
+}
+
+/// What a run that ended without failing leaves.
+pub(crate) struct Finished {
+    pub run_id: String,
+    pub output: Option<Value>,
+    pub stop: StopReason,
+    pub machine: RunMachine,
+    pub state: Box<dyn ErasedState>,
+}
+
+type Ending = (Option<Value>, StopReason);
+
+pub(crate) struct Driver {
+    pub def: Arc<AgentDef>,
+    pub rt: Arc<RuntimeInner>,
+    pub scope: Scope,
+    pub model: Arc<dyn Model>,
+    pub machine: RunMachine,
+    pub last_checkpoint: Option<RunSnapshot>,
+}
+
+impl Driver {
+    /// Runs to the end: the body under cancellation, then RunError recovery, RunEnd and the final
+    /// checkpoint.
+    pub(crate) async fn drive(mut self, start: Start) -> Result<Finished, Error> {
+        let cancel = self.scope.ctx.cancellation().clone();
+        let run_id = self.scope.ctx.run_id().to_string();
+        self.scope.ctx.send_event(|p| RunEvent::RunStarted {
+            run_id: run_id.clone(),
+            agent_path: p.clone(),
+        });
+        let outcome = {
+            let body = self.body(start);
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => None,
+                ending = body => Some(ending),
+            }
+        };
+        let ending = match outcome {
+            Some(Ok(ending)) => Ok(ending),
+            Some(Err(e)) => self.recover(e).await,
+            None => self.cancelled().await,
+        };
+        match ending {
+            Ok((output, stop)) => self.end(output, stop).await,
+            Err(e) => {
+                let msg = e.to_string();
+                self.scope.ctx.send_event(|p| RunEvent::RunFailed {
+                    run_id,
+                    error: msg,
+                    agent_path: p.clone(),
+                });
+                Err(e)
+            }
+        }
+    }
+
+    async fn body(&mut self, start: Start) -> Result<Ending, Error> {
+        match start {
+            Start::New(input) => {
+                let input = if self.scope.wants(Events::RUN_START) {
+                    self.scope.hook(RunStart { input }).await?.input
+                } else {
+                    input
+                };
+                let m = self.machine.add_user(input);
+                self.scope.added(m).await?;
+                self.checkpoint(None, None).await?;
+            }
+            Start::Resume => {
+                if !self.machine.pending.is_empty() {
+                    let step = self.machine.step;
+                    self.scope.ctx.set_step(step);
+                    let calls = self.machine.pending.clone();
+                    self.run_tools(calls).await?;
+                    if let Some(stop) = self.end_step(step).await? {
+                        self.stop_event(stop.clone()).await?;
+                        return Ok((None, stop));
+                    }
+                }
+            }
+        }
+        self.steps().await
+    }
+
+    async fn steps(&mut self) -> Result<Ending, Error> {
+        loop {
+            let step = match self.machine.begin_step(self.def.max_steps) {
+                StepStart::Begin(step) => step,
+                StepStart::Limit(limit) => {
+                    let stop = StopReason::MaxSteps { limit };
+                    self.stop_event(stop.clone()).await?;
+                    return Ok((None, stop));
+                }
+            };
+            self.scope.ctx.set_step(step);
+            self.scope.ctx.send_event(|p| RunEvent::StepStarted {
+                step,
+                agent_path: p.clone(),
+            });
+            if self.scope.wants(Events::BEFORE_STEP) {
+                let (ev, by) = self.scope.hook_decided(BeforeStep::new(step)).await?;
+                match ev.decision() {
+                    Some(StepDecision::Skip) => {
+                        if let Some(stop) = self.end_step(step).await? {
+                            self.stop_event(stop.clone()).await?;
+                            return Ok((None, stop));
+                        }
+                        continue;
+                    }
+                    Some(StepDecision::Stop(reason)) => {
+                        self.machine.step -= 1;
+                        let stop = StopReason::Hook {
+                            hook: by.as_deref().unwrap_or_default().to_string(),
+                            reason: reason.clone(),
+                        };
+                        self.stop_event(stop.clone()).await?;
+                        return Ok((None, stop));
+                    }
+                    None => {}
+                }
+            }
+
+            let response = self.model_phase(step).await?;
+            let aborted = match &response.finish_reason {
+                FinishReason::Aborted(reason) => Some(reason.clone()),
+                _ => None,
+            };
+            let text = response
+                .tool_calls
+                .is_empty()
+                .then(|| response.text.clone());
+            let (message, turn) = self.machine.accept_response(response);
+            self.scope.added(message).await?;
+            if let Some(reason) = aborted {
+                self.end_step(step).await?;
+                let stop = StopReason::Aborted { reason };
+                self.stop_event(stop.clone()).await?;
+                return Ok((None, stop));
+            }
+
+            let mut final_output = None;
+            match turn {
+                Turn::Tools(calls) => self.run_tools(calls).await?,
+                Turn::Final => {
+                    let text = text.unwrap_or_default();
+                    match self.machine.judge_final(
+                        &text,
+                        self.def.output.as_ref(),
+                        self.def.output_retries,
+                    ) {
+                        Verdict::Accept(value) => final_output = Some(value),
+                        Verdict::Retry(feedback) => {
+                            let m = self.machine.add_user(feedback);
+                            self.scope.added(m).await?;
+                        }
+                        Verdict::Fail { attempts, error } => {
+                            return Err(Error::InvalidOutput {
+                                agent: self.def.name.to_string(),
+                                attempts,
+                                error,
+                            });
+                        }
+                    }
+                }
+            }
+
+            let hook_stop = self.end_step(step).await?;
+            if let Some(output) = final_output {
+                let stop = StopReason::FinalAnswer;
+                if let Some(veto) = self.stop_event(stop.clone()).await? {
+                    let m = self.machine.add_user(veto);
+                    self.scope.added(m).await?;
+                    self.checkpoint(None, None).await?;
+                    continue;
+                }
+                return Ok((Some(output), stop));
+            }
+            if let Some(stop) = hook_stop {
+                self.stop_event(stop.clone()).await?;
+                return Ok((None, stop));
+            }
+        }
+    }
+
+    /// Ends a step: AfterStep (which may stop the run) and a checkpoint.
+    async fn end_step(&mut self, step: u32) -> Result<Option<StopReason>, Error> {
+        self.scope.ctx.send_event(|p| RunEvent::StepFinished {
+            step,
+            agent_path: p.clone(),
+        });
+        let mut stop = None;
+        if self.scope.wants(Events::AFTER_STEP) {
+            let ev = AfterStep::new(step, self.machine.usage, self.machine.model_calls);
+            let (ev, by) = self.scope.hook_decided(ev).await?;
+            if let Some(reason) = ev.stop_reason() {
+                stop = Some(StopReason::Hook {
+                    hook: by.as_deref().unwrap_or_default().to_string(),
+                    reason: reason.to_string(),
+                });
+            }
+        }
+        self.checkpoint(None, None).await?;
+        Ok(stop)
+    }
+
+    /// Fires Stop; returns the veto message when a hook vetoed a natural stop.
+    async fn stop_event(&mut self, reason: StopReason) -> Result<Option<String>, Error> {
+        if !self.scope.wants(Events::STOP) {
+            return Ok(None);
+        }
+        let ev = self
+            .scope
+            .hook(Stop::new(reason, self.machine.step))
+            .await?;
+        Ok(ev.vetoed().map(str::to_string))
+    }
+
+    async fn recover(&mut self, error: Error) -> Result<Ending, Error> {
+        if !self.scope.wants(Events::RUN_ERROR) {
+            return Err(error);
+        }
+        let error = Arc::new(error);
+        let (ev, by) = self
+            .scope
+            .hook_decided(RunError::new(error.clone()))
+            .await?;
+        if let Some(output) = ev.recovery() {
+            let stop = StopReason::Recovered {
+                hook: by.as_deref().unwrap_or_default().to_string(),
+                error: error.to_string(),
+            };
+            return Ok((Some(output.clone()), stop));
+        }
+        drop(ev);
+        Err(Arc::try_unwrap(error).unwrap_or_else(|shared| Error::other(shared.to_string())))
+    }
+
+    async fn cancelled(&mut self) -> Result<Ending, Error> {
+        if let (Some(store), Some(mut snapshot)) =
+            (self.rt.store.clone(), self.last_checkpoint.take())
+        {
+            snapshot.stop = Some(StopReason::Cancelled);
+            store.save(&snapshot).await?;
+        }
+        self.stop_event(StopReason::Cancelled).await?;
+        Ok((None, StopReason::Cancelled))
+    }
+
+    async fn end(mut self, output: Option<Value>, stop: StopReason) -> Result<Finished, Error> {
+        if self.scope.wants(Events::RUN_END) {
+            let ev = RunEnd {
+                stop: stop.clone(),
+                output: output.clone(),
+                usage: self.machine.usage,
+                steps: self.machine.step,
+            };
+            self.scope.hook(ev).await?;
+        }
+        if stop != StopReason::Cancelled {
+            self.checkpoint(Some(&stop), output.as_ref()).await?;
+        }
+        let run_id = self.scope.ctx.run_id().to_string();
+        let s = stop.clone();
+        self.scope.ctx.send_event(|p| RunEvent::RunFinished {
+            run_id: run_id.clone(),
+            stop: s,
+            agent_path: p.clone(),
+        });
+        let state = self.scope.ctx.take_state(Box::new(()));
+        Ok(Finished {
+            run_id,
+            output,
+            stop,
+            machine: self.machine,
+            state,
+        })
+    }
+
+    /// Saves a snapshot when the runtime has a store.
+    async fn checkpoint(
+        &mut self,
+        stop: Option<&StopReason>,
+        output: Option<&Value>,
+    ) -> Result<(), Error> {
+        let Some(store) = self.rt.store.clone() else {
+            return Ok(());
+        };
+        let snapshot = self.snapshot(stop.cloned(), output.cloned())?;
+        store.save(&snapshot).await?;
+        self.last_checkpoint = Some(snapshot);
+        Ok(())
+    }
+
+    /// The run as it stands, serializable.
+    pub(crate) fn snapshot(
+        &self,
+        stop: Option<StopReason>,
+        output: Option<Value>,
+    ) -> Result<RunSnapshot, Error> {
+        let ctx = &self.scope.ctx;
+        let info = ctx.info();
+        Ok(RunSnapshot {
+            version: SNAPSHOT_VERSION,
+            run_id: ctx.run_id().to_string(),
+            parent_run_id: ctx.parent_run_id().map(str::to_string),
+            agent: self.def.name.to_string(),
+            session_id: info.session_id.clone(),
+            user_id: info.user_id.clone(),
+            tags: info.tags.clone(),
+            metadata: info.metadata.clone(),
+            messages: self.machine.messages.clone(),
+            state: ctx.state_json()?,
+            step: self.machine.step,
+            usage: self.machine.usage,
+            model_calls: self.machine.model_calls,
+            output_attempts: self.machine.output_attempts,
+            pending_tool_calls: self.machine.pending.clone(),
+            stop,
+            output,
+        })
+    }
+}

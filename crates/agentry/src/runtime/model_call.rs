@@ -1,0 +1,154 @@
+//! The model phase of a step: BeforeModel, around-model middleware, the streamed call with its
+//! TextDelta and Thinking hooks, AfterModel (with retries).
+
+use super::driver::Driver;
+use super::scope::Scope;
+use agentry_core::hooks::{
+    AfterModel, BeforeModel, Events, ModelOutcome, Next, Terminal, TextDelta, Thinking,
+};
+use agentry_core::{
+    Error, FinishReason, Message, Model, ModelEvent, ModelRequest, ModelResponse, RunEvent,
+    ThinkingBlock,
+};
+use futures::StreamExt;
+use std::sync::Arc;
+
+impl Driver {
+    /// Asks the model (or a hook) for the next turn of step `step`.
+    pub(crate) async fn model_phase(&mut self, step: u32) -> Result<ModelResponse, Error> {
+        let mut retries = 0;
+        loop {
+            let request = ModelRequest {
+                system: self.def.instructions.clone(),
+                messages: self.machine.messages.clone(),
+                tools: self.def.specs.clone(),
+                params: self.def.params.clone(),
+                output_schema: self.def.output.as_ref().map(|o| o.schema.clone()),
+            };
+            let (request, answered) = if self.scope.wants(Events::BEFORE_MODEL) {
+                self.scope
+                    .hook(BeforeModel::new(request))
+                    .await?
+                    .into_parts()
+            } else {
+                (request, None)
+            };
+            let response = match answered {
+                Some(r) => r,
+                None => self.call_model(request).await?,
+            };
+            if !self.scope.wants(Events::AFTER_MODEL) {
+                return Ok(response);
+            }
+            let ev = self.scope.hook(AfterModel::new(response)).await?;
+            let Some(feedback) = ev.retry_feedback() else {
+                return Ok(ev.response);
+            };
+            retries += 1;
+            if retries > self.def.max_model_retries {
+                return Err(Error::TooManyRetries {
+                    agent: self.def.name.to_string(),
+                    step,
+                    limit: self.def.max_model_retries,
+                });
+            }
+            let feedback = feedback.to_string();
+            if !ev.response.text.is_empty() {
+                let m = self.machine.push(Message::assistant(ev.response.text));
+                self.scope.added(m).await?;
+            }
+            let m = self.machine.add_user(feedback);
+            self.scope.added(m).await?;
+        }
+    }
+
+    async fn call_model(&self, request: ModelRequest) -> Result<ModelResponse, Error> {
+        if !self.scope.wants(Events::AROUND_MODEL) {
+            return stream_model(&*self.model, &self.scope, &request).await;
+        }
+        let chain: Arc<[_]> = self.scope.hooks.around_model().into();
+        let model = self.model.clone();
+        let scope = self.scope.clone();
+        let terminal: Arc<dyn Terminal<ModelRequest, ModelOutcome>> =
+            Arc::new(move |req: ModelRequest| {
+                let model = model.clone();
+                let scope = scope.clone();
+                async move { stream_model(&*model, &scope, &req).await }
+            });
+        Next::start(chain, terminal, self.scope.ctx.clone())
+            .run(request)
+            .await
+    }
+}
+
+/// Streams one model turn, firing TextDelta and Thinking hooks and stream events, and assembles
+/// the response.
+pub(crate) async fn stream_model(
+    model: &dyn Model,
+    scope: &Scope,
+    request: &ModelRequest,
+) -> Result<ModelResponse, Error> {
+    let mut stream = model.stream(request);
+    let mut response = ModelResponse::default();
+    let mut finish = None;
+    while let Some(item) = stream.next().await {
+        match item? {
+            ModelEvent::TextDelta(text) => {
+                response.text.push_str(&text);
+                if scope.ctx.has_event_stream() {
+                    let t = text.clone();
+                    scope.ctx.send_event(|p| RunEvent::TextDelta {
+                        text: t,
+                        agent_path: p.clone(),
+                    });
+                }
+                if scope.wants(Events::TEXT_DELTA) {
+                    let ev = scope.hook(TextDelta::new(text)).await?;
+                    if let Some(reason) = ev.aborted() {
+                        finish = Some(FinishReason::Aborted(reason.to_string()));
+                        break;
+                    }
+                }
+            }
+            ModelEvent::ThinkingDelta(text) => {
+                response
+                    .thinking
+                    .get_or_insert_with(ThinkingBlock::default)
+                    .text
+                    .push_str(&text);
+                if scope.ctx.has_event_stream() {
+                    let t = text.clone();
+                    scope.ctx.send_event(|p| RunEvent::ThinkingDelta {
+                        text: t,
+                        agent_path: p.clone(),
+                    });
+                }
+                if scope.wants(Events::THINKING) {
+                    let ev = scope.hook(Thinking::new(text)).await?;
+                    if let Some(reason) = ev.aborted() {
+                        finish = Some(FinishReason::Aborted(reason.to_string()));
+                        break;
+                    }
+                }
+            }
+            ModelEvent::ThinkingSignature(signature) => {
+                response
+                    .thinking
+                    .get_or_insert_with(ThinkingBlock::default)
+                    .signature = Some(signature);
+            }
+            ModelEvent::ToolCall(call) => response.tool_calls.push(call),
+            ModelEvent::Usage(usage) => response.usage = usage,
+            ModelEvent::Finish(reason) => finish = Some(reason),
+        }
+    }
+    if matches!(finish, Some(FinishReason::Aborted(_))) {
+        response.tool_calls.clear();
+    }
+    response.finish_reason = finish.unwrap_or(if response.tool_calls.is_empty() {
+        FinishReason::Stop
+    } else {
+        FinishReason::ToolCalls
+    });
+    Ok(response)
+}

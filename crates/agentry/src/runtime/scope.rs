@@ -1,0 +1,98 @@
+//! The hooks and context of one run, with the helpers every phase uses: dispatch an event and
+//! report the notices (state changes, custom events) its hooks left.
+
+use agentry_core::hooks::{Custom, Event, Events, Hooks, MessageAdded, StateChange};
+use agentry_core::{Error, Message, Notice, RunContext, RunEvent};
+use std::sync::Arc;
+
+/// The hooks a run dispatches to and its context. Cheap to clone.
+#[derive(Clone)]
+pub(crate) struct Scope {
+    pub hooks: Arc<Hooks>,
+    pub ctx: RunContext,
+}
+
+impl Scope {
+    /// True when some hook wants any of `events`.
+    #[inline]
+    pub fn wants(&self, events: Events) -> bool {
+        self.hooks.wants(events)
+    }
+
+    /// Dispatches `ev` and reports the notices its hooks left.
+    pub async fn hook<E: Event>(&self, ev: E) -> Result<E, Error> {
+        let ev = self.hooks.dispatch(ev, &self.ctx).await?;
+        self.flush().await?;
+        Ok(ev)
+    }
+
+    /// Dispatches `ev`, returning the name of the hook that decided, if one did.
+    pub async fn hook_decided<E: Event>(&self, ev: E) -> Result<(E, Option<Arc<str>>), Error> {
+        let out = self.hooks.dispatch_decided(ev, &self.ctx).await?;
+        self.flush().await?;
+        Ok(out)
+    }
+
+    /// Reports state changes and custom events recorded since the last flush: as stream events
+    /// and to StateChange and Custom hooks. Costs one atomic operation when there are none.
+    pub async fn flush(&self) -> Result<(), Error> {
+        for notice in self.ctx.take_notices() {
+            match notice {
+                Notice::State {
+                    previous,
+                    current,
+                    source,
+                } => {
+                    if self.ctx.has_event_stream() {
+                        let patch = json_patch::diff(&previous, &current);
+                        let source = source.clone();
+                        self.ctx.send_event(|p| RunEvent::StatePatch {
+                            patch,
+                            source,
+                            agent_path: p.clone(),
+                        });
+                    }
+                    if self.wants(Events::STATE_CHANGE) {
+                        let ev = StateChange {
+                            previous,
+                            current,
+                            source,
+                        };
+                        self.hooks.dispatch(ev, &self.ctx).await?;
+                    }
+                }
+                Notice::Custom { name, data } => {
+                    if self.ctx.has_event_stream() {
+                        let (n, d) = (name.clone(), data.clone());
+                        self.ctx.send_event(|p| RunEvent::Custom {
+                            name: n,
+                            data: d,
+                            agent_path: p.clone(),
+                        });
+                    }
+                    if self.wants(Events::CUSTOM) {
+                        self.hooks
+                            .dispatch(Custom { name, data }, &self.ctx)
+                            .await?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reports a message added to the history.
+    pub async fn added(&self, message: Arc<Message>) -> Result<(), Error> {
+        if self.ctx.has_event_stream() {
+            let m = message.clone();
+            self.ctx.send_event(|p| RunEvent::Message {
+                message: m,
+                agent_path: p.clone(),
+            });
+        }
+        if self.wants(Events::MESSAGE_ADDED) {
+            self.hook(MessageAdded { message }).await?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,115 @@
+//! Sub-agents: an agent called as a tool runs as a child run that inherits its parent's hooks
+//! (the parent's wrap the child's), streams its events on the parent's stream under its agent
+//! path, and is cancelled with its parent.
+
+use super::driver::{Driver, Start};
+use super::scope::Scope;
+use agentry_core::hooks::{AfterSubAgent, BeforeSubAgent, Events, Hooks, SubAgentError};
+use agentry_core::{
+    AgentDef, Error, RunContext, RunContextSpec, RunMachine, ToolCall, ToolFailure, ToolOutput,
+};
+use serde_json::Value;
+use std::sync::Arc;
+
+impl Driver {
+    /// Runs a sub-agent for a tool call. The outer `Err` is a hook failure of the parent run; the
+    /// inner one a failure the parent model hears about.
+    pub(crate) async fn sub_agent(
+        &self,
+        child: &Arc<AgentDef>,
+        call: &ToolCall,
+        input: &Value,
+    ) -> Result<Result<ToolOutput, ToolFailure>, Error> {
+        let scope = &self.scope;
+        let mut task = input
+            .get("input")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        if scope.wants(Events::BEFORE_SUB_AGENT) {
+            let ev = BeforeSubAgent::new(child.name.to_string(), call.id.clone(), task);
+            let ev = scope.hook(ev).await?;
+            if let Some(reason) = ev.blocked() {
+                return Ok(Err(ToolFailure::new(reason)));
+            }
+            task = ev.input;
+        }
+        let driver = self.child_driver(child)?;
+        let child_run_id = driver.scope.ctx.run_id().to_string();
+        let outcome = Box::pin(driver.drive(Start::New(task.clone()))).await;
+        let failure = match outcome {
+            Ok(done) => match done.output {
+                Some(Value::String(text)) => Ok(text),
+                Some(other) => Ok(other.to_string()),
+                None => Err(format!(
+                    "sub-agent `{}` stopped without an answer: {}",
+                    child.name, done.stop
+                )),
+            },
+            Err(e) => Err(format!("sub-agent `{}` failed: {e}", child.name)),
+        };
+        match failure {
+            Ok(output) => {
+                let output = if scope.wants(Events::AFTER_SUB_AGENT) {
+                    let ev = AfterSubAgent {
+                        agent: child.name.to_string(),
+                        run_id: child_run_id,
+                        input: task,
+                        output,
+                    };
+                    scope.hook(ev).await?.output
+                } else {
+                    output
+                };
+                Ok(Ok(ToolOutput::text(output)))
+            }
+            Err(error) => {
+                if scope.wants(Events::SUB_AGENT_ERROR) {
+                    let ev = SubAgentError::new(child.name.to_string(), task, error.clone());
+                    let ev = scope.hook(ev).await?;
+                    if let Some(output) = ev.recovery() {
+                        return Ok(Ok(ToolOutput::text(output)));
+                    }
+                }
+                Ok(Err(ToolFailure::new(error)))
+            }
+        }
+    }
+
+    fn child_driver(&self, child: &Arc<AgentDef>) -> Result<Driver, Error> {
+        let parent = &self.scope.ctx;
+        let hooks = if child.hooks.is_empty() {
+            self.scope.hooks.clone()
+        } else {
+            Arc::new(Hooks::merge(&[&self.scope.hooks, &child.hooks]))
+        };
+        let model = child
+            .model
+            .clone()
+            .or_else(|| self.rt.default_model.clone())
+            .ok_or_else(|| Error::NoModel {
+                agent: child.name.to_string(),
+            })?;
+        let events = parent.event_sender().cloned();
+        let ctx = RunContext::new(RunContextSpec {
+            run_id: uuid::Uuid::new_v4().to_string(),
+            parent_run_id: Some(parent.run_id().to_string()),
+            agent_name: child.name.clone(),
+            agent_path: Arc::from(format!("{}/{}", parent.agent_path(), child.name)),
+            info: parent.info().clone(),
+            cancel: parent.cancellation().child_token(),
+            state: child.initial_state.clone_box(),
+            observe_state: hooks.wants(Events::STATE_CHANGE) || events.is_some(),
+            events,
+            step: 0,
+        });
+        Ok(Driver {
+            def: child.clone(),
+            rt: self.rt.clone(),
+            scope: Scope { hooks, ctx },
+            model,
+            machine: RunMachine::new(),
+            last_checkpoint: None,
+        })
+    }
+}
