@@ -4,7 +4,7 @@ use crate::hooks::HookError;
 use crate::{ModelError, StateError};
 
 /// Why a run (or an agent definition) failed.
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A hook failed and its policy fails the run.

@@ -21,8 +21,8 @@ pub trait ErasedState: Send + Sync {
     fn into_any(self: Box<Self>) -> Box<dyn Any>;
     /// The state as JSON.
     fn to_json(&self) -> Result<Value, StateError>;
-    /// A copy of this state with its value replaced by `value`.
-    fn from_json(&self, value: Value) -> Result<Box<dyn ErasedState>, StateError>;
+    /// A new state of the same type, read from `value`.
+    fn parse_json(&self, value: Value) -> Result<Box<dyn ErasedState>, StateError>;
     /// A deep copy.
     fn clone_box(&self) -> Box<dyn ErasedState>;
     /// The Rust type name of the state.
@@ -45,7 +45,7 @@ impl<S: AgentState> ErasedState for S {
             message: e.to_string(),
         })
     }
-    fn from_json(&self, value: Value) -> Result<Box<dyn ErasedState>, StateError> {
+    fn parse_json(&self, value: Value) -> Result<Box<dyn ErasedState>, StateError> {
         serde_json::from_value::<S>(value)
             .map(|s| Box::new(s) as Box<dyn ErasedState>)
             .map_err(|e| StateError::Serde {

@@ -2,14 +2,15 @@
 
 pub use crate::hooks::{
     AfterModel, AfterStep, AfterSubAgent, AfterTool, BeforeModel, BeforeStep, BeforeSubAgent,
-    BeforeTool, Custom, EventKind, Events, Hook, HookExt, HookFailed, HookFinished, HookResult,
-    HookStarted, MessageAdded, RunEnd, RunError, RunStart, StateChange, Stop, SubAgentError,
-    TextDelta, Thinking, ToolError, on,
+    BeforeTool, Custom, EventKind, Events, Hook, HookExt, HookFailed, HookFinished, HookName,
+    HookResult, HookStarted, MessageAdded, Next, RunEnd, RunError, RunStart, StateChange, Stop,
+    SubAgentError, TextDelta, Thinking, ToolCallRequest, ToolError, on, on_sync,
 };
 pub use crate::{
-    Agent, Error, History, HookCtx, Message, Model, ModelRequest, ModelResponse, RunEvent,
-    RunHandle, RunOptions, RunOutput, Runtime, ScriptedModel, ScriptedTurn, StateSource,
-    StopReason, Tool, ToolCtx, ToolFailure, ToolOutput, ToolResult, Usage, tool,
+    Agent, Error, History, HookCtx, Json, MemoryStore, Message, Model, ModelErrorKind,
+    ModelRequest, ModelResponse, RunEvent, RunHandle, RunOptions, RunOutput, RunSnapshot, RunStore,
+    Runtime, ScriptedModel, ScriptedTurn, StateSource, StopReason, Tool, ToolCtx, ToolFailure,
+    ToolOutput, ToolResult, Usage, tool,
 };
 pub use futures::StreamExt;
 pub use schemars::JsonSchema;

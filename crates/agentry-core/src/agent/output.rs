@@ -52,13 +52,19 @@ impl OutputSpec {
     }
 }
 
+/// The JSON body of an answer: the whole text, or else the first Markdown code fence in it
+/// (models often wrap JSON in ```json fences, sometimes with a sentence around them).
 fn strip_fence(text: &str) -> &str {
     let t = text.trim();
-    let Some(rest) = t.strip_prefix("```") else {
+    if t.starts_with('{') || t.starts_with('[') || !t.contains("```") {
         return t;
-    };
-    let rest = rest.trim_start_matches(|c: char| c.is_ascii_alphanumeric());
-    rest.strip_suffix("```").unwrap_or(rest).trim()
+    }
+    let after_open = &t[t.find("```").map_or(0, |i| i + 3)..];
+    let body = after_open.trim_start_matches(|c: char| c.is_ascii_alphanumeric());
+    match body.find("```") {
+        Some(end) => body[..end].trim(),
+        None => body.trim(),
+    }
 }
 
 #[cfg(test)]

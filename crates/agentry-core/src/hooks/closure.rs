@@ -6,6 +6,7 @@ use super::middleware::{
 use super::registry::{
     Entry, Event, Handles, HookMeta, HookRegistration, Install, IntoHook, Lists,
 };
+use super::registry::{Handler, HandlesSync};
 use super::{HookCtx, HookResult};
 use crate::ModelRequest;
 use futures::future::BoxFuture;
@@ -52,7 +53,10 @@ where
     }
     fn install(self: Box<Self>, meta: Arc<HookMeta>, lists: &mut Lists) {
         let handler: Arc<dyn Handles<E>> = Arc::new(*self);
-        E::list_mut(lists).push(Entry { meta, handler });
+        E::list_mut(lists).push(Entry {
+            meta,
+            handler: Handler::Async(handler),
+        });
     }
 }
 
@@ -61,6 +65,52 @@ where
     E: Event,
     F: Fn(E, HookCtx) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = HookResult<E>> + Send + 'static,
+{
+    fn into_hook(self) -> HookRegistration {
+        HookRegistration::new(self)
+    }
+}
+
+/// A synchronous hook for one event made from a closure `|ev: &mut E, ctx: &HookCtx| -> HookResult<()>`.
+/// Made by the functions of [`on_sync`]. It runs inline: no future, no allocation, no clone of
+/// the context — the cheapest hook there is, for guards and observers that do not await.
+/// (A timeout does not apply to it: it must not block.)
+pub struct FnSyncHook<E, F> {
+    f: F,
+    _event: PhantomData<fn(E) -> E>,
+}
+
+impl<E, F> HandlesSync<E> for FnSyncHook<E, F>
+where
+    E: Event,
+    F: Fn(&mut E, &HookCtx) -> HookResult<()> + Send + Sync + 'static,
+{
+    fn handle(&self, ev: &mut E, ctx: &HookCtx) -> HookResult<()> {
+        (self.f)(ev, ctx)
+    }
+}
+
+impl<E, F> Install for FnSyncHook<E, F>
+where
+    E: Event,
+    F: Fn(&mut E, &HookCtx) -> HookResult<()> + Send + Sync + 'static,
+{
+    fn default_name(&self) -> Cow<'static, str> {
+        Cow::Borrowed(E::KIND.name())
+    }
+    fn install(self: Box<Self>, meta: Arc<HookMeta>, lists: &mut Lists) {
+        let handler: Arc<dyn HandlesSync<E>> = Arc::new(*self);
+        E::list_mut(lists).push(Entry {
+            meta,
+            handler: Handler::Sync(handler),
+        });
+    }
+}
+
+impl<E, F> IntoHook for FnSyncHook<E, F>
+where
+    E: Event,
+    F: Fn(&mut E, &HookCtx) -> HookResult<()> + Send + Sync + 'static,
 {
     fn into_hook(self) -> HookRegistration {
         HookRegistration::new(self)
@@ -167,3 +217,34 @@ macro_rules! define_on {
     };
 }
 super::with_events!(define_on);
+
+macro_rules! define_on_sync {
+    ($([$ty:ident, $method:ident, $flag:ident, $doc:literal],)*) => {
+        /// Synchronous closure hooks, one function per event: `|ev, ctx| { ..; Ok(()) }` changes
+        /// the event in place. They cost no allocation; use them for guards and observers that
+        /// do not need to await.
+        ///
+        /// ```
+        /// use agentry_core::hooks::{on_sync, Hooks};
+        /// let mut hooks = Hooks::new();
+        /// hooks.add(on_sync::before_tool(|ev, _ctx| {
+        ///     if ev.name == "rm" { ev.block("not here"); }
+        ///     Ok(())
+        /// }));
+        /// ```
+        pub mod on_sync {
+            use super::*;
+            use crate::hooks::events::*;
+            $(
+                #[doc = $doc]
+                pub fn $method<F>(f: F) -> FnSyncHook<$ty, F>
+                where
+                    F: Fn(&mut $ty, &HookCtx) -> HookResult<()> + Send + Sync + 'static,
+                {
+                    FnSyncHook { f, _event: PhantomData }
+                }
+            )*
+        }
+    };
+}
+super::with_events!(define_on_sync);

@@ -1,14 +1,15 @@
 //! Dispatch: runs an event through its hooks in order, applying each hook's policy.
 
+use super::HookName;
 use super::error::panic_message;
-use super::registry::{Entry, Event, Handles};
+use super::events::Decides;
+use super::registry::{Entry, Event, Handler, Handles, HandlesSync};
 use super::{
     Events, HookCtx, HookError, HookFailed, HookFailure, HookFinished, HookStarted, Hooks,
 };
 use crate::RunContext;
 use futures::FutureExt;
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
 
 use std::time::{Duration, Instant};
 
@@ -29,7 +30,7 @@ impl Hooks {
         &self,
         ev: E,
         run: &RunContext,
-    ) -> Result<(E, Option<Arc<str>>), HookError> {
+    ) -> Result<(E, Option<HookName>), HookError> {
         let list = E::list(self.lists());
         if list.is_empty() {
             return Ok((ev, None));
@@ -41,16 +42,20 @@ impl Hooks {
 
 async fn run_chain<E: Event>(
     list: &[Entry<E>],
-    mut ev: E,
+    ev: E,
     run: &RunContext,
     observers: Option<&Hooks>,
-) -> Result<(E, Option<Arc<str>>), HookError> {
+) -> Result<(E, Option<HookName>), HookError> {
     let n = list.len();
     let reverse = E::KIND.is_reverse();
+    let mut ctx = HookCtx::new(run.clone(), list[0].meta.name.clone());
+    // The event stays in this slot: synchronous hooks change it in place; asynchronous ones
+    // take it and give it back.
+    let mut slot = Some(ev);
     for i in 0..n {
         let entry = &list[if reverse { n - 1 - i } else { i }];
         let meta = &*entry.meta;
-        let ctx = HookCtx::new(run.clone(), meta.name.clone());
+        ctx.set_hook(meta.name.clone());
         let started = match observers {
             Some(obs) => {
                 let start = HookStarted {
@@ -62,14 +67,21 @@ async fn run_chain<E: Event>(
             }
             None => None,
         };
-        let backup = if meta.advisory {
-            Some(ev.clone())
-        } else {
-            None
+        let backup = if meta.advisory { slot.clone() } else { None };
+        let outcome = match &entry.handler {
+            Handler::Sync(h) => match slot.as_mut() {
+                Some(ev) => invoke_sync(&**h, ev, &ctx),
+                None => unreachable!("the event is in its slot between hooks"),
+            },
+            Handler::Async(h) => match slot.take() {
+                Some(ev) => invoke(&**h, ev, &ctx, meta.timeout)
+                    .await
+                    .map(|next| slot = Some(next)),
+                None => unreachable!("the event is in its slot between hooks"),
+            },
         };
-        match invoke(&*entry.handler, ev, &ctx, meta.timeout).await {
-            Ok(next) => {
-                ev = next;
+        match outcome {
+            Ok(()) => {
                 if let (Some(obs), Some(t0)) = (observers, started) {
                     let done = HookFinished {
                         hook: meta.name.clone(),
@@ -78,8 +90,8 @@ async fn run_chain<E: Event>(
                     };
                     observe(obs, done, run).await?;
                 }
-                if ev.decided() {
-                    return Ok((ev, Some(meta.name.clone())));
+                if slot.as_ref().is_some_and(Decides::decided) {
+                    return Ok((slot.expect("checked above"), Some(meta.name.clone())));
                 }
             }
             Err(failure) => {
@@ -101,14 +113,24 @@ async fn run_chain<E: Event>(
                 match backup {
                     Some(before) => {
                         tracing::warn!(hook = %err.hook, event = %err.event, error = %err.failure, "advisory hook failed; the run goes on");
-                        ev = before;
+                        slot = Some(before);
                     }
                     None => return Err(err),
                 }
             }
         }
     }
-    Ok((ev, None))
+    Ok((
+        slot.expect("the event is in its slot after the chain"),
+        None,
+    ))
+}
+
+impl Hooks {
+    /// Dispatches a meta event to its observers (used by middleware).
+    pub(crate) async fn observe<M: Event>(&self, ev: M, ctx: &RunContext) -> Result<(), HookError> {
+        observe(self, ev, ctx).await
+    }
 }
 
 /// Dispatches a meta event to its observers, without meta events of its own.
@@ -118,6 +140,19 @@ async fn observe<M: Event>(hooks: &Hooks, ev: M, run: &RunContext) -> Result<(),
         Box::pin(run_chain(list, ev, run, None)).await?;
     }
     Ok(())
+}
+
+/// Calls one synchronous hook in place, turning an error and a panic into a [`HookFailure`].
+fn invoke_sync<E: Event>(
+    handler: &dyn HandlesSync<E>,
+    ev: &mut E,
+    ctx: &HookCtx,
+) -> Result<(), HookFailure> {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| handler.handle(ev, ctx))) {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(HookFailure::Error(e.to_string())),
+        Err(panic) => Err(HookFailure::Panic(panic_message(panic))),
+    }
 }
 
 /// Calls one hook, turning an error, a panic (while creating or polling its future) and a timeout

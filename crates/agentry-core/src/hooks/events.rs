@@ -1,6 +1,6 @@
 //! The typed payloads of hook events. What a hook may change is a public field or a method.
 
-use super::EventKind;
+use super::{EventKind, HookName};
 use crate::{
     Error, Message, ModelRequest, ModelResponse, StateSource, StopReason, ToolResult, Usage,
 };
@@ -250,10 +250,11 @@ impl Decides for AfterModel {
     }
 }
 
-/// The model streamed a piece of text. Hooks observe it and may abort the stream.
+/// The model streamed a piece of text. Hooks observe it, may rewrite it (only what they let
+/// through is recorded and streamed), or abort the stream (the piece is then dropped).
 #[derive(Clone, Debug)]
 pub struct TextDelta {
-    /// The piece of text.
+    /// The piece of text; a hook may change it.
     pub text: String,
     abort: Option<String>,
 }
@@ -278,7 +279,8 @@ impl Decides for TextDelta {
     }
 }
 
-/// The model streamed a piece of reasoning. Hooks observe it and may abort the stream.
+/// The model streamed a piece of reasoning. Hooks observe it, may rewrite it, or abort the
+/// stream, as for [`TextDelta`].
 #[derive(Clone, Debug)]
 pub struct Thinking {
     /// The piece of reasoning.
@@ -535,7 +537,7 @@ impl Decides for Custom {}
 #[derive(Clone, Debug)]
 pub struct HookStarted {
     /// The hook's name.
-    pub hook: Arc<str>,
+    pub hook: HookName,
     /// The event it handles.
     pub event: EventKind,
 }
@@ -545,7 +547,7 @@ impl Decides for HookStarted {}
 #[derive(Clone, Debug)]
 pub struct HookFinished {
     /// The hook's name.
-    pub hook: Arc<str>,
+    pub hook: HookName,
     /// The event it handled.
     pub event: EventKind,
     /// How long it took.
@@ -557,7 +559,7 @@ impl Decides for HookFinished {}
 #[derive(Clone, Debug)]
 pub struct HookFailed {
     /// The hook's name.
-    pub hook: Arc<str>,
+    pub hook: HookName,
     /// The event it handled.
     pub event: EventKind,
     /// How long it ran.

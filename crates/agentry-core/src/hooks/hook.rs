@@ -3,7 +3,9 @@
 use super::middleware::{
     AroundEntry, HandlesAround, ModelOutcome, Next, ToolCallRequest, ToolOutcome,
 };
-use super::registry::{Entry, Handles, HookMeta, HookRegistration, Install, IntoHook, Lists};
+use super::registry::{
+    Entry, Handler, Handles, HookMeta, HookRegistration, Install, IntoHook, Lists,
+};
 use super::{Events, HookCtx, HookResult, events::*};
 use crate::ModelRequest;
 use futures::future::BoxFuture;
@@ -103,7 +105,7 @@ macro_rules! define_hook_trait {
                 let me: Arc<Plugin<H>> = Arc::new(*self);
                 $(
                     if wants.contains(Events::$flag) {
-                        lists.$method.push(Entry { meta: meta.clone(), handler: me.clone() });
+                        lists.$method.push(Entry { meta: meta.clone(), handler: Handler::Async(me.clone()) });
                     }
                 )*
                 if wants.contains(Events::AROUND_MODEL) {

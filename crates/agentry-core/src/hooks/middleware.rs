@@ -3,7 +3,10 @@
 
 use super::error::panic_message;
 use super::registry::HookMeta;
-use super::{EventKind, HookCtx, HookError, HookFailure};
+use super::{
+    EventKind, Events, HookCtx, HookError, HookFailed, HookFailure, HookFinished, HookStarted,
+    Hooks,
+};
 use crate::{Error, ModelResponse, RunContext, ToolFailure, ToolOutput};
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -11,6 +14,7 @@ use serde_json::Value;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// What around-model middleware returns.
 pub type ModelOutcome = Result<ModelResponse, Error>;
@@ -86,32 +90,49 @@ impl AroundOutput for ModelOutcome {
 
 impl AroundOutput for ToolOutcome {
     fn from_hook_error(err: HookError) -> Self {
-        Err(ToolFailure::new(err.to_string()))
+        Err(ToolFailure::hook(err))
     }
     const KIND: EventKind = EventKind::AroundTool;
 }
 
 /// The rest of a middleware chain: `next.run(req).await` calls the next middleware, or the model
-/// or tool itself after the last one.
+/// or tool itself after the last one. `Next` is `Clone`: a middleware that retries calls
+/// `next.clone().run(req.clone())` as often as it likes.
 pub struct Next<Req, Out> {
     chain: Arc<[AroundEntry<Req, Out>]>,
     index: usize,
     terminal: Arc<dyn Terminal<Req, Out>>,
     run: RunContext,
+    hooks: Arc<Hooks>,
 }
 
-impl<Req: Send + 'static, Out: AroundOutput> Next<Req, Out> {
-    /// The start of a chain (runtimes call this).
+impl<Req, Out> Clone for Next<Req, Out> {
+    fn clone(&self) -> Self {
+        Next {
+            chain: self.chain.clone(),
+            index: self.index,
+            terminal: self.terminal.clone(),
+            run: self.run.clone(),
+            hooks: self.hooks.clone(),
+        }
+    }
+}
+
+impl<Req: Clone + Send + 'static, Out: AroundOutput> Next<Req, Out> {
+    /// The start of a chain (runtimes call this). `hooks` are the run's hooks: their meta-event
+    /// observers see each middleware start, finish or fail.
     pub fn start(
         chain: Arc<[AroundEntry<Req, Out>]>,
         terminal: Arc<dyn Terminal<Req, Out>>,
         run: RunContext,
+        hooks: Arc<Hooks>,
     ) -> Self {
         Next {
             chain,
             index: 0,
             terminal,
             run,
+            hooks,
         }
     }
 
@@ -121,37 +142,95 @@ impl<Req: Send + 'static, Out: AroundOutput> Next<Req, Out> {
     }
 
     /// Calls the rest of the chain.
+    ///
+    /// A middleware that errs (panics, or overruns its timeout) fails the run like any hook; an
+    /// advisory one is skipped instead: the call goes on to the rest of the chain without it.
     pub fn run(self, req: Req) -> BoxFuture<'static, Out> {
         let Some(entry) = self.chain.get(self.index).cloned() else {
             return self.terminal.call(req);
         };
         let ctx = HookCtx::new(self.run.clone(), entry.meta.name.clone());
         let next = Next {
-            chain: self.chain,
             index: self.index + 1,
-            terminal: self.terminal,
-            run: self.run,
+            ..self
         };
         Box::pin(async move {
-            let fail = |failure| {
-                Out::from_hook_error(HookError {
-                    hook: entry.meta.name.to_string(),
+            let hooks = next.hooks.clone();
+            let observed = hooks.wants(Events::META);
+            let name = &entry.meta.name;
+            if observed {
+                let ev = HookStarted {
+                    hook: name.clone(),
                     event: Out::KIND,
-                    failure,
-                })
+                };
+                if let Err(e) = hooks.observe(ev, &ctx).await {
+                    return Out::from_hook_error(e);
+                }
+            }
+            let t0 = Instant::now();
+            let fallback = entry.meta.advisory.then(|| (next.clone(), req.clone()));
+            let failure = match call_guarded(&entry, req, next, &ctx).await {
+                Ok(out) => {
+                    if observed {
+                        let ev = HookFinished {
+                            hook: name.clone(),
+                            event: Out::KIND,
+                            duration: t0.elapsed(),
+                        };
+                        if let Err(e) = hooks.observe(ev, &ctx).await {
+                            return Out::from_hook_error(e);
+                        }
+                    }
+                    return out;
+                }
+                Err(failure) => failure,
             };
-            let call = AssertUnwindSafe(entry.handler.around(req, next, &ctx)).catch_unwind();
-            let outcome = match entry.meta.timeout {
-                Some(limit) => match tokio::time::timeout(limit, call).await {
-                    Ok(r) => r,
-                    Err(_) => return fail(HookFailure::Timeout(limit)),
-                },
-                None => call.await,
+            let err = HookError {
+                hook: entry.meta.name.to_string(),
+                event: Out::KIND,
+                failure,
             };
-            match outcome {
-                Ok(out) => out,
-                Err(panic) => fail(HookFailure::Panic(panic_message(panic))),
+            if observed {
+                let ev = HookFailed {
+                    hook: name.clone(),
+                    event: Out::KIND,
+                    duration: t0.elapsed(),
+                    error: err.failure.to_string(),
+                    advisory: entry.meta.advisory,
+                };
+                if let Err(e) = hooks.observe(ev, &ctx).await {
+                    return Out::from_hook_error(e);
+                }
+            }
+            match fallback {
+                Some((next, req)) => {
+                    tracing::warn!(hook = %err.hook, event = %err.event, error = %err.failure, "advisory middleware failed; skipping it");
+                    next.run(req).await
+                }
+                None => Out::from_hook_error(err),
             }
         })
     }
+}
+
+/// Runs one middleware, catching a panic (while creating or polling its future) and a timeout.
+async fn call_guarded<Req, Out: AroundOutput>(
+    entry: &AroundEntry<Req, Out>,
+    req: Req,
+    next: Next<Req, Out>,
+    ctx: &HookCtx,
+) -> Result<Out, HookFailure> {
+    let fut =
+        match std::panic::catch_unwind(AssertUnwindSafe(|| entry.handler.around(req, next, ctx))) {
+            Ok(fut) => AssertUnwindSafe(fut).catch_unwind(),
+            Err(panic) => return Err(HookFailure::Panic(panic_message(panic))),
+        };
+    let outcome = match entry.meta.timeout {
+        Some(limit) => match tokio::time::timeout(limit, fut).await {
+            Ok(r) => r,
+            Err(_) => return Err(HookFailure::Timeout(limit)),
+        },
+        None => fut.await,
+    };
+    outcome.map_err(|panic| HookFailure::Panic(panic_message(panic)))
 }

@@ -52,10 +52,11 @@ pub mod events;
 mod hook;
 mod kinds;
 mod middleware;
+mod name;
 mod registry;
 
 pub use crate::run::context::HookCtx;
-pub use closure::{FnAround, FnHook, on};
+pub use closure::{FnAround, FnHook, FnSyncHook, on, on_sync};
 pub use error::{BoxError, HookError, HookFailure, HookResult};
 pub use events::*;
 pub use hook::Hook;
@@ -64,4 +65,8 @@ pub use middleware::{
     AroundEntry, AroundOutput, HandlesAround, ModelOutcome, Next, Terminal, ToolCallRequest,
     ToolOutcome,
 };
-pub use registry::{Entry, Event, Handles, HookExt, HookMeta, HookRegistration, Hooks, IntoHook};
+pub use name::HookName;
+pub use registry::{
+    Entry, Event, Handler, Handles, HandlesSync, HookExt, HookMeta, HookRegistration, Hooks,
+    IntoHook,
+};

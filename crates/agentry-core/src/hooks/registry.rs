@@ -2,7 +2,7 @@
 //! priority order, and merged across scopes.
 
 use super::middleware::{AroundEntry, ModelOutcome, ToolCallRequest, ToolOutcome};
-use super::{EventKind, Events, HookCtx, HookResult, events::*};
+use super::{EventKind, Events, HookCtx, HookName, HookResult, events::*};
 use crate::ModelRequest;
 use futures::future::BoxFuture;
 use std::borrow::Cow;
@@ -13,7 +13,7 @@ use std::time::Duration;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HookMeta {
     /// The name errors and meta events use.
-    pub name: Arc<str>,
+    pub name: HookName,
     /// Higher runs first (default 0; guards use 200 and up).
     pub priority: i32,
     /// When true, a failure is logged and reported as HookFailed, and the run goes on.
@@ -29,12 +29,37 @@ pub trait Handles<E>: Send + Sync {
     fn handle<'a>(&'a self, ev: E, ctx: &'a HookCtx) -> BoxFuture<'a, HookResult<E>>;
 }
 
+/// Handles one event type synchronously, in place: no future, no allocation. Implemented by
+/// the closure hooks of [`on_sync`](super::on_sync).
+pub trait HandlesSync<E>: Send + Sync {
+    /// Handles the event.
+    fn handle(&self, ev: &mut E, ctx: &HookCtx) -> HookResult<()>;
+}
+
+/// A registered handler: asynchronous (closures of [`on`](super::on), plugins) or synchronous
+/// (closures of [`on_sync`](super::on_sync)).
+pub enum Handler<E> {
+    /// Returns a future.
+    Async(Arc<dyn Handles<E>>),
+    /// Runs inline.
+    Sync(Arc<dyn HandlesSync<E>>),
+}
+
+impl<E> Clone for Handler<E> {
+    fn clone(&self) -> Self {
+        match self {
+            Handler::Async(h) => Handler::Async(h.clone()),
+            Handler::Sync(h) => Handler::Sync(h.clone()),
+        }
+    }
+}
+
 /// One registered handler of an event.
 pub struct Entry<E> {
     /// How it is run.
     pub meta: Arc<HookMeta>,
     /// The handler.
-    pub handler: Arc<dyn Handles<E>>,
+    pub handler: Handler<E>,
 }
 
 impl<E> Clone for Entry<E> {
@@ -225,7 +250,7 @@ impl Hooks {
             None => reg.install.default_name(),
         };
         let meta = Arc::new(HookMeta {
-            name: Arc::from(name.as_ref()),
+            name: HookName::from(name),
             priority: reg.priority,
             advisory: reg.advisory,
             timeout: reg.timeout,

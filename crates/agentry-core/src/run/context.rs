@@ -1,5 +1,6 @@
 //! What a hook or tool can see and do while a run is under way.
 
+use crate::hooks::HookName;
 use crate::run::events::RunEvent;
 use crate::state::{ErasedState, StateError, StateSource};
 use futures::channel::mpsc::UnboundedSender;
@@ -239,7 +240,7 @@ impl RunContext {
     /// Replaces the state with a JSON value of the state's type (runtimes use this to restore).
     pub fn replace_state_json(&self, value: Value, source: StateSource) -> Result<(), StateError> {
         let mut guard = lock(&self.0.state);
-        let next = guard.from_json(value)?;
+        let next = guard.parse_json(value)?;
         let previous = if self.0.observe_state {
             Some(guard.to_json()?)
         } else {
@@ -281,7 +282,7 @@ impl RunContext {
     /// Takes the notices recorded since the last call (runtimes call this after each tool call
     /// and hook chain; it costs one atomic load when there are none).
     pub fn take_notices(&self) -> Vec<Notice> {
-        if !self.0.dirty.swap(false, Ordering::AcqRel) {
+        if !self.0.dirty.load(Ordering::Acquire) || !self.0.dirty.swap(false, Ordering::AcqRel) {
             return Vec::new();
         }
         std::mem::take(&mut *lock(&self.0.notices))
@@ -312,13 +313,17 @@ impl RunContext {
 #[derive(Clone, Debug)]
 pub struct HookCtx {
     run: RunContext,
-    hook: Arc<str>,
+    hook: HookName,
 }
 
 impl HookCtx {
     /// A hook context (the hook engine creates these).
-    pub fn new(run: RunContext, hook: Arc<str>) -> Self {
+    pub fn new(run: RunContext, hook: HookName) -> Self {
         HookCtx { run, hook }
+    }
+    /// Points the context at another hook (the dispatcher reuses one context per event).
+    pub(crate) fn set_hook(&mut self, hook: HookName) {
+        self.hook = hook;
     }
     /// The name of the hook this context was made for.
     pub fn hook_name(&self) -> &str {

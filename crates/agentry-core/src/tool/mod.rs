@@ -108,6 +108,7 @@ impl<T: Serialize> IntoToolOutput for Json<T> {
 pub struct ToolFailure {
     message: String,
     source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    hook: Option<crate::hooks::HookError>,
 }
 
 impl ToolFailure {
@@ -116,7 +117,20 @@ impl ToolFailure {
         ToolFailure {
             message: message.into(),
             source: None,
+            hook: None,
         }
+    }
+    /// A failure of around-tool middleware: it fails the run like any failing hook.
+    pub fn hook(error: crate::hooks::HookError) -> Self {
+        ToolFailure {
+            message: error.to_string(),
+            source: None,
+            hook: Some(error),
+        }
+    }
+    /// The hook failure this carries, when around-tool middleware failed.
+    pub fn hook_error(&self) -> Option<&crate::hooks::HookError> {
+        self.hook.as_ref()
     }
     /// The message the model will see.
     pub fn message(&self) -> &str {
@@ -148,6 +162,7 @@ impl<E: std::error::Error + Send + Sync + 'static> From<E> for ToolFailure {
         ToolFailure {
             message: e.to_string(),
             source: Some(Box::new(e)),
+            hook: None,
         }
     }
 }

@@ -32,6 +32,9 @@ pub(crate) struct Finished {
 
 type Ending = (Option<Value>, StopReason);
 
+/// What the body returns when it notices the run was cancelled between two phases.
+const CANCELLED: Ending = (None, StopReason::Cancelled);
+
 pub(crate) struct Driver {
     pub def: Arc<AgentDef>,
     pub rt: Arc<RuntimeInner>,
@@ -39,6 +42,8 @@ pub(crate) struct Driver {
     pub model: Arc<dyn Model>,
     pub machine: RunMachine,
     pub last_checkpoint: Option<RunSnapshot>,
+    /// True between the start of a step and its end.
+    pub in_step: bool,
 }
 
 impl Driver {
@@ -60,9 +65,9 @@ impl Driver {
             }
         };
         let ending = match outcome {
+            Some(Ok((_, StopReason::Cancelled))) | None => self.cancelled().await,
             Some(Ok(ending)) => Ok(ending),
             Some(Err(e)) => self.recover(e).await,
-            None => self.cancelled().await,
         };
         match ending {
             Ok((output, stop)) => self.end(output, stop).await,
@@ -108,6 +113,9 @@ impl Driver {
 
     async fn steps(&mut self) -> Result<Ending, Error> {
         loop {
+            if self.scope.ctx.is_cancelled() {
+                return Ok(CANCELLED);
+            }
             let step = match self.machine.begin_step(self.def.max_steps) {
                 StepStart::Begin(step) => step,
                 StepStart::Limit(limit) => {
@@ -117,14 +125,15 @@ impl Driver {
                 }
             };
             self.scope.ctx.set_step(step);
-            self.scope.ctx.send_event(|p| RunEvent::StepStarted {
-                step,
-                agent_path: p.clone(),
-            });
+            self.in_step = true;
             if self.scope.wants(Events::BEFORE_STEP) {
                 let (ev, by) = self.scope.hook_decided(BeforeStep::new(step)).await?;
+                if self.scope.ctx.is_cancelled() {
+                    return Ok(CANCELLED);
+                }
                 match ev.decision() {
                     Some(StepDecision::Skip) => {
+                        self.step_started(step);
                         if let Some(stop) = self.end_step(step).await? {
                             self.stop_event(stop.clone()).await?;
                             return Ok((None, stop));
@@ -133,6 +142,7 @@ impl Driver {
                     }
                     Some(StepDecision::Stop(reason)) => {
                         self.machine.step -= 1;
+                        self.in_step = false;
                         let stop = StopReason::Hook {
                             hook: by.as_deref().unwrap_or_default().to_string(),
                             reason: reason.clone(),
@@ -143,8 +153,12 @@ impl Driver {
                     None => {}
                 }
             }
+            self.step_started(step);
 
             let response = self.model_phase(step).await?;
+            if self.scope.ctx.is_cancelled() {
+                return Ok(CANCELLED);
+            }
             let aborted = match &response.finish_reason {
                 FinishReason::Aborted(reason) => Some(reason.clone()),
                 _ => None,
@@ -164,7 +178,12 @@ impl Driver {
 
             let mut final_output = None;
             match turn {
-                Turn::Tools(calls) => self.run_tools(calls).await?,
+                Turn::Tools(calls) => {
+                    self.run_tools(calls).await?;
+                    if self.scope.ctx.is_cancelled() {
+                        return Ok(CANCELLED);
+                    }
+                }
                 Turn::Final => {
                     let text = text.unwrap_or_default();
                     match self.machine.judge_final(
@@ -206,8 +225,16 @@ impl Driver {
         }
     }
 
+    fn step_started(&self, step: u32) {
+        self.scope.ctx.send_event(|p| RunEvent::StepStarted {
+            step,
+            agent_path: p.clone(),
+        });
+    }
+
     /// Ends a step: AfterStep (which may stop the run) and a checkpoint.
     async fn end_step(&mut self, step: u32) -> Result<Option<StopReason>, Error> {
+        self.in_step = false;
         self.scope.ctx.send_event(|p| RunEvent::StepFinished {
             step,
             agent_path: p.clone(),
@@ -256,13 +283,22 @@ impl Driver {
             return Ok((Some(output.clone()), stop));
         }
         drop(ev);
-        Err(Arc::try_unwrap(error).unwrap_or_else(|shared| Error::other(shared.to_string())))
+        Err(Arc::try_unwrap(error).unwrap_or_else(|shared| (*shared).clone()))
     }
 
+    /// Ends a cancelled run: the step under way does not count, and the store keeps the last
+    /// checkpoint (the state at the end of the last completed step), marked cancelled, so the run
+    /// can be resumed from there.
     async fn cancelled(&mut self) -> Result<Ending, Error> {
-        if let (Some(store), Some(mut snapshot)) =
-            (self.rt.store.clone(), self.last_checkpoint.take())
-        {
+        if self.in_step {
+            self.machine.step -= 1;
+            self.in_step = false;
+        }
+        if let Some(store) = self.rt.store.clone() {
+            let mut snapshot = match self.last_checkpoint.take() {
+                Some(s) => s,
+                None => self.snapshot(None, None)?,
+            };
             snapshot.stop = Some(StopReason::Cancelled);
             store.save(&snapshot).await?;
         }

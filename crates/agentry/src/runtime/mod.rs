@@ -173,7 +173,7 @@ impl Runtime {
             return Err(fail(format!("it already ended ({stop})")));
         }
         let def = agent.def();
-        let state = def.initial_state.from_json(snapshot.state.clone())?;
+        let state = def.initial_state.parse_json(snapshot.state.clone())?;
         let options = RunOptions {
             run_id: Some(snapshot.run_id.clone()),
             session_id: snapshot.session_id.clone(),
@@ -253,6 +253,7 @@ impl Runtime {
             model,
             machine: RunMachine::new(),
             last_checkpoint: None,
+            in_step: false,
         })
     }
 }

@@ -75,9 +75,14 @@ impl Driver {
                 let scope = scope.clone();
                 async move { stream_model(&*model, &scope, &req).await }
             });
-        Next::start(chain, terminal, self.scope.ctx.clone())
-            .run(request)
-            .await
+        Next::start(
+            chain,
+            terminal,
+            self.scope.ctx.clone(),
+            self.scope.hooks.clone(),
+        )
+        .run(request)
+        .await
     }
 }
 
@@ -94,42 +99,44 @@ pub(crate) async fn stream_model(
     while let Some(item) = stream.next().await {
         match item? {
             ModelEvent::TextDelta(text) => {
-                response.text.push_str(&text);
-                if scope.ctx.has_event_stream() {
-                    let t = text.clone();
-                    scope.ctx.send_event(|p| RunEvent::TextDelta {
-                        text: t,
-                        agent_path: p.clone(),
-                    });
-                }
-                if scope.wants(Events::TEXT_DELTA) {
+                // Hooks see the piece first: they may rewrite it (redaction) or abort the stream,
+                // and only what they let through is recorded and streamed.
+                let text = if scope.wants(Events::TEXT_DELTA) {
                     let ev = scope.hook(TextDelta::new(text)).await?;
                     if let Some(reason) = ev.aborted() {
                         finish = Some(FinishReason::Aborted(reason.to_string()));
                         break;
                     }
-                }
+                    ev.text
+                } else {
+                    text
+                };
+                response.text.push_str(&text);
+                scope.ctx.send_event(|p| RunEvent::TextDelta {
+                    text,
+                    agent_path: p.clone(),
+                });
             }
             ModelEvent::ThinkingDelta(text) => {
-                response
-                    .thinking
-                    .get_or_insert_with(ThinkingBlock::default)
-                    .text
-                    .push_str(&text);
-                if scope.ctx.has_event_stream() {
-                    let t = text.clone();
-                    scope.ctx.send_event(|p| RunEvent::ThinkingDelta {
-                        text: t,
-                        agent_path: p.clone(),
-                    });
-                }
-                if scope.wants(Events::THINKING) {
+                let text = if scope.wants(Events::THINKING) {
                     let ev = scope.hook(Thinking::new(text)).await?;
                     if let Some(reason) = ev.aborted() {
                         finish = Some(FinishReason::Aborted(reason.to_string()));
                         break;
                     }
-                }
+                    ev.text
+                } else {
+                    text
+                };
+                response
+                    .thinking
+                    .get_or_insert_with(ThinkingBlock::default)
+                    .text
+                    .push_str(&text);
+                scope.ctx.send_event(|p| RunEvent::ThinkingDelta {
+                    text,
+                    agent_path: p.clone(),
+                });
             }
             ModelEvent::ThinkingSignature(signature) => {
                 response

@@ -1,7 +1,7 @@
 //! The hooks and context of one run, with the helpers every phase uses: dispatch an event and
 //! report the notices (state changes, custom events) its hooks left.
 
-use agentry_core::hooks::{Custom, Event, Events, Hooks, MessageAdded, StateChange};
+use agentry_core::hooks::{Custom, Event, Events, HookName, Hooks, MessageAdded, StateChange};
 use agentry_core::{Error, Message, Notice, RunContext, RunEvent};
 use std::sync::Arc;
 
@@ -27,7 +27,7 @@ impl Scope {
     }
 
     /// Dispatches `ev`, returning the name of the hook that decided, if one did.
-    pub async fn hook_decided<E: Event>(&self, ev: E) -> Result<(E, Option<Arc<str>>), Error> {
+    pub async fn hook_decided<E: Event>(&self, ev: E) -> Result<(E, Option<HookName>), Error> {
         let out = self.hooks.dispatch_decided(ev, &self.ctx).await?;
         self.flush().await?;
         Ok(out)

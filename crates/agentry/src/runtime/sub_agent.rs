@@ -6,20 +6,21 @@ use super::driver::{Driver, Start};
 use super::scope::Scope;
 use agentry_core::hooks::{AfterSubAgent, BeforeSubAgent, Events, Hooks, SubAgentError};
 use agentry_core::{
-    AgentDef, Error, RunContext, RunContextSpec, RunMachine, ToolCall, ToolFailure, ToolOutput,
+    AgentDef, Error, RunContext, RunContextSpec, RunMachine, ToolCall, ToolFailure, ToolResult,
 };
 use serde_json::Value;
 use std::sync::Arc;
 
 impl Driver {
-    /// Runs a sub-agent for a tool call. The outer `Err` is a hook failure of the parent run; the
-    /// inner one a failure the parent model hears about.
+    /// Runs a sub-agent for a tool call. The outer `Err` fails the parent run: a hook failure of
+    /// the parent, or of the child (hooks enforce policy, so a child cannot route around them);
+    /// the inner one is a failure the parent model hears about (after SubAgentError hooks).
     pub(crate) async fn sub_agent(
         &self,
         child: &Arc<AgentDef>,
         call: &ToolCall,
         input: &Value,
-    ) -> Result<Result<ToolOutput, ToolFailure>, Error> {
+    ) -> Result<Result<ToolResult, ToolFailure>, Error> {
         let scope = &self.scope;
         let mut task = input
             .get("input")
@@ -30,7 +31,7 @@ impl Driver {
             let ev = BeforeSubAgent::new(child.name.to_string(), call.id.clone(), task);
             let ev = scope.hook(ev).await?;
             if let Some(reason) = ev.blocked() {
-                return Ok(Err(ToolFailure::new(reason)));
+                return Ok(Ok(ToolResult::error(&call.id, &call.name, reason)));
             }
             task = ev.input;
         }
@@ -46,6 +47,7 @@ impl Driver {
                     child.name, done.stop
                 )),
             },
+            Err(Error::Hook(e)) => return Err(Error::Hook(e)),
             Err(e) => Err(format!("sub-agent `{}` failed: {e}", child.name)),
         };
         match failure {
@@ -61,14 +63,14 @@ impl Driver {
                 } else {
                     output
                 };
-                Ok(Ok(ToolOutput::text(output)))
+                Ok(Ok(ToolResult::ok(&call.id, &call.name, output)))
             }
             Err(error) => {
                 if scope.wants(Events::SUB_AGENT_ERROR) {
                     let ev = SubAgentError::new(child.name.to_string(), task, error.clone());
                     let ev = scope.hook(ev).await?;
                     if let Some(output) = ev.recovery() {
-                        return Ok(Ok(ToolOutput::text(output)));
+                        return Ok(Ok(ToolResult::ok(&call.id, &call.name, output)));
                     }
                 }
                 Ok(Err(ToolFailure::new(error)))
@@ -110,6 +112,7 @@ impl Driver {
             model,
             machine: RunMachine::new(),
             last_checkpoint: None,
+            in_step: false,
         })
     }
 }

@@ -3,7 +3,6 @@
 //! one turn run concurrently unless the agent turns that off.
 
 use super::driver::Driver;
-use super::scope::Scope;
 use agentry_core::hooks::{
     AfterTool, BeforeTool, Events, Next, Terminal, ToolCallRequest, ToolDecision, ToolError,
     ToolOutcome,
@@ -33,30 +32,50 @@ impl Driver {
     }
 
     /// One call, start to end. An `Err` is a hook failure that fails the run; everything else the
-    /// model should hear about is an error result.
+    /// model should hear about is an error result. Every call streams ToolStarted (with the input
+    /// the model sent) and ToolFinished (with the result the model will see).
     async fn tool_call(&self, call: &ToolCall) -> Result<ToolResult, Error> {
-        let scope = &self.scope;
-        let Some(tool) = self.def.find_tool(&call.name) else {
-            let known: Vec<&str> = self.def.specs.iter().map(|s| s.name.as_str()).collect();
-            let content = format!(
-                "there is no tool named `{}`; the tools are: {}",
-                call.name,
-                if known.is_empty() {
-                    "(none)".to_string()
-                } else {
-                    known.join(", ")
-                }
-            );
-            return Ok(finished(
-                scope,
-                ToolResult::error(&call.id, &call.name, content),
-            ));
-        };
         let raw = call.arguments.trim();
         let parsed = if raw.is_empty() {
             Ok(Value::Object(Default::default()))
         } else {
-            serde_json::from_str::<Value>(raw)
+            serde_json::from_str::<Value>(raw).map_err(|e| e.to_string())
+        };
+        self.scope.ctx.send_event(|p| RunEvent::ToolStarted {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            input: match &parsed {
+                Ok(v) => v.clone(),
+                Err(_) => Value::String(call.arguments.clone()),
+            },
+            agent_path: p.clone(),
+        });
+        let result = self.settle(call, parsed).await?;
+        self.scope.ctx.send_event(|p| RunEvent::ToolFinished {
+            result: result.clone(),
+            agent_path: p.clone(),
+        });
+        Ok(result)
+    }
+
+    async fn settle(
+        &self,
+        call: &ToolCall,
+        parsed: Result<Value, String>,
+    ) -> Result<ToolResult, Error> {
+        let scope = &self.scope;
+        let Some(tool) = self.def.find_tool(&call.name) else {
+            let known: Vec<&str> = self.def.specs.iter().map(|s| s.name.as_str()).collect();
+            let known = if known.is_empty() {
+                "(none)".to_string()
+            } else {
+                known.join(", ")
+            };
+            let content = format!(
+                "there is no tool named `{}`; the tools are: {known}",
+                call.name
+            );
+            return Ok(ToolResult::error(&call.id, &call.name, content));
         };
         let mut input = match parsed {
             Ok(v) => v,
@@ -65,97 +84,71 @@ impl Driver {
                     "the arguments of `{}` are not valid JSON ({e}); call it again with a JSON object that matches its schema",
                     call.name
                 );
-                return Ok(finished(
-                    scope,
-                    ToolResult::error(&call.id, &call.name, content),
-                ));
+                return Ok(ToolResult::error(&call.id, &call.name, content));
             }
         };
 
-        let mut decided = None;
+        let mut decision = None;
         if scope.wants(Events::BEFORE_TOOL) {
             let mut ev = scope
                 .hook(BeforeTool::new(call.id.clone(), call.name.clone(), input))
                 .await?;
-            decided = ev.decision().cloned();
+            decision = ev.decision().cloned();
             input = std::mem::take(&mut ev.input);
         }
-        let result = match decided {
-            Some(ToolDecision::Block(reason)) => ToolResult::error(&call.id, &call.name, reason),
-            Some(ToolDecision::Mock(content)) => ToolResult {
+        let outcome = match decision {
+            Some(ToolDecision::Block(reason)) => {
+                Ok(ToolResult::error(&call.id, &call.name, reason))
+            }
+            Some(ToolDecision::Mock(content)) => Ok(ToolResult {
                 mocked: true,
                 ..ToolResult::ok(&call.id, &call.name, content)
-            },
+            }),
             None => {
-                let problems: Vec<String> = tool
-                    .validator()
-                    .iter_errors(&input)
-                    .map(|e| {
-                        let at = e.instance_path().to_string();
-                        if at.is_empty() {
-                            e.to_string()
-                        } else {
-                            format!("at {at}: {e}")
-                        }
-                    })
-                    .collect();
-                if !problems.is_empty() {
+                if let Some(problems) = schema_problems(tool, &input) {
                     let content = format!(
-                        "the arguments of `{}` do not match its schema: {}; call it again with arguments that match",
-                        call.name,
-                        problems.join("; ")
+                        "the arguments of `{}` do not match its schema: {problems}; call it again with arguments that match",
+                        call.name
                     );
-                    return Ok(finished(
-                        scope,
-                        ToolResult::error(&call.id, &call.name, content),
-                    ));
-                }
-                if scope.ctx.has_event_stream() {
-                    let (id, name, inp) = (call.id.clone(), call.name.clone(), input.clone());
-                    scope.ctx.send_event(|p| RunEvent::ToolStarted {
-                        call_id: id,
-                        name,
-                        input: inp,
-                        agent_path: p.clone(),
-                    });
+                    return Ok(ToolResult::error(&call.id, &call.name, content));
                 }
                 let outcome = match tool {
-                    AgentTool::Tool { tool, .. } => {
-                        self.invoke(tool.clone(), call, input.clone()).await
-                    }
+                    AgentTool::Tool { tool, .. } => self
+                        .invoke(tool.clone(), call, input.clone())
+                        .await
+                        .map(|out| ToolResult::ok(&call.id, &call.name, out.content)),
                     AgentTool::SubAgent { agent, .. } => {
                         self.sub_agent(agent, call, &input).await?
                     }
                 };
                 scope.flush().await?;
-                match outcome {
-                    Ok(out) => ToolResult::ok(&call.id, &call.name, out.content),
-                    Err(failure) => {
-                        let mut result =
-                            ToolResult::error(&call.id, &call.name, failure.message().to_string());
-                        if scope.wants(Events::TOOL_ERROR) {
-                            let ev = ToolError::new(
-                                call.id.clone(),
-                                call.name.clone(),
-                                input,
-                                failure.message().to_string(),
-                            );
-                            let ev = scope.hook(ev).await?;
-                            if let Some(content) = ev.recovery() {
-                                result = ToolResult::ok(&call.id, &call.name, content);
-                            }
-                        }
-                        return Ok(finished(scope, result));
-                    }
-                }
+                outcome
             }
         };
-        let result = if scope.wants(Events::AFTER_TOOL) {
-            scope.hook(AfterTool { input, result }).await?.result
-        } else {
-            result
-        };
-        Ok(finished(scope, result))
+        match outcome {
+            Ok(result) if scope.wants(Events::AFTER_TOOL) => {
+                Ok(scope.hook(AfterTool { input, result }).await?.result)
+            }
+            Ok(result) => Ok(result),
+            Err(failure) => {
+                if let Some(hook_error) = failure.hook_error() {
+                    return Err(Error::Hook(hook_error.clone()));
+                }
+                if scope.wants(Events::TOOL_ERROR) {
+                    let ev = ToolError::new(
+                        call.id.clone(),
+                        call.name.clone(),
+                        input,
+                        failure.message().to_string(),
+                    );
+                    let ev = scope.hook(ev).await?;
+                    if let Some(content) = ev.recovery() {
+                        return Ok(ToolResult::ok(&call.id, &call.name, content));
+                    }
+                }
+                Ok(ToolResult::error(&call.id, &call.name, failure.message()))
+            }
+        }
     }
 
     /// Calls a tool through the around-tool middleware, catching panics.
@@ -180,9 +173,14 @@ impl Driver {
             name: call.name.clone(),
             input,
         };
-        Next::start(chain, terminal, self.scope.ctx.clone())
-            .run(req)
-            .await
+        Next::start(
+            chain,
+            terminal,
+            self.scope.ctx.clone(),
+            self.scope.hooks.clone(),
+        )
+        .run(req)
+        .await
     }
 }
 
@@ -206,14 +204,19 @@ async fn call_tool(tool: &dyn Tool, input: Value, ctx: ToolCtx) -> ToolOutcome {
     }
 }
 
-/// Streams the end of a call and hands its result back.
-fn finished(scope: &Scope, result: ToolResult) -> ToolResult {
-    if scope.ctx.has_event_stream() {
-        let r = result.clone();
-        scope.ctx.send_event(|p| RunEvent::ToolFinished {
-            result: r,
-            agent_path: p.clone(),
-        });
-    }
-    result
+/// What is wrong with `input` for `tool`, if anything.
+fn schema_problems(tool: &AgentTool, input: &Value) -> Option<String> {
+    let problems: Vec<String> = tool
+        .validator()
+        .iter_errors(input)
+        .map(|e| {
+            let at = e.instance_path().to_string();
+            if at.is_empty() {
+                e.to_string()
+            } else {
+                format!("at {at}: {e}")
+            }
+        })
+        .collect();
+    (!problems.is_empty()).then(|| problems.join("; "))
 }

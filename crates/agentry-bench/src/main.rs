@@ -1,0 +1,120 @@
+//! `agentry-bench`: the W1–W3 workloads of agentry's performance suite.
+//!
+//! ```text
+//! agentry-bench --workload w1|w2|w3 [--steps S] [--hooks H] [--runs R] [--inner K]
+//! ```
+//! Prints one JSON object on its last stdout line.
+
+mod measure;
+mod model;
+mod workloads;
+
+use agentry::Runtime;
+use clap::{Parser, ValueEnum};
+use serde_json::json;
+use workloads::{HookKind, agent, median, sample};
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Workload {
+    W1,
+    W2,
+    W3,
+}
+
+/// Runs one of the W1–W3 workloads and prints its figures as JSON.
+#[derive(Parser, Debug)]
+#[command(version, about)]
+struct Args {
+    /// W1: one long run; W2: W1 plus no-op hooks; W3: many concurrent runs.
+    #[arg(long, value_enum)]
+    workload: Workload,
+    /// Tool steps per run (default 1000 for W1/W2, 10 for W3).
+    #[arg(long)]
+    steps: Option<u32>,
+    /// No-op hooks on each of BeforeModel, AfterModel, BeforeTool, AfterTool (default 10 for W2, 0 otherwise).
+    #[arg(long)]
+    hooks: Option<u32>,
+    /// Concurrent runs (default 1000 for W3, 1 otherwise).
+    #[arg(long)]
+    runs: Option<u32>,
+    /// The kind of no-op hook W2 registers.
+    #[arg(long, value_enum, default_value_t = HookKind::Sync)]
+    hook_kind: HookKind,
+    /// Repeat the timed part K times and report the median.
+    #[arg(long, default_value_t = 1)]
+    inner: u32,
+}
+
+fn main() {
+    let args = Args::parse();
+    let (steps, hooks, runs) = match args.workload {
+        Workload::W1 => (args.steps.unwrap_or(1000), args.hooks.unwrap_or(0), 1),
+        Workload::W2 => (args.steps.unwrap_or(1000), args.hooks.unwrap_or(10), 1),
+        Workload::W3 => (
+            args.steps.unwrap_or(10),
+            args.hooks.unwrap_or(0),
+            args.runs.unwrap_or(1000),
+        ),
+    };
+    let inner = args.inner.max(1);
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let report = tokio.block_on(async move {
+        let runtime = Runtime::new();
+        let kind = args.hook_kind;
+        let bench = agent(steps, hooks, kind);
+        workloads::run_checked(&runtime, &agent(5, hooks, kind), 5).await;
+
+        let rss_before = measure::rss_kib();
+        measure::reset_peak();
+        let mut walls = Vec::new();
+        let mut cpus = Vec::new();
+        for _ in 0..inner {
+            let s = sample(&runtime, &bench, steps, runs).await;
+            walls.push(s.wall);
+            cpus.push(s.cpu);
+        }
+        let rss_peak = measure::peak_rss_kib();
+        let (wall, cpu) = (median(walls), median(cpus));
+        let total_steps = f64::from(steps) * f64::from(runs);
+        let hook_invocations = u64::from(hooks) * 2 * (2 * u64::from(steps) + 1) * u64::from(runs);
+        let mut report = json!({
+            "framework": "agentry",
+            "workload": format!("{:?}", args.workload).to_lowercase(),
+            "steps": steps,
+            "hooks": hooks,
+            "hook_kind": format!("{kind:?}").to_lowercase(),
+            "runs": runs,
+            "inner": inner,
+            "hook_invocations": hook_invocations,
+            "model_calls": u64::from(steps + 1) * u64::from(runs),
+            "us_per_step": wall.as_secs_f64() * 1e6 / total_steps,
+            "cpu_us_per_step": cpu.as_secs_f64() * 1e6 / total_steps,
+            "wall_s": wall.as_secs_f64(),
+            "cpu_s": cpu.as_secs_f64(),
+            "rss_before_kib": rss_before,
+            "rss_peak_kib": rss_peak,
+        });
+        if runs > 1 {
+            report["kib_per_run"] =
+                json!(rss_peak.saturating_sub(rss_before) as f64 / f64::from(runs));
+        }
+        if hooks > 0 {
+            // The same run without hooks, timed here too, gives the cost of one hook invocation.
+            let base = agent(steps, 0, kind);
+            let mut base_walls = Vec::new();
+            for _ in 0..inner {
+                base_walls.push(sample(&runtime, &base, steps, runs).await.wall);
+            }
+            let base_wall = median(base_walls);
+            report["baseline_us_per_step"] = json!(base_wall.as_secs_f64() * 1e6 / total_steps);
+            report["ns_per_hook"] = json!(
+                (wall.as_secs_f64() - base_wall.as_secs_f64()) * 1e9 / hook_invocations as f64
+            );
+        }
+        report
+    });
+    println!("{report}");
+}

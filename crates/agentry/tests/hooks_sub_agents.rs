@@ -1,0 +1,437 @@
+//! Sub-agents: a child run inherits its parent's hooks (runtime, parent agent and run scope),
+//! the parent's hooks wrap the child's own, BeforeSubAgent / AfterSubAgent / SubAgentError can
+//! block, rewrite and recover, and the child's events reach the parent's event stream.
+
+mod common;
+
+use agentry::prelude::*;
+use agentry::{AgentBuilder, ModelErrorKind};
+use common::*;
+
+const CHILD_EVENTS: [&str; 10] = [
+    "RunStart",
+    "MessageAdded:user",
+    "BeforeStep:1",
+    "BeforeModel",
+    "TextDelta:Paris",
+    "AfterModel",
+    "MessageAdded:assistant",
+    "AfterStep:1",
+    "Stop:FinalAnswer",
+    "RunEnd",
+];
+
+fn is_reverse(event: &str) -> bool {
+    ["After", "RunEnd", "RunError", "ToolError", "SubAgentError"]
+        .iter()
+        .any(|p| event.starts_with(p))
+}
+
+/// A parent whose model delegates to `child` once, then answers.
+fn parent_model() -> ScriptedModel {
+    ScriptedModel::new()
+        .tool_call("child", json!({"input": "find the capital of France"}))
+        .text("Paris, says child.")
+}
+
+fn parent(model: &ScriptedModel, child: &Agent) -> AgentBuilder<(), String> {
+    Agent::builder("parent")
+        .model(model.clone())
+        .sub_agent(child)
+}
+
+fn child_builder(model: &ScriptedModel) -> AgentBuilder<(), String> {
+    Agent::builder("child")
+        .description("Finds capitals.")
+        .model(model.clone())
+}
+
+/// The tool result the parent's model received in its request `n`.
+fn result_sent(model: &ScriptedModel, n: usize) -> ToolResult {
+    model.requests()[n]
+        .messages
+        .last()
+        .and_then(|m| m.tool_result().cloned())
+        .expect("the last message is a tool result")
+}
+
+#[tokio::test]
+async fn runtime_parent_and_run_hooks_fire_for_the_child_and_wrap_its_own_hooks() {
+    let log = new_log();
+    let child_model = ScriptedModel::new().text("Paris");
+    let child = child_builder(&child_model)
+        .with(Recorder::new(&log).tagged("ca").with_path())
+        .build()
+        .unwrap();
+    let model = parent_model();
+    let agent = parent(&model, &child)
+        .with(Recorder::new(&log).tagged("pa").with_path())
+        .build()
+        .unwrap();
+    let runtime = Runtime::new().with(Recorder::new(&log).tagged("rt").with_path());
+    let options = RunOptions::new().with(Recorder::new(&log).tagged("run").with_path());
+
+    let out = runtime.run_with(&agent, "Capital?", options).await.unwrap();
+
+    assert_eq!(out.output.as_deref(), Some("Paris, says child."));
+    assert_eq!(result_sent(&model, 1).content, "Paris");
+    let log = entries(&log);
+
+    // For every child event: the parent's hooks (runtime, parent agent, run) before the child's
+    // own on the way in, after it on the way out.
+    let child_lines: Vec<&str> = log
+        .iter()
+        .map(String::as_str)
+        .filter(|l| l.split(' ').nth(1) == Some("parent/child"))
+        .collect();
+    let mut expected = Vec::new();
+    for event in CHILD_EVENTS {
+        let mut tags = vec!["rt", "pa", "run", "ca"];
+        if is_reverse(event) {
+            tags.reverse();
+        }
+        for tag in tags {
+            expected.push(format!("{tag} parent/child {event}"));
+        }
+    }
+    assert_eq!(child_lines, expected);
+
+    // The child's own hook sees only the child's events.
+    let own: Vec<&str> = log.iter().filter_map(|l| l.strip_prefix("ca ")).collect();
+    let child_only: Vec<String> = CHILD_EVENTS
+        .iter()
+        .map(|e| format!("parent/child {e}"))
+        .collect();
+    assert_eq!(own, child_only);
+
+    // The parent agent's hook sees the whole run, the child's nested inside the tool call.
+    let parent_view: Vec<&str> = log.iter().filter_map(|l| l.strip_prefix("pa ")).collect();
+    let mut expected = vec![
+        "parent RunStart".to_string(),
+        "parent MessageAdded:user".into(),
+        "parent BeforeStep:1".into(),
+        "parent BeforeModel".into(),
+        "parent AfterModel".into(),
+        "parent MessageAdded:assistant".into(),
+        "parent BeforeTool:child".into(),
+        "parent BeforeSubAgent:child".into(),
+    ];
+    expected.extend(child_only.iter().cloned());
+    expected.extend(
+        [
+            "parent AfterSubAgent:child",
+            "parent AfterTool:child",
+            "parent MessageAdded:tool",
+            "parent AfterStep:1",
+            "parent BeforeStep:2",
+            "parent BeforeModel",
+            "parent TextDelta:Paris, says child.",
+            "parent AfterModel",
+            "parent MessageAdded:assistant",
+            "parent AfterStep:2",
+            "parent Stop:FinalAnswer",
+            "parent RunEnd",
+        ]
+        .map(String::from),
+    );
+    assert_eq!(parent_view, expected);
+
+    // The runtime and run-scope hooks saw exactly what the parent agent's hook saw.
+    for tag in ["rt", "run"] {
+        let view: Vec<&str> = log
+            .iter()
+            .filter_map(|l| l.strip_prefix(tag).and_then(|r| r.strip_prefix(' ')))
+            .collect();
+        assert_eq!(view, parent_view, "{tag}");
+    }
+}
+
+#[tokio::test]
+async fn the_child_run_has_its_own_id_and_knows_its_parent() {
+    let seen = new_log();
+    let (s1, s2) = (seen.clone(), seen.clone());
+    let child_model = ScriptedModel::new().text("Paris");
+    let child = child_builder(&child_model)
+        .run_start(move |ev, ctx| {
+            push(
+                &s1,
+                format!(
+                    "child ctx: name={} path={} parent={:?} run_id_is_parent={}",
+                    ctx.agent_name(),
+                    ctx.agent_path(),
+                    ctx.parent_run_id(),
+                    ctx.run_id() == "parent-run"
+                ),
+            );
+            std::future::ready(Ok(ev))
+        })
+        .build()
+        .unwrap();
+    let model = parent_model();
+    let agent = parent(&model, &child)
+        .after_sub_agent(move |ev, ctx| {
+            push(
+                &s2,
+                format!(
+                    "after: agent={} input={} output={} in={} child_run_is_parent={}",
+                    ev.agent,
+                    ev.input,
+                    ev.output,
+                    ctx.run_id(),
+                    ev.run_id == ctx.run_id()
+                ),
+            );
+            std::future::ready(Ok(ev))
+        })
+        .build()
+        .unwrap();
+
+    Runtime::new()
+        .run_with(&agent, "Capital?", RunOptions::new().run_id("parent-run"))
+        .await
+        .unwrap();
+
+    assert_eq!(
+        entries(&seen),
+        [
+            "child ctx: name=child path=parent/child parent=Some(\"parent-run\") run_id_is_parent=false",
+            "after: agent=child input=find the capital of France output=Paris in=parent-run child_run_is_parent=false",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn before_sub_agent_block_keeps_the_child_from_running() {
+    let child_model = ScriptedModel::new().text("Paris");
+    let child = child_builder(&child_model).build().unwrap();
+    let model = parent_model();
+    let agent = parent(&model, &child)
+        .before_sub_agent(|mut ev, _ctx| async move {
+            if ev.agent == "child" {
+                ev.block("the child agent is disabled");
+            }
+            Ok(ev)
+        })
+        .build()
+        .unwrap();
+
+    let out = Runtime::new().run(&agent, "Capital?").await.unwrap();
+
+    assert_eq!(out.output.as_deref(), Some("Paris, says child."));
+    assert_eq!(child_model.calls(), 0, "a blocked sub-agent must not run");
+    let sent = result_sent(&model, 1);
+    assert!(sent.is_error);
+    assert_eq!(sent.name, "child");
+    assert_eq!(sent.content, "the child agent is disabled");
+}
+
+#[tokio::test]
+async fn before_sub_agent_rewrites_the_child_input() {
+    let seen = new_log();
+    let s = seen.clone();
+    let child_model = ScriptedModel::new().text("Paris");
+    let child = child_builder(&child_model).build().unwrap();
+    let model = parent_model();
+    let agent = parent(&model, &child)
+        .before_sub_agent(|mut ev, _ctx| async move {
+            ev.input = format!("{} (answer in one word)", ev.input);
+            Ok(ev)
+        })
+        .after_sub_agent(move |ev, _ctx| {
+            push(&s, ev.input.clone());
+            std::future::ready(Ok(ev))
+        })
+        .build()
+        .unwrap();
+
+    Runtime::new().run(&agent, "Capital?").await.unwrap();
+
+    assert_eq!(
+        child_model.requests()[0].messages.to_vec(),
+        [Message::user(
+            "find the capital of France (answer in one word)"
+        )]
+    );
+    assert_eq!(
+        entries(&seen),
+        ["find the capital of France (answer in one word)"]
+    );
+}
+
+#[tokio::test]
+async fn after_sub_agent_rewrites_the_output_the_parent_model_sees() {
+    let child_model = ScriptedModel::new().text("Paris");
+    let child = child_builder(&child_model).build().unwrap();
+    let model = parent_model();
+    let agent = parent(&model, &child)
+        .after_sub_agent(|mut ev, _ctx| async move {
+            ev.output = format!("[verified] {}", ev.output);
+            Ok(ev)
+        })
+        .build()
+        .unwrap();
+
+    let out = Runtime::new().run(&agent, "Capital?").await.unwrap();
+
+    let sent = result_sent(&model, 1);
+    assert!(!sent.is_error);
+    assert_eq!(sent.content, "[verified] Paris");
+    assert_eq!(tool_results(&out.messages), [sent]);
+}
+
+#[tokio::test]
+async fn sub_agent_error_recovers_when_the_child_fails() {
+    let log = new_log();
+    let errors = new_log();
+    let e = errors.clone();
+    let child_model = ScriptedModel::new().error(ModelErrorKind::Server, "child model down");
+    let child = child_builder(&child_model).build().unwrap();
+    let model = parent_model();
+    let agent = parent(&model, &child)
+        .sub_agent_error(move |mut ev, _ctx| {
+            push(&e, format!("{}: {}", ev.agent, ev.error));
+            ev.recover("the child is unavailable; answer without it");
+            std::future::ready(Ok(ev))
+        })
+        // Registered last: error events run in reverse, so it sees SubAgentError before the
+        // recovering hook ends the chain.
+        .with(
+            Recorder::new(&log)
+                .events(lifecycle_unstreamed())
+                .with_path(),
+        )
+        .build()
+        .unwrap();
+
+    let out = Runtime::new().run(&agent, "Capital?").await.unwrap();
+
+    assert_eq!(out.output.as_deref(), Some("Paris, says child."));
+    assert_eq!(child_model.calls(), 1);
+    let errors = entries(&errors);
+    assert_eq!(errors.len(), 1);
+    assert!(
+        errors[0].starts_with("child: sub-agent `child` failed: ")
+            && errors[0].contains("child model down"),
+        "{errors:?}"
+    );
+    let sent = result_sent(&model, 1);
+    assert!(!sent.is_error);
+    assert_eq!(sent.content, "the child is unavailable; answer without it");
+    // The child fails (its RunError fires with the inherited hook), then the parent recovers.
+    let log = entries(&log);
+    let from = log
+        .iter()
+        .position(|l| l == "parent BeforeSubAgent:child")
+        .expect("BeforeSubAgent fired");
+    assert_eq!(
+        log[from..from + 9],
+        [
+            "parent BeforeSubAgent:child",
+            "parent/child RunStart",
+            "parent/child MessageAdded:user",
+            "parent/child BeforeStep:1",
+            "parent/child BeforeModel",
+            "parent/child RunError",
+            "parent SubAgentError:child",
+            "parent AfterTool:child",
+            "parent MessageAdded:tool",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_failing_child_without_recovery_is_an_error_result_for_the_parent_model() {
+    let child_model = ScriptedModel::new().error(ModelErrorKind::Server, "child model down");
+    let child = child_builder(&child_model).build().unwrap();
+    let model = parent_model();
+    let agent = parent(&model, &child).build().unwrap();
+
+    let out = Runtime::new().run(&agent, "Capital?").await.unwrap();
+
+    assert_eq!(out.output.as_deref(), Some("Paris, says child."));
+    let sent = result_sent(&model, 1);
+    assert!(sent.is_error);
+    assert!(
+        sent.content.starts_with("sub-agent `child` failed: ")
+            && sent.content.contains("child model down"),
+        "{}",
+        sent.content
+    );
+}
+
+fn describe(ev: &RunEvent) -> String {
+    let what = match ev {
+        RunEvent::RunStarted { .. } => "RunStarted".to_string(),
+        RunEvent::StepStarted { step, .. } => format!("StepStarted:{step}"),
+        RunEvent::StepFinished { step, .. } => format!("StepFinished:{step}"),
+        RunEvent::TextDelta { text, .. } => format!("TextDelta:{text}"),
+        RunEvent::ThinkingDelta { text, .. } => format!("ThinkingDelta:{text}"),
+        RunEvent::ToolStarted { name, .. } => format!("ToolStarted:{name}"),
+        RunEvent::ToolFinished { result, .. } => format!("ToolFinished:{}", result.name),
+        RunEvent::StatePatch { .. } => "StatePatch".to_string(),
+        RunEvent::Message { message, .. } => format!("Message:{}", role(message)),
+        RunEvent::Custom { name, .. } => format!("Custom:{name}"),
+        RunEvent::RunFinished { stop, .. } => format!("RunFinished:{stop:?}"),
+        RunEvent::RunFailed { error, .. } => format!("RunFailed:{error}"),
+        other => format!("{other:?}"),
+    };
+    format!("{} {what}", ev.agent_path())
+}
+
+#[tokio::test]
+async fn the_child_events_reach_the_parent_event_stream_under_the_child_path() {
+    let child_model = ScriptedModel::new().text("Paris");
+    let child = child_builder(&child_model)
+        .run_start(|ev, ctx| {
+            ctx.emit("child-note", json!({"from": ctx.agent_path()}));
+            std::future::ready(Ok(ev))
+        })
+        .build()
+        .unwrap();
+    let model = parent_model();
+    let agent = parent(&model, &child).build().unwrap();
+
+    let mut handle = Runtime::new().start(&agent, "Capital?", RunOptions::new());
+    let mut events = Vec::new();
+    while let Some(ev) = handle.events().next().await {
+        events.push(ev);
+    }
+    let out = handle.result().await.unwrap();
+
+    assert_eq!(out.output.as_deref(), Some("Paris, says child."));
+    let lines: Vec<String> = events.iter().map(describe).collect();
+    assert_eq!(
+        lines,
+        [
+            "parent RunStarted",
+            "parent Message:user",
+            "parent StepStarted:1",
+            "parent Message:assistant",
+            "parent ToolStarted:child",
+            "parent/child RunStarted",
+            "parent/child Custom:child-note",
+            "parent/child Message:user",
+            "parent/child StepStarted:1",
+            "parent/child TextDelta:Paris",
+            "parent/child Message:assistant",
+            "parent/child StepFinished:1",
+            "parent/child RunFinished:FinalAnswer",
+            "parent ToolFinished:child",
+            "parent Message:tool",
+            "parent StepFinished:1",
+            "parent StepStarted:2",
+            "parent TextDelta:Paris, says child.",
+            "parent Message:assistant",
+            "parent StepFinished:2",
+            "parent RunFinished:FinalAnswer",
+        ]
+    );
+    let note = events
+        .iter()
+        .find_map(|ev| match ev {
+            RunEvent::Custom { data, .. } => Some(data.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(note, json!({"from": "parent/child"}));
+}
