@@ -69,12 +69,19 @@ fn main() {
 
         let rss_before = measure::rss_kib();
         measure::reset_peak();
+        // With hooks, the same agent without them is sampled in between, so both medians see
+        // the same machine conditions and their difference is the cost of the hooks.
+        let base = (hooks > 0).then(|| agent(steps, 0, kind));
         let mut walls = Vec::new();
         let mut cpus = Vec::new();
+        let mut base_walls = Vec::new();
         for _ in 0..inner {
             let s = sample(&runtime, &bench, steps, runs).await;
             walls.push(s.wall);
             cpus.push(s.cpu);
+            if let Some(base) = &base {
+                base_walls.push(sample(&runtime, base, steps, runs).await.wall);
+            }
         }
         let rss_peak = measure::peak_rss_kib();
         let (wall, cpu) = (median(walls), median(cpus));
@@ -102,12 +109,6 @@ fn main() {
                 json!(rss_peak.saturating_sub(rss_before) as f64 / f64::from(runs));
         }
         if hooks > 0 {
-            // The same run without hooks, timed here too, gives the cost of one hook invocation.
-            let base = agent(steps, 0, kind);
-            let mut base_walls = Vec::new();
-            for _ in 0..inner {
-                base_walls.push(sample(&runtime, &base, steps, runs).await.wall);
-            }
             let base_wall = median(base_walls);
             report["baseline_us_per_step"] = json!(base_wall.as_secs_f64() * 1e6 / total_steps);
             report["ns_per_hook"] = json!(

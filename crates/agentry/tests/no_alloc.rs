@@ -321,3 +321,22 @@ async fn allocations_per_step_do_not_grow_with_the_history() {
         "per-step allocations: {per10} at 10 steps, {per100} at 100 steps"
     );
 }
+
+#[tokio::test]
+async fn dispatching_to_synchronous_hooks_does_not_allocate() {
+    let mut hooks = Hooks::new();
+    for _ in 0..10 {
+        hooks.add(agentry::hooks::on_sync::before_tool(|ev, _ctx| {
+            if let Some(seen) = ev.input.get_mut("seen") {
+                *seen = Value::Bool(true);
+            }
+            Ok(())
+        }));
+    }
+    let ctx = context();
+    let mut ev = before_tool_event();
+    ev.input["seen"] = json!(false);
+    let (ev, a) = measure_async(hooks.dispatch(ev, &ctx)).await;
+    assert_eq!(ev.unwrap().input["seen"], json!(true));
+    assert_eq!(a.count, 0, "{a:?}");
+}

@@ -9,9 +9,41 @@ use super::{
 };
 use crate::RunContext;
 use futures::FutureExt;
+use futures::future::BoxFuture;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use std::time::{Duration, Instant};
+
+/// What a dispatch returns, possibly before any await.
+pub type Dispatched<E> = Result<(E, Option<HookName>), HookError>;
+
+/// The future of a dispatch: ready at once when every hook of the event is synchronous (no
+/// allocation, no state machine), boxed when some hook awaits.
+pub enum Dispatch<'a, E> {
+    /// Done already.
+    Ready(Option<Dispatched<E>>),
+    /// Some hook awaits.
+    Pending(BoxFuture<'a, Dispatched<E>>),
+}
+
+// Neither variant is structurally pinned: the ready value is moved out, the pending future is
+// boxed. So the dispatch is `Unpin` whatever `E` is.
+impl<E> Unpin for Dispatch<'_, E> {}
+
+impl<E> Future for Dispatch<'_, E> {
+    type Output = Dispatched<E>;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.get_mut() {
+            Dispatch::Ready(out) => {
+                Poll::Ready(out.take().expect("a dispatch is polled after it completed"))
+            }
+            Dispatch::Pending(fut) => fut.as_mut().poll(cx),
+        }
+    }
+}
 
 impl Hooks {
     /// Runs `ev` through the hooks of its event and returns it as the last hook left it.
@@ -26,17 +58,51 @@ impl Hooks {
 
     /// Like [`dispatch`](Self::dispatch), and also returns the name of the hook that took a
     /// terminal decision, if one did.
-    pub async fn dispatch_decided<E: Event>(
-        &self,
-        ev: E,
-        run: &RunContext,
-    ) -> Result<(E, Option<HookName>), HookError> {
-        let list = E::list(self.lists());
-        if list.is_empty() {
-            return Ok((ev, None));
+    pub fn dispatch_decided<'a, E: Event>(
+        &'a self,
+        mut ev: E,
+        run: &'a RunContext,
+    ) -> Dispatch<'a, E> {
+        if let Some(out) = self.dispatch_sync(&mut ev, run) {
+            return Dispatch::Ready(Some(out.map(|by| (ev, by))));
         }
         let observe = self.wants(Events::META) && !Events::META.contains(E::KIND.flag());
-        run_chain(list, ev, run, if observe { Some(self) } else { None }).await
+        let list = E::list(self.lists());
+        Dispatch::Pending(Box::pin(run_chain(
+            list,
+            ev,
+            run,
+            if observe { Some(self) } else { None },
+        )))
+    }
+
+    /// The synchronous fast path, for runtimes: when the event has no hooks, or only
+    /// synchronous ones and no meta-event observer, runs them on `ev` in place and returns the
+    /// outcome (the name of the hook that decided, if one did). Returns `None`, leaving `ev`
+    /// untouched, when some hook must be awaited: use [`dispatch_decided`](Self::dispatch_decided).
+    pub fn dispatch_sync<E: Event>(
+        &self,
+        ev: &mut E,
+        run: &RunContext,
+    ) -> Option<Result<Option<HookName>, HookError>> {
+        let list = E::list(self.lists());
+        if list.is_empty() {
+            return Some(Ok(None));
+        }
+        let observed = self.wants(Events::META) && !Events::META.contains(E::KIND.flag());
+        if observed || !self.sync_only(E::KIND.flag()) {
+            return None;
+        }
+        let mut ctx = HookCtx::new(run.clone(), list[0].meta.name.clone());
+        let mut i = 0;
+        Some(
+            match run_sync_stretch(list, E::KIND.is_reverse(), &mut i, ev, &mut ctx) {
+                Stretch::End => Ok(None),
+                Stretch::Decided(name) => Ok(Some(name)),
+                Stretch::Failed(err) => Err(err),
+                Stretch::Async => unreachable!("every hook of this event is synchronous"),
+            },
+        )
     }
 }
 
@@ -52,8 +118,22 @@ async fn run_chain<E: Event>(
     // The event stays in this slot: synchronous hooks change it in place; asynchronous ones
     // take it and give it back.
     let mut slot = Some(ev);
-    for i in 0..n {
+    let mut i = 0;
+    while i < n {
+        if observers.is_none() {
+            // Fast path: a stretch of synchronous hooks runs as plain code, no await between.
+            let ev = slot
+                .as_mut()
+                .expect("the event is in its slot between hooks");
+            match run_sync_stretch(list, reverse, &mut i, ev, &mut ctx) {
+                Stretch::End => break,
+                Stretch::Decided(name) => return Ok((slot.expect("present"), Some(name))),
+                Stretch::Failed(err) => return Err(err),
+                Stretch::Async => {}
+            }
+        }
         let entry = &list[if reverse { n - 1 - i } else { i }];
+        i += 1;
         let meta = &*entry.meta;
         ctx.set_hook(meta.name.clone());
         let started = match observers {
@@ -131,6 +211,91 @@ impl Hooks {
     pub(crate) async fn observe<M: Event>(&self, ev: M, ctx: &RunContext) -> Result<(), HookError> {
         observe(self, ev, ctx).await
     }
+}
+
+/// How a stretch of synchronous hooks ended.
+enum Stretch {
+    /// Every hook ran.
+    End,
+    /// A hook took a terminal decision.
+    Decided(HookName),
+    /// A hook failed and its policy fails the dispatch.
+    Failed(HookError),
+    /// The next hook is asynchronous.
+    Async,
+}
+
+/// Runs synchronous hooks from position `*i` until an asynchronous one, a decision, a failure or
+/// the end. Used when no meta-event observer is registered.
+fn run_sync_stretch<E: Event>(
+    list: &[Entry<E>],
+    reverse: bool,
+    i: &mut usize,
+    ev: &mut E,
+    ctx: &mut HookCtx,
+) -> Stretch {
+    let n = list.len();
+    let at = |k: usize| &list[if reverse { n - 1 - k } else { k }];
+    loop {
+        // The event as it was before the advisory hook now running, if it is one.
+        let mut backup: Option<E> = None;
+        // One unwind guard for the whole stretch (not one per hook): a panic is charged to the
+        // hook at `*i - 1`, the one that was running.
+        let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            while *i < n {
+                let entry = at(*i);
+                let Handler::Sync(handler) = &entry.handler else {
+                    return Stretch::Async;
+                };
+                *i += 1;
+                let meta = &*entry.meta;
+                ctx.set_hook(meta.name.clone());
+                if meta.advisory {
+                    backup = Some(ev.clone());
+                }
+                if let Err(e) = handler.handle(ev, ctx) {
+                    let err = HookError {
+                        hook: meta.name.to_string(),
+                        event: E::KIND,
+                        failure: HookFailure::Error(e.to_string()),
+                    };
+                    match backup.take() {
+                        Some(before) => {
+                            advisory_failed(&err);
+                            *ev = before;
+                            continue;
+                        }
+                        None => return Stretch::Failed(err),
+                    }
+                }
+                if ev.decided() {
+                    return Stretch::Decided(meta.name.clone());
+                }
+            }
+            Stretch::End
+        }));
+        match ran {
+            Ok(stretch) => return stretch,
+            Err(panic) => {
+                let err = HookError {
+                    hook: at(*i - 1).meta.name.to_string(),
+                    event: E::KIND,
+                    failure: HookFailure::Panic(panic_message(panic)),
+                };
+                match backup.take() {
+                    Some(before) => {
+                        advisory_failed(&err);
+                        *ev = before;
+                    }
+                    None => return Stretch::Failed(err),
+                }
+            }
+        }
+    }
+}
+
+fn advisory_failed(err: &HookError) {
+    tracing::warn!(hook = %err.hook, event = %err.event, error = %err.failure, "advisory hook failed; the run goes on");
 }
 
 /// Dispatches a meta event to its observers, without meta events of its own.

@@ -57,6 +57,7 @@ mod registry;
 
 pub use crate::run::context::HookCtx;
 pub use closure::{FnAround, FnHook, FnSyncHook, on, on_sync};
+pub use dispatch::{Dispatch, Dispatched};
 pub use error::{BoxError, HookError, HookFailure, HookResult};
 pub use events::*;
 pub use hook::Hook;

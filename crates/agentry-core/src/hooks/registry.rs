@@ -92,6 +92,11 @@ macro_rules! define_lists {
                 self.around_model.sort_by_key(|e| std::cmp::Reverse(e.meta.priority));
                 self.around_tool.sort_by_key(|e| std::cmp::Reverse(e.meta.priority));
             }
+            fn sync_only(&self) -> Events {
+                let mut w = Events::empty();
+                $(if self.$method.iter().all(|e| matches!(e.handler, Handler::Sync(_))) { w |= Events::$flag; })*
+                w
+            }
             fn wanted(&self) -> Events {
                 let mut w = Events::empty();
                 $(if !self.$method.is_empty() { w |= Events::$flag; })*
@@ -223,6 +228,7 @@ impl<T: IntoHook> HookExt for T {}
 pub struct Hooks {
     lists: Lists,
     wanted: Events,
+    sync_only: Events,
     count: usize,
 }
 
@@ -258,6 +264,7 @@ impl Hooks {
         reg.install.install(meta, &mut self.lists);
         self.lists.sort();
         self.wanted = self.lists.wanted();
+        self.sync_only = self.lists.sync_only();
         self
     }
 
@@ -278,6 +285,7 @@ impl Hooks {
         if more {
             merged.lists.sort();
             merged.wanted = merged.lists.wanted();
+            merged.sync_only = merged.lists.sync_only();
         }
         merged
     }
@@ -286,6 +294,12 @@ impl Hooks {
     #[inline]
     pub fn wants(&self, events: Events) -> bool {
         self.wanted.intersects(events)
+    }
+
+    /// True when every hook of these events is synchronous.
+    #[inline]
+    pub(crate) fn sync_only(&self, events: Events) -> bool {
+        self.sync_only.contains(events)
     }
 
     /// The events some hook handles.

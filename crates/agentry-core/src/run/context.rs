@@ -1,5 +1,6 @@
 //! What a hook or tool can see and do while a run is under way.
 
+use crate::Message;
 use crate::hooks::HookName;
 use crate::run::events::RunEvent;
 use crate::state::{ErasedState, StateError, StateSource};
@@ -206,7 +207,7 @@ impl RunContext {
     /// StateChange (and streams a JSON Patch) once the tool or hook that called this returns.
     pub fn update_state_as<S: 'static, R>(
         &self,
-        source: StateSource,
+        source: impl FnOnce() -> StateSource,
         update: impl FnOnce(&mut S) -> R,
     ) -> Result<R, StateError> {
         let mut guard = lock(&self.0.state);
@@ -230,7 +231,7 @@ impl RunContext {
                 self.notify(Notice::State {
                     previous,
                     current,
-                    source,
+                    source: source(),
                 });
             }
         }
@@ -277,6 +278,13 @@ impl RunContext {
     fn notify(&self, notice: Notice) {
         lock(&self.0.notices).push(notice);
         self.0.dirty.store(true, Ordering::Release);
+    }
+
+    /// True when a tool or hook left notices that [`take_notices`](Self::take_notices) would
+    /// return (one atomic load).
+    #[inline]
+    pub fn has_notices(&self) -> bool {
+        self.0.dirty.load(Ordering::Acquire)
     }
 
     /// Takes the notices recorded since the last call (runtimes call this after each tool call
@@ -339,7 +347,7 @@ impl HookCtx {
         update: impl FnOnce(&mut S) -> R,
     ) -> Result<R, StateError> {
         self.run
-            .update_state_as(StateSource::Hook(self.hook.to_string()), update)
+            .update_state_as(|| StateSource::Hook(self.hook.to_string()), update)
     }
 }
 
@@ -356,39 +364,75 @@ impl std::ops::Deref for HookCtx {
 #[derive(Clone, Debug)]
 pub struct ToolCtx {
     run: RunContext,
-    call_id: Arc<str>,
-    tool: Arc<str>,
+    call: CallRef,
+}
+
+/// Which call a [`ToolCtx`] is for: a call of a model turn (shared, nothing copied), or one
+/// given by id and name.
+#[derive(Clone, Debug)]
+enum CallRef {
+    Turn(Arc<Message>, usize),
+    Named { id: Arc<str>, tool: Arc<str> },
 }
 
 impl ToolCtx {
-    /// A tool context (the runtime creates these).
+    /// A tool context for a call given by id and tool name.
     pub fn new(run: RunContext, call_id: Arc<str>, tool: Arc<str>) -> Self {
-        ToolCtx { run, call_id, tool }
+        ToolCtx {
+            run,
+            call: CallRef::Named { id: call_id, tool },
+        }
     }
+
+    /// A tool context for call `index` of a model turn (runtimes use this: it copies nothing).
+    ///
+    /// # Panics
+    /// If the message has no tool call at `index`.
+    pub fn for_turn(run: RunContext, turn: Arc<Message>, index: usize) -> Self {
+        assert!(
+            index < turn.tool_calls().len(),
+            "the turn has no tool call {index}"
+        );
+        ToolCtx {
+            run,
+            call: CallRef::Turn(turn, index),
+        }
+    }
+
     /// The id of the call being answered.
     pub fn call_id(&self) -> &str {
-        &self.call_id
+        match &self.call {
+            CallRef::Turn(turn, i) => &turn.tool_calls()[*i].id,
+            CallRef::Named { id, .. } => id,
+        }
     }
+
     /// The tool's name.
     pub fn tool_name(&self) -> &str {
-        &self.tool
+        match &self.call {
+            CallRef::Turn(turn, i) => &turn.tool_calls()[*i].name,
+            CallRef::Named { tool, .. } => tool,
+        }
     }
+
     /// A key that is the same every time this call is issued, even after a resume: `run_id:call_id`.
     /// Tools with side effects use it to de-duplicate.
     pub fn idempotency_key(&self) -> String {
-        format!("{}:{}", self.run.run_id(), self.call_id)
+        format!("{}:{}", self.run.run_id(), self.call_id())
     }
+
     /// The run's context.
     pub fn run(&self) -> &RunContext {
         &self.run
     }
+
     /// Updates the state; StateChange reports this tool as the source.
     pub fn update_state<S: 'static, R>(
         &self,
         update: impl FnOnce(&mut S) -> R,
     ) -> Result<R, StateError> {
         self.run
-            .update_state_as(StateSource::Tool(self.tool.to_string()), update)
+            .update_state_as(|| StateSource::Tool(self.tool_name().to_string()), update)
     }
 }
 

@@ -73,8 +73,8 @@ pub enum StepStart {
 /// What a model turn asked for.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Turn {
-    /// Run these tool calls.
-    Tools(Vec<ToolCall>),
+    /// Run the tool calls of the turn (see [`RunMachine::pending_calls`]).
+    Tools,
     /// A final answer.
     Final,
 }
@@ -108,8 +108,8 @@ pub struct RunMachine {
     pub model_calls: u32,
     /// Invalid final answers sent back so far.
     pub output_attempts: u32,
-    /// Tool calls waiting for results.
-    pub pending: Vec<ToolCall>,
+    /// The model turn whose tool calls are waiting for results (shared with the history).
+    pub pending: Option<Arc<Message>>,
 }
 
 impl RunMachine {
@@ -126,8 +126,19 @@ impl RunMachine {
             usage: s.usage,
             model_calls: s.model_calls,
             output_attempts: s.output_attempts,
-            pending: s.pending_tool_calls.clone(),
+            pending: (!s.pending_tool_calls.is_empty()).then(|| {
+                Arc::new(Message::Assistant {
+                    content: String::new(),
+                    thinking: None,
+                    tool_calls: s.pending_tool_calls.clone(),
+                })
+            }),
         }
+    }
+
+    /// The tool calls waiting for results.
+    pub fn pending_calls(&self) -> &[ToolCall] {
+        self.pending.as_deref().map_or(&[], Message::tool_calls)
     }
 
     /// Starts a step, unless `max_steps` are done.
@@ -151,28 +162,28 @@ impl RunMachine {
         m
     }
 
-    /// Accepts a model turn: appends the assistant message and records usage and the pending
-    /// tool calls.
+    /// Accepts a model turn: appends the assistant message and records usage and, when it calls
+    /// tools, the pending turn (the message itself, shared: no call is copied).
     pub fn accept_response(&mut self, response: ModelResponse) -> (Arc<Message>, Turn) {
         self.usage += response.usage;
         self.model_calls += 1;
-        let turn = if response.tool_calls.is_empty() {
-            Turn::Final
-        } else {
-            self.pending = response.tool_calls.clone();
-            Turn::Tools(response.tool_calls.clone())
-        };
+        let calls_tools = !response.tool_calls.is_empty();
         let message = self.push(Message::Assistant {
             content: response.text,
             thinking: response.thinking,
             tool_calls: response.tool_calls,
         });
-        (message, turn)
+        if calls_tools {
+            self.pending = Some(message.clone());
+            (message, Turn::Tools)
+        } else {
+            (message, Turn::Final)
+        }
     }
 
     /// Appends the results of the pending calls, in call order, and clears them.
     pub fn accept_tool_results(&mut self, results: Vec<ToolResult>) -> Vec<Arc<Message>> {
-        self.pending.clear();
+        self.pending = None;
         results
             .into_iter()
             .map(|r| self.push(Message::Tool(r)))
@@ -230,10 +241,10 @@ mod tests {
         let mut m = RunMachine::new();
         let call = ToolCall::new("c1", "echo", &serde_json::json!({"text": "x"}));
         let (_, turn) = m.accept_response(ModelResponse::tool_calls(vec![call.clone()]));
-        assert_eq!(turn, Turn::Tools(vec![call]));
-        assert_eq!(m.pending.len(), 1);
+        assert_eq!(turn, Turn::Tools);
+        assert_eq!(m.pending_calls(), [call]);
         m.accept_tool_results(vec![ToolResult::ok("c1", "echo", "x")]);
-        assert!(m.pending.is_empty());
+        assert!(m.pending_calls().is_empty());
         assert_eq!(m.messages.len(), 2);
     }
 

@@ -96,11 +96,10 @@ impl Driver {
                 self.checkpoint(None, None).await?;
             }
             Start::Resume => {
-                if !self.machine.pending.is_empty() {
+                if let Some(turn) = self.machine.pending.clone() {
                     let step = self.machine.step;
                     self.scope.ctx.set_step(step);
-                    let calls = self.machine.pending.clone();
-                    self.run_tools(calls).await?;
+                    self.run_tools(turn).await?;
                     if let Some(stop) = self.end_step(step).await? {
                         self.stop_event(stop.clone()).await?;
                         return Ok((None, stop));
@@ -168,7 +167,7 @@ impl Driver {
                 .is_empty()
                 .then(|| response.text.clone());
             let (message, turn) = self.machine.accept_response(response);
-            self.scope.added(message).await?;
+            self.scope.added(message.clone()).await?;
             if let Some(reason) = aborted {
                 self.end_step(step).await?;
                 let stop = StopReason::Aborted { reason };
@@ -178,8 +177,8 @@ impl Driver {
 
             let mut final_output = None;
             match turn {
-                Turn::Tools(calls) => {
-                    self.run_tools(calls).await?;
+                Turn::Tools => {
+                    self.run_tools(message).await?;
                     if self.scope.ctx.is_cancelled() {
                         return Ok(CANCELLED);
                     }
@@ -374,7 +373,7 @@ impl Driver {
             usage: self.machine.usage,
             model_calls: self.machine.model_calls,
             output_attempts: self.machine.output_attempts,
-            pending_tool_calls: self.machine.pending.clone(),
+            pending_tool_calls: self.machine.pending_calls().to_vec(),
             stop,
             output,
         })

@@ -21,16 +21,24 @@ impl Scope {
 
     /// Dispatches `ev` and reports the notices its hooks left.
     pub async fn hook<E: Event>(&self, ev: E) -> Result<E, Error> {
-        let ev = self.hooks.dispatch(ev, &self.ctx).await?;
-        self.flush().await?;
-        Ok(ev)
+        Ok(self.hook_decided(ev).await?.0)
     }
 
-    /// Dispatches `ev`, returning the name of the hook that decided, if one did.
-    pub async fn hook_decided<E: Event>(&self, ev: E) -> Result<(E, Option<HookName>), Error> {
-        let out = self.hooks.dispatch_decided(ev, &self.ctx).await?;
-        self.flush().await?;
-        Ok(out)
+    /// Dispatches `ev`, returning the name of the hook that decided, if one did. Synchronous
+    /// hooks change the event in place; only chains with an asynchronous hook move it.
+    pub async fn hook_decided<E: Event>(&self, mut ev: E) -> Result<(E, Option<HookName>), Error> {
+        let by = match self.hooks.dispatch_sync(&mut ev, &self.ctx) {
+            Some(outcome) => outcome?,
+            None => {
+                let (moved, by) = self.hooks.dispatch_decided(ev, &self.ctx).await?;
+                ev = moved;
+                by
+            }
+        };
+        if self.ctx.has_notices() {
+            self.flush().await?;
+        }
+        Ok((ev, by))
     }
 
     /// Reports state changes and custom events recorded since the last flush: as stream events

@@ -7,7 +7,7 @@ use agentry_core::hooks::{
     AfterTool, BeforeTool, Events, Next, Terminal, ToolCallRequest, ToolDecision, ToolError,
     ToolOutcome,
 };
-use agentry_core::{AgentTool, Error, RunEvent, Tool, ToolCall, ToolCtx, ToolFailure, ToolResult};
+use agentry_core::{AgentTool, Error, Message, RunEvent, Tool, ToolCtx, ToolFailure, ToolResult};
 use futures::FutureExt;
 use serde_json::Value;
 use std::panic::AssertUnwindSafe;
@@ -15,15 +15,17 @@ use std::sync::Arc;
 
 impl Driver {
     /// Runs the calls of one model turn and appends their results, in call order.
-    pub(crate) async fn run_tools(&mut self, calls: Vec<ToolCall>) -> Result<(), Error> {
-        let results = if calls.len() == 1 || !self.def.parallel_tool_calls {
-            let mut results = Vec::with_capacity(calls.len());
-            for call in &calls {
-                results.push(self.tool_call(call).await?);
+    pub(crate) async fn run_tools(&mut self, turn: Arc<Message>) -> Result<(), Error> {
+        let count = turn.tool_calls().len();
+        let results = if count == 1 || !self.def.parallel_tool_calls {
+            let mut results = Vec::with_capacity(count);
+            for index in 0..count {
+                results.push(self.tool_call(&turn, index).await?);
             }
             results
         } else {
-            futures::future::try_join_all(calls.iter().map(|call| self.tool_call(call))).await?
+            futures::future::try_join_all((0..count).map(|index| self.tool_call(&turn, index)))
+                .await?
         };
         for message in self.machine.accept_tool_results(results) {
             self.scope.added(message).await?;
@@ -34,7 +36,8 @@ impl Driver {
     /// One call, start to end. An `Err` is a hook failure that fails the run; everything else the
     /// model should hear about is an error result. Every call streams ToolStarted (with the input
     /// the model sent) and ToolFinished (with the result the model will see).
-    async fn tool_call(&self, call: &ToolCall) -> Result<ToolResult, Error> {
+    async fn tool_call(&self, turn: &Arc<Message>, index: usize) -> Result<ToolResult, Error> {
+        let call = &turn.tool_calls()[index];
         let raw = call.arguments.trim();
         let parsed = if raw.is_empty() {
             Ok(Value::Object(Default::default()))
@@ -50,7 +53,7 @@ impl Driver {
             },
             agent_path: p.clone(),
         });
-        let result = self.settle(call, parsed).await?;
+        let result = self.settle(turn, index, parsed).await?;
         self.scope.ctx.send_event(|p| RunEvent::ToolFinished {
             result: result.clone(),
             agent_path: p.clone(),
@@ -60,9 +63,11 @@ impl Driver {
 
     async fn settle(
         &self,
-        call: &ToolCall,
+        turn: &Arc<Message>,
+        index: usize,
         parsed: Result<Value, String>,
     ) -> Result<ToolResult, Error> {
+        let call = &turn.tool_calls()[index];
         let scope = &self.scope;
         let Some(tool) = self.def.find_tool(&call.name) else {
             let known: Vec<&str> = self.def.specs.iter().map(|s| s.name.as_str()).collect();
@@ -112,13 +117,20 @@ impl Driver {
                     );
                     return Ok(ToolResult::error(&call.id, &call.name, content));
                 }
+                // The input is kept for AfterTool and ToolError hooks only when some want it.
+                let keep = scope.wants(Events::AFTER_TOOL | Events::TOOL_ERROR);
+                let tool_input = if keep {
+                    input.clone()
+                } else {
+                    std::mem::take(&mut input)
+                };
                 let outcome = match tool {
                     AgentTool::Tool { tool, .. } => self
-                        .invoke(tool.clone(), call, input.clone())
+                        .invoke(tool.clone(), turn, index, tool_input)
                         .await
                         .map(|out| ToolResult::ok(&call.id, &call.name, out.content)),
                     AgentTool::SubAgent { agent, .. } => {
-                        self.sub_agent(agent, call, &input).await?
+                        self.sub_agent(agent, call, &tool_input).await?
                     }
                 };
                 scope.flush().await?;
@@ -152,12 +164,15 @@ impl Driver {
     }
 
     /// Calls a tool through the around-tool middleware, catching panics.
-    async fn invoke(&self, tool: Arc<dyn Tool>, call: &ToolCall, input: Value) -> ToolOutcome {
-        let ctx = ToolCtx::new(
-            self.scope.ctx.clone(),
-            Arc::from(call.id.as_str()),
-            Arc::from(call.name.as_str()),
-        );
+    async fn invoke(
+        &self,
+        tool: Arc<dyn Tool>,
+        turn: &Arc<Message>,
+        index: usize,
+        input: Value,
+    ) -> ToolOutcome {
+        let call = &turn.tool_calls()[index];
+        let ctx = ToolCtx::for_turn(self.scope.ctx.clone(), turn.clone(), index);
         if !self.scope.wants(Events::AROUND_TOOL) {
             return call_tool(&*tool, input, ctx).await;
         }

@@ -1,0 +1,258 @@
+//! Synchronous hooks (`on_sync`): they follow the same semantics as async ones — order, decisions,
+//! error policy, meta events — while running in place without a future.
+
+use agentry::hooks::*;
+use agentry::prelude::*;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+type Log = Arc<Mutex<Vec<String>>>;
+
+fn log() -> Log {
+    Arc::default()
+}
+
+fn lines(log: &Log) -> Vec<String> {
+    log.lock().unwrap().clone()
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Echo {
+    text: String,
+}
+
+fn echo(ran: &Log) -> impl Tool + use<> {
+    let ran = ran.clone();
+    tool(
+        "echo",
+        "Returns its text.",
+        move |a: Echo, _ctx: ToolCtx| {
+            let ran = ran.clone();
+            async move {
+                ran.lock().unwrap().push(a.text.clone());
+                Ok(a.text)
+            }
+        },
+    )
+}
+
+fn marker(
+    log: &Log,
+    tag: &'static str,
+) -> impl Fn(&mut BeforeModel, &HookCtx) -> HookResult<()> + use<> {
+    let log = log.clone();
+    move |_, ctx| {
+        log.lock()
+            .unwrap()
+            .push(format!("{tag}@{}", ctx.hook_name()));
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn sync_and_async_hooks_interleave_in_priority_and_registration_order() {
+    let seen = log();
+    let (a, c) = (seen.clone(), seen.clone());
+    let agent = Agent::builder("a")
+        .model(ScriptedModel::new().text("hi"))
+        .with(on_sync::before_model(marker(&seen, "s1")).named("s1"))
+        .with(
+            on::before_model(move |ev, _| {
+                let a = a.clone();
+                async move {
+                    a.lock().unwrap().push("async".into());
+                    Ok(ev)
+                }
+            })
+            .named("async"),
+        )
+        .with(on_sync::before_model(marker(&seen, "s2")).named("s2"))
+        .with(
+            on_sync::before_model(marker(&seen, "first"))
+                .named("first")
+                .priority(5),
+        )
+        .with(on_sync::after_model(move |_, _| {
+            c.lock().unwrap().push("after".into());
+            Ok(())
+        }))
+        .build()
+        .unwrap();
+    let out = Runtime::new().run(&agent, "go").await.unwrap();
+    assert_eq!(out.output.as_deref(), Some("hi"));
+    assert_eq!(
+        lines(&seen),
+        ["first@first", "s1@s1", "async", "s2@s2", "after"]
+    );
+}
+
+#[tokio::test]
+async fn a_sync_hook_blocks_a_tool_and_ends_the_chain() {
+    let ran = log();
+    let later = log();
+    let l = later.clone();
+    let model = ScriptedModel::new()
+        .tool_call("echo", json!({"text": "rm -rf /"}))
+        .text("ok");
+    let agent = Agent::builder("a")
+        .model(model.clone())
+        .tool(echo(&ran))
+        .with(on_sync::before_tool(|ev, _| {
+            if ev.input["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("rm -rf"))
+            {
+                ev.block("destructive commands are not allowed");
+            }
+            Ok(())
+        }))
+        .with(on_sync::before_tool(move |_, _| {
+            l.lock().unwrap().push("reached".into());
+            Ok(())
+        }))
+        .build()
+        .unwrap();
+    Runtime::new().run(&agent, "go").await.unwrap();
+    assert!(lines(&ran).is_empty(), "the blocked tool ran");
+    assert!(
+        lines(&later).is_empty(),
+        "a hook after the terminal decision ran"
+    );
+    let result = model.requests()[1]
+        .messages
+        .last()
+        .unwrap()
+        .tool_result()
+        .cloned()
+        .unwrap();
+    assert!(result.is_error);
+    assert_eq!(result.content, "destructive commands are not allowed");
+}
+
+#[tokio::test]
+async fn a_failing_sync_hook_fails_the_run_naming_itself_and_the_event() {
+    for (panics, failure) in [
+        (false, HookFailure::Error("no".into())),
+        (true, HookFailure::Panic("boom".into())),
+    ] {
+        let agent = Agent::builder("a")
+            .model(ScriptedModel::new().text("hi"))
+            .with(
+                on_sync::before_step(move |_, _| {
+                    if panics {
+                        panic!("boom");
+                    }
+                    Err("no".into())
+                })
+                .named("guard"),
+            )
+            .build()
+            .unwrap();
+        match Runtime::new().run(&agent, "go").await {
+            Err(Error::Hook(e)) => assert_eq!(
+                e,
+                HookError {
+                    hook: "guard".into(),
+                    event: EventKind::BeforeStep,
+                    failure,
+                }
+            ),
+            other => panic!("expected a hook error, got {:?}", other.map(|o| o.stop)),
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_advisory_sync_hook_that_fails_leaves_the_event_as_it_was() {
+    let seen = log();
+    let s = seen.clone();
+    let agent = Agent::builder("a")
+        .model(ScriptedModel::new().text("hi"))
+        .with(
+            on_sync::run_start(|ev, _| {
+                ev.input = "tampered".into();
+                panic!("half done");
+            })
+            .named("flaky")
+            .advisory(),
+        )
+        .with(on_sync::run_start(move |ev, _| {
+            s.lock().unwrap().push(ev.input.clone());
+            Ok(())
+        }))
+        .with(on_sync::hook_failed({
+            let s = seen.clone();
+            move |ev, _| {
+                s.lock().unwrap().push(format!(
+                    "failed {} {} advisory={}",
+                    ev.hook, ev.event, ev.advisory
+                ));
+                Ok(())
+            }
+        }))
+        .build()
+        .unwrap();
+    let out = Runtime::new().run(&agent, "original").await.unwrap();
+    assert_eq!(out.output.as_deref(), Some("hi"));
+    assert_eq!(
+        lines(&seen),
+        ["failed flaky RunStart advisory=true", "original"]
+    );
+}
+
+#[tokio::test]
+async fn meta_events_observe_sync_hooks_with_durations() {
+    let seen = log();
+    let s = seen.clone();
+    let agent = Agent::builder("a")
+        .model(ScriptedModel::new().text("hi"))
+        .with(
+            on_sync::before_step(|_, _| {
+                std::thread::sleep(Duration::from_millis(2));
+                Ok(())
+            })
+            .named("slow"),
+        )
+        .with(on_sync::hook_finished(move |ev, _| {
+            s.lock().unwrap().push(format!(
+                "{} {} {}",
+                ev.hook,
+                ev.event,
+                ev.duration >= Duration::from_millis(2)
+            ));
+            Ok(())
+        }))
+        .build()
+        .unwrap();
+    Runtime::new().run(&agent, "go").await.unwrap();
+    assert_eq!(lines(&seen), ["slow BeforeStep true"]);
+}
+
+#[tokio::test]
+async fn a_text_delta_hook_redacts_what_is_recorded_and_streamed() {
+    let model = ScriptedModel::new().turn(ScriptedTurn::new().with_text_deltas([
+        "the key is ",
+        "sk-123",
+        " ok",
+    ]));
+    let agent = Agent::builder("a")
+        .model(model)
+        .with(on_sync::text_delta(|ev, _| {
+            if ev.text.starts_with("sk-") {
+                ev.text = "[redacted]".into();
+            }
+            Ok(())
+        }))
+        .build()
+        .unwrap();
+    let mut run = Runtime::new().start(&agent, "go", RunOptions::new());
+    let mut streamed = String::new();
+    while let Some(ev) = run.events().next().await {
+        if let RunEvent::TextDelta { text, .. } = ev {
+            streamed.push_str(&text);
+        }
+    }
+    let out = run.result().await.unwrap();
+    assert_eq!(streamed, "the key is [redacted] ok");
+    assert_eq!(out.output.as_deref(), Some("the key is [redacted] ok"));
+}
