@@ -64,14 +64,15 @@ fn main() {
     let report = tokio.block_on(async move {
         let runtime = Runtime::new();
         let kind = args.hook_kind;
-        let bench = agent(steps, hooks, kind);
-        workloads::run_checked(&runtime, &agent(5, hooks, kind), 5).await;
+        let interleave = runs > 1;
+        let bench = agent(steps, hooks, kind, interleave);
+        workloads::run_checked(&runtime, &agent(5, hooks, kind, interleave), 5).await;
 
         let rss_before = measure::rss_kib();
         measure::reset_peak();
         // With hooks, the same agent without them is sampled in between, so both medians see
         // the same machine conditions and their difference is the cost of the hooks.
-        let base = (hooks > 0).then(|| agent(steps, 0, kind));
+        let base = (hooks > 0).then(|| agent(steps, 0, kind, interleave));
         let mut walls = Vec::new();
         let mut cpus = Vec::new();
         let mut base_walls = Vec::new();
@@ -93,6 +94,7 @@ fn main() {
             "steps": steps,
             "hooks": hooks,
             "hook_kind": format!("{kind:?}").to_lowercase(),
+            "yield_per_model_call": interleave,
             "runs": runs,
             "inner": inner,
             "hook_invocations": hook_invocations,

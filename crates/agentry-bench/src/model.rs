@@ -2,10 +2,14 @@
 //! `call_n` while n ≤ S, then the final text `done`. No sleeping, no I/O, no request recording.
 
 use agentry::{FinishReason, Model, ModelEvent, ModelRequest, ModelStream, ToolCall};
+use futures::StreamExt;
 
 /// Echo-calling model for a run of `steps` tool steps.
 pub struct EchoScript {
     pub steps: u32,
+    /// Yield to the scheduler once per call, so that concurrent runs (W3) really interleave
+    /// instead of each finishing on its first poll.
+    pub yield_per_call: bool,
 }
 
 impl Model for EchoScript {
@@ -32,6 +36,12 @@ impl Model for EchoScript {
                 Ok(ModelEvent::Finish(FinishReason::Stop)),
             ]
         };
-        Box::pin(futures::stream::iter(events))
+        let events = futures::stream::iter(events);
+        if !self.yield_per_call {
+            return Box::pin(events);
+        }
+        let pause = futures::stream::once(tokio::task::yield_now())
+            .filter_map(|()| futures::future::ready(None));
+        Box::pin(pause.chain(events))
     }
 }

@@ -20,7 +20,7 @@ pub enum HookKind {
 
 /// The agent of every workload: the echo tool, the `bench` system prompt, `hooks` no-op hooks on
 /// each of BeforeModel, AfterModel, BeforeTool and AfterTool.
-pub fn agent(steps: u32, hooks: u32, kind: HookKind) -> Agent {
+pub fn agent(steps: u32, hooks: u32, kind: HookKind, yield_per_call: bool) -> Agent {
     let echo = tool(
         "echo",
         "Returns its text argument.",
@@ -28,7 +28,10 @@ pub fn agent(steps: u32, hooks: u32, kind: HookKind) -> Agent {
     );
     let mut b = Agent::builder("bench")
         .instructions("bench")
-        .model(EchoScript { steps })
+        .model(EchoScript {
+            steps,
+            yield_per_call,
+        })
         .tool(echo)
         .max_steps(steps + 1);
     for _ in 0..hooks {

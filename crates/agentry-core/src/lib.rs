@@ -31,7 +31,7 @@ mod usage;
 pub use agent::{Agent, AgentBuilder, AgentDef, AgentTool, OutputSpec};
 pub use error::Error;
 pub use history::History;
-pub use message::{Message, Role, ThinkingBlock, ToolCall, ToolResult};
+pub use message::{Message, Role, ThinkingBlock, ToolCall, ToolCallRef, ToolResult};
 pub use model::{
     Model, ModelError, ModelErrorKind, ModelEvent, ModelParams, ModelRequest, ModelResponse,
     ModelStream,

@@ -1,6 +1,7 @@
 //! Messages of a conversation: what the user said, what the model answered, what tools returned.
 
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// One message of a run's history.
 ///
@@ -196,4 +197,54 @@ pub struct ThinkingBlock {
     /// An opaque signature some providers require when the block is sent back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<String>,
+}
+
+/// A shared reference to one tool call: a call of a model turn (the message is shared, nothing is
+/// copied), or a call given by id and name. Events and tool contexts use it to name the call
+/// without cloning its strings.
+#[derive(Clone, Debug)]
+pub struct ToolCallRef(CallRepr);
+
+#[derive(Clone, Debug)]
+enum CallRepr {
+    Turn(Arc<Message>, usize),
+    Named { id: Arc<str>, name: Arc<str> },
+}
+
+impl ToolCallRef {
+    /// Call `index` of a model turn.
+    ///
+    /// # Panics
+    /// If the message has no tool call at `index`.
+    pub fn in_turn(turn: Arc<Message>, index: usize) -> Self {
+        assert!(
+            index < turn.tool_calls().len(),
+            "the turn has no tool call {index}"
+        );
+        ToolCallRef(CallRepr::Turn(turn, index))
+    }
+
+    /// A call given by id and tool name.
+    pub fn named(id: impl Into<Arc<str>>, name: impl Into<Arc<str>>) -> Self {
+        ToolCallRef(CallRepr::Named {
+            id: id.into(),
+            name: name.into(),
+        })
+    }
+
+    /// The call id.
+    pub fn id(&self) -> &str {
+        match &self.0 {
+            CallRepr::Turn(turn, i) => &turn.tool_calls()[*i].id,
+            CallRepr::Named { id, .. } => id,
+        }
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        match &self.0 {
+            CallRepr::Turn(turn, i) => &turn.tool_calls()[*i].name,
+            CallRepr::Named { name, .. } => name,
+        }
+    }
 }

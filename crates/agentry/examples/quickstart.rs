@@ -110,7 +110,7 @@ impl Hook for AuditLog {
     async fn before_tool(&self, ev: BeforeTool, ctx: &HookCtx) -> HookResult<BeforeTool> {
         self.record(
             ctx,
-            format!("call {} {} ({})", ev.name, ev.input, ev.call_id),
+            format!("call {} {} ({})", ev.name(), ev.input, ev.call_id()),
         );
         Ok(ev)
     }

@@ -98,7 +98,7 @@ fn context() -> RunContext {
 }
 
 fn before_tool_event() -> BeforeTool {
-    BeforeTool::new("c1".into(), "echo".into(), json!({"text": "hi"}))
+    BeforeTool::new("c1", "echo", json!({"text": "hi"}))
 }
 
 #[test]

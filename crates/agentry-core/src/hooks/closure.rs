@@ -228,7 +228,7 @@ macro_rules! define_on_sync {
         /// use agentry_core::hooks::{on_sync, Hooks};
         /// let mut hooks = Hooks::new();
         /// hooks.add(on_sync::before_tool(|ev, _ctx| {
-        ///     if ev.name == "rm" { ev.block("not here"); }
+        ///     if ev.name() == "rm" { ev.block("not here"); }
         ///     Ok(())
         /// }));
         /// ```

@@ -135,7 +135,7 @@ async fn run_chain<E: Event>(
         let entry = &list[if reverse { n - 1 - i } else { i }];
         i += 1;
         let meta = &*entry.meta;
-        ctx.set_hook(meta.name.clone());
+        ctx.set_hook(&meta.name);
         let started = match observers {
             Some(obs) => {
                 let start = HookStarted {
@@ -249,7 +249,7 @@ fn run_sync_stretch<E: Event>(
                 };
                 *i += 1;
                 let meta = &*entry.meta;
-                ctx.set_hook(meta.name.clone());
+                ctx.set_hook(&meta.name);
                 if meta.advisory {
                     backup = Some(ev.clone());
                 }

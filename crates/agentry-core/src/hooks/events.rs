@@ -2,7 +2,8 @@
 
 use super::{EventKind, HookName};
 use crate::{
-    Error, Message, ModelRequest, ModelResponse, StateSource, StopReason, ToolResult, Usage,
+    Error, Message, ModelRequest, ModelResponse, StateSource, StopReason, ToolCallRef, ToolResult,
+    Usage,
 };
 use serde_json::Value;
 use std::sync::Arc;
@@ -190,7 +191,7 @@ impl Decides for Stop {
 pub struct BeforeModel {
     /// The request (system prompt, messages, tools, parameters).
     pub request: ModelRequest,
-    response: Option<ModelResponse>,
+    response: Option<Box<ModelResponse>>,
 }
 impl BeforeModel {
     /// A new event.
@@ -202,15 +203,15 @@ impl BeforeModel {
     }
     /// Answers the call without calling the model.
     pub fn respond(&mut self, response: ModelResponse) {
-        self.response = Some(response);
+        self.response = Some(Box::new(response));
     }
     /// The answer a hook gave, if any.
     pub fn response(&self) -> Option<&ModelResponse> {
-        self.response.as_ref()
+        self.response.as_deref()
     }
     /// Splits the event into the request and the hook's answer.
     pub fn into_parts(self) -> (ModelRequest, Option<ModelResponse>) {
-        (self.request, self.response)
+        (self.request, self.response.map(|r| *r))
     }
 }
 impl Decides for BeforeModel {
@@ -321,23 +322,31 @@ pub enum ToolDecision {
 /// mock (the first mock wins: it ends the chain).
 #[derive(Clone, Debug)]
 pub struct BeforeTool {
-    /// The call id.
-    pub call_id: String,
-    /// The tool's name.
-    pub name: String,
+    call: ToolCallRef,
     /// The input the tool will receive (validated against its schema after the hooks).
     pub input: Value,
     decision: Option<ToolDecision>,
 }
 impl BeforeTool {
-    /// A new event.
-    pub fn new(call_id: String, name: String, input: Value) -> Self {
+    /// A new event for a call given by id and tool name.
+    pub fn new(call_id: impl Into<Arc<str>>, name: impl Into<Arc<str>>, input: Value) -> Self {
+        BeforeTool::for_call(ToolCallRef::named(call_id, name), input)
+    }
+    /// A new event for a call (runtimes use this: it copies nothing).
+    pub fn for_call(call: ToolCallRef, input: Value) -> Self {
         BeforeTool {
-            call_id,
-            name,
+            call,
             input,
             decision: None,
         }
+    }
+    /// The call id.
+    pub fn call_id(&self) -> &str {
+        self.call.id()
+    }
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        self.call.name()
     }
     /// Blocks the call with a reason the model sees.
     pub fn block(&mut self, reason: impl Into<String>) {
@@ -350,6 +359,10 @@ impl BeforeTool {
     /// The decision, if a hook took one.
     pub fn decision(&self) -> Option<&ToolDecision> {
         self.decision.as_ref()
+    }
+    /// Takes the decision and the input (runtimes use this once the hooks ran).
+    pub fn into_parts(self) -> (Option<ToolDecision>, Value) {
+        (self.decision, self.input)
     }
     /// True when a hook blocked the call.
     pub fn is_blocked(&self) -> bool {
@@ -375,10 +388,7 @@ impl Decides for AfterTool {}
 /// A tool call failed (an error or a panic). A hook may recover with a result.
 #[derive(Clone, Debug)]
 pub struct ToolError {
-    /// The call id.
-    pub call_id: String,
-    /// The tool's name.
-    pub name: String,
+    call: ToolCallRef,
     /// The input the tool received.
     pub input: Value,
     /// What went wrong.
@@ -386,15 +396,31 @@ pub struct ToolError {
     recovery: Option<String>,
 }
 impl ToolError {
-    /// A new event.
-    pub fn new(call_id: String, name: String, input: Value, error: String) -> Self {
+    /// A new event for a call given by id and tool name.
+    pub fn new(
+        call_id: impl Into<Arc<str>>,
+        name: impl Into<Arc<str>>,
+        input: Value,
+        error: String,
+    ) -> Self {
+        ToolError::for_call(ToolCallRef::named(call_id, name), input, error)
+    }
+    /// A new event for a call (runtimes use this: it copies nothing).
+    pub fn for_call(call: ToolCallRef, input: Value, error: String) -> Self {
         ToolError {
-            call_id,
-            name,
+            call,
             input,
             error,
             recovery: None,
         }
+    }
+    /// The call id.
+    pub fn call_id(&self) -> &str {
+        self.call.id()
+    }
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        self.call.name()
     }
     /// Recovers with this content, which the model sees as a successful result.
     pub fn recover(&mut self, content: impl Into<String>) {

@@ -27,7 +27,7 @@ macro_rules! define_hook_trait {
         /// impl Hook for Audit {
         ///     fn wants(&self) -> Events { Events::BEFORE_TOOL | Events::AFTER_TOOL }
         ///     async fn before_tool(&self, ev: BeforeTool, ctx: &HookCtx) -> HookResult<BeforeTool> {
-        ///         println!("[{}] {} {}", ctx.agent_path(), ev.name, ev.input);
+        ///         println!("[{}] {} {}", ctx.agent_path(), ev.name(), ev.input);
         ///         Ok(ev)
         ///     }
         ///     async fn after_tool(&self, ev: AfterTool, _ctx: &HookCtx) -> HookResult<AfterTool> {

@@ -26,6 +26,18 @@ impl HookName {
     }
 }
 
+impl HookName {
+    /// True when both names share their text (the same literal, or the same shared string).
+    #[inline]
+    pub(crate) fn same_as(&self, other: &HookName) -> bool {
+        match (&self.0, &other.0) {
+            (Repr::Static(a), Repr::Static(b)) => std::ptr::eq(*a, *b),
+            (Repr::Shared(a), Repr::Shared(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
 impl From<Cow<'static, str>> for HookName {
     fn from(name: Cow<'static, str>) -> Self {
         match name {

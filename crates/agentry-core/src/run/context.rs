@@ -1,9 +1,9 @@
 //! What a hook or tool can see and do while a run is under way.
 
-use crate::Message;
 use crate::hooks::HookName;
 use crate::run::events::RunEvent;
 use crate::state::{ErasedState, StateError, StateSource};
+use crate::{Message, ToolCallRef};
 use futures::channel::mpsc::UnboundedSender;
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -330,8 +330,11 @@ impl HookCtx {
         HookCtx { run, hook }
     }
     /// Points the context at another hook (the dispatcher reuses one context per event).
-    pub(crate) fn set_hook(&mut self, hook: HookName) {
-        self.hook = hook;
+    #[inline]
+    pub(crate) fn set_hook(&mut self, hook: &HookName) {
+        if !self.hook.same_as(hook) {
+            self.hook = hook.clone();
+        }
     }
     /// The name of the hook this context was made for.
     pub fn hook_name(&self) -> &str {
@@ -364,15 +367,7 @@ impl std::ops::Deref for HookCtx {
 #[derive(Clone, Debug)]
 pub struct ToolCtx {
     run: RunContext,
-    call: CallRef,
-}
-
-/// Which call a [`ToolCtx`] is for: a call of a model turn (shared, nothing copied), or one
-/// given by id and name.
-#[derive(Clone, Debug)]
-enum CallRef {
-    Turn(Arc<Message>, usize),
-    Named { id: Arc<str>, tool: Arc<str> },
+    call: ToolCallRef,
 }
 
 impl ToolCtx {
@@ -380,7 +375,7 @@ impl ToolCtx {
     pub fn new(run: RunContext, call_id: Arc<str>, tool: Arc<str>) -> Self {
         ToolCtx {
             run,
-            call: CallRef::Named { id: call_id, tool },
+            call: ToolCallRef::named(call_id, tool),
         }
     }
 
@@ -389,30 +384,20 @@ impl ToolCtx {
     /// # Panics
     /// If the message has no tool call at `index`.
     pub fn for_turn(run: RunContext, turn: Arc<Message>, index: usize) -> Self {
-        assert!(
-            index < turn.tool_calls().len(),
-            "the turn has no tool call {index}"
-        );
         ToolCtx {
             run,
-            call: CallRef::Turn(turn, index),
+            call: ToolCallRef::in_turn(turn, index),
         }
     }
 
     /// The id of the call being answered.
     pub fn call_id(&self) -> &str {
-        match &self.call {
-            CallRef::Turn(turn, i) => &turn.tool_calls()[*i].id,
-            CallRef::Named { id, .. } => id,
-        }
+        self.call.id()
     }
 
     /// The tool's name.
     pub fn tool_name(&self) -> &str {
-        match &self.call {
-            CallRef::Turn(turn, i) => &turn.tool_calls()[*i].name,
-            CallRef::Named { tool, .. } => tool,
-        }
+        self.call.name()
     }
 
     /// A key that is the same every time this call is issued, even after a resume: `run_id:call_id`.

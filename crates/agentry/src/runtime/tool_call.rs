@@ -7,7 +7,9 @@ use agentry_core::hooks::{
     AfterTool, BeforeTool, Events, Next, Terminal, ToolCallRequest, ToolDecision, ToolError,
     ToolOutcome,
 };
-use agentry_core::{AgentTool, Error, Message, RunEvent, Tool, ToolCtx, ToolFailure, ToolResult};
+use agentry_core::{
+    AgentTool, Error, Message, RunEvent, Tool, ToolCallRef, ToolCtx, ToolFailure, ToolResult,
+};
 use futures::FutureExt;
 use serde_json::Value;
 use std::panic::AssertUnwindSafe;
@@ -95,11 +97,8 @@ impl Driver {
 
         let mut decision = None;
         if scope.wants(Events::BEFORE_TOOL) {
-            let mut ev = scope
-                .hook(BeforeTool::new(call.id.clone(), call.name.clone(), input))
-                .await?;
-            decision = ev.decision().cloned();
-            input = std::mem::take(&mut ev.input);
+            let ev = BeforeTool::for_call(ToolCallRef::in_turn(turn.clone(), index), input);
+            (decision, input) = scope.hook(ev).await?.into_parts();
         }
         let outcome = match decision {
             Some(ToolDecision::Block(reason)) => {
@@ -147,12 +146,8 @@ impl Driver {
                     return Err(Error::Hook(hook_error.clone()));
                 }
                 if scope.wants(Events::TOOL_ERROR) {
-                    let ev = ToolError::new(
-                        call.id.clone(),
-                        call.name.clone(),
-                        input,
-                        failure.message().to_string(),
-                    );
+                    let call_ref = ToolCallRef::in_turn(turn.clone(), index);
+                    let ev = ToolError::for_call(call_ref, input, failure.message().to_string());
                     let ev = scope.hook(ev).await?;
                     if let Some(content) = ev.recovery() {
                         return Ok(ToolResult::ok(&call.id, &call.name, content));

@@ -160,7 +160,7 @@ impl Hook for Recorder {
         Ok(ev)
     }
     async fn before_tool(&self, ev: BeforeTool, ctx: &HookCtx) -> HookResult<BeforeTool> {
-        self.rec(ctx, format!("BeforeTool:{}", ev.name));
+        self.rec(ctx, format!("BeforeTool:{}", ev.name()));
         Ok(ev)
     }
     async fn after_tool(&self, ev: AfterTool, ctx: &HookCtx) -> HookResult<AfterTool> {
@@ -168,7 +168,7 @@ impl Hook for Recorder {
         Ok(ev)
     }
     async fn tool_error(&self, ev: ToolError, ctx: &HookCtx) -> HookResult<ToolError> {
-        self.rec(ctx, format!("ToolError:{}", ev.name));
+        self.rec(ctx, format!("ToolError:{}", ev.name()));
         Ok(ev)
     }
     async fn before_sub_agent(
