@@ -218,8 +218,9 @@ impl ScriptedModel {
         }
     }
 
-    /// A model whose turns are computed: `f(n, request)` gives turn `n` (1-based). It never runs
-    /// out, and does not record requests (benchmarks use it).
+    /// A model whose turns are computed: `f(n, request)` gives the turn of call `n` (1-based,
+    /// counted over every call of this model, across runs; for a position within one run, look
+    /// at `request.messages`). It never runs out, and does not record requests (benchmarks use it).
     pub fn from_fn(f: impl Fn(u32, &ModelRequest) -> ScriptedTurn + Send + Sync + 'static) -> Self {
         ScriptedModel {
             inner: Arc::new(Inner {

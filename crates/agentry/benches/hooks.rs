@@ -80,7 +80,9 @@ fn state_update(c: &mut Criterion) {
         Ok("ok")
     });
     let steps = 100;
-    let model = ScriptedModel::from_fn(move |n, _| {
+    let model = ScriptedModel::from_fn(move |_, req| {
+        // The call number within this run, from the history: the input plus two messages a step.
+        let n = (req.messages.len() as u32).div_ceil(2);
         if n <= steps {
             ScriptedTurn::tool_call("bump", json!({}))
         } else {
