@@ -35,6 +35,17 @@ pub trait Tool: Send + Sync + 'static {
         input: Value,
         ctx: ToolCtx,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>>;
+
+    /// Runs the tool on a borrowed input. The runtime calls this when hooks still need the input
+    /// after the call (AfterTool, ToolError), so the input need not be copied for them. The
+    /// default clones it and calls [`call`](Self::call); typed tools read it in place.
+    fn call_ref<'a>(
+        &'a self,
+        input: &Value,
+        ctx: ToolCtx,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
+        self.call(input.clone(), ctx)
+    }
 }
 
 /// What a tool returns on success: the content the model sees.

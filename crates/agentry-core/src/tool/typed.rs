@@ -84,7 +84,31 @@ where
         input: Value,
         ctx: ToolCtx,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
-        let args = match serde_json::from_value::<A>(input) {
+        self.run(serde_json::from_value::<A>(input), ctx)
+    }
+
+    fn call_ref<'a>(
+        &'a self,
+        input: &Value,
+        ctx: ToolCtx,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
+        self.run(A::deserialize(input), ctx)
+    }
+}
+
+impl<A, F, Fut, R> TypedTool<A, F>
+where
+    A: DeserializeOwned + JsonSchema + Send + 'static,
+    F: Fn(A, ToolCtx) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<R, ToolFailure>> + Send + 'static,
+    R: IntoToolOutput,
+{
+    fn run<'a>(
+        &'a self,
+        args: Result<A, serde_json::Error>,
+        ctx: ToolCtx,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
+        let args = match args {
             Ok(a) => a,
             Err(e) => {
                 let msg = format!(

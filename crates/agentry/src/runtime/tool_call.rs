@@ -116,20 +116,22 @@ impl Driver {
                     );
                     return Ok(ToolResult::error(&call.id, &call.name, content));
                 }
-                // The input is kept for AfterTool and ToolError hooks only when some want it.
+                // AfterTool and ToolError hooks see the input after the call: when some want it,
+                // the tool reads it in place; otherwise the tool takes it.
                 let keep = scope.wants(Events::AFTER_TOOL | Events::TOOL_ERROR);
-                let tool_input = if keep {
-                    input.clone()
-                } else {
-                    std::mem::take(&mut input)
-                };
                 let outcome = match tool {
-                    AgentTool::Tool { tool, .. } => self
-                        .invoke(tool.clone(), turn, index, tool_input)
-                        .await
-                        .map(|out| ToolResult::ok(&call.id, &call.name, out.content)),
+                    AgentTool::Tool { tool, .. } => {
+                        let arg = if keep {
+                            ToolInput::Borrowed(&input)
+                        } else {
+                            ToolInput::Owned(std::mem::take(&mut input))
+                        };
+                        self.invoke(tool.clone(), turn, index, arg)
+                            .await
+                            .map(|out| ToolResult::ok(&call.id, &call.name, out.content))
+                    }
                     AgentTool::SubAgent { agent, .. } => {
-                        self.sub_agent(agent, call, &tool_input).await?
+                        self.sub_agent(agent, call, &input).await?
                     }
                 };
                 scope.flush().await?;
@@ -164,7 +166,7 @@ impl Driver {
         tool: Arc<dyn Tool>,
         turn: &Arc<Message>,
         index: usize,
-        input: Value,
+        input: ToolInput<'_>,
     ) -> ToolOutcome {
         let call = &turn.tool_calls()[index];
         let ctx = ToolCtx::for_turn(self.scope.ctx.clone(), turn.clone(), index);
@@ -176,12 +178,12 @@ impl Driver {
             Arc::new(move |req: ToolCallRequest| {
                 let tool = tool.clone();
                 let ctx = ctx.clone();
-                async move { call_tool(&*tool, req.input, ctx).await }
+                async move { call_tool(&*tool, ToolInput::Owned(req.input), ctx).await }
             });
         let req = ToolCallRequest {
             call_id: call.id.clone(),
             name: call.name.clone(),
-            input,
+            input: input.into_owned(),
         };
         Next::start(
             chain,
@@ -194,9 +196,24 @@ impl Driver {
     }
 }
 
-async fn call_tool(tool: &dyn Tool, input: Value, ctx: ToolCtx) -> ToolOutcome {
-    let name = tool.spec().name.clone();
+/// A tool's input: taken by the tool, or lent to it when hooks need it afterwards.
+enum ToolInput<'a> {
+    Owned(Value),
+    Borrowed(&'a Value),
+}
+
+impl ToolInput<'_> {
+    fn into_owned(self) -> Value {
+        match self {
+            ToolInput::Owned(v) => v,
+            ToolInput::Borrowed(v) => v.clone(),
+        }
+    }
+}
+
+async fn call_tool(tool: &dyn Tool, input: ToolInput<'_>, ctx: ToolCtx) -> ToolOutcome {
     let panicked = |p: Box<dyn std::any::Any + Send>| {
+        let name = &tool.spec().name;
         let msg = p
             .downcast_ref::<&str>()
             .map(|s| s.to_string())
@@ -204,7 +221,11 @@ async fn call_tool(tool: &dyn Tool, input: Value, ctx: ToolCtx) -> ToolOutcome {
             .unwrap_or_else(|| "a non-string panic".into());
         ToolFailure::new(format!("tool `{name}` panicked: {msg}"))
     };
-    let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.call(input, ctx))) {
+    let start = || match input {
+        ToolInput::Owned(v) => tool.call(v, ctx),
+        ToolInput::Borrowed(v) => tool.call_ref(v, ctx),
+    };
+    let fut = match std::panic::catch_unwind(AssertUnwindSafe(start)) {
         Ok(fut) => fut,
         Err(p) => return Err(panicked(p)),
     };
