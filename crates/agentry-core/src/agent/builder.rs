@@ -87,13 +87,13 @@ impl AgentBuilder<(), String> {
 }
 
 macro_rules! define_builder_hooks {
-    ($([$ty:ident, $method:ident, $flag:ident, $doc:literal],)*) => {
+    ($([$ty:ident, $method:ident, $flag:ident, $doc:literal, $builder:ident],)*) => {
         impl<S, O> AgentBuilder<S, O> {
             $(
                 #[doc = $doc]
                 #[doc = ""]
                 #[doc = "Registers an agent-scope closure hook; use [`with`](Self::with) and [`HookExt`](crate::hooks::HookExt) for a name, priority, policy or timeout."]
-                pub fn $method<F, Fut>(self, f: F) -> Self
+                pub fn $builder<F, Fut>(self, f: F) -> Self
                 where
                     F: Fn($ty, HookCtx) -> Fut + Send + Sync + 'static,
                     Fut: Future<Output = HookResult<$ty>> + Send + 'static,

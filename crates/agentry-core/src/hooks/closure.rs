@@ -171,7 +171,7 @@ around_install!(ModelRequest, ModelOutcome, around_model, "AroundModel");
 around_install!(ToolCallRequest, ToolOutcome, around_tool, "AroundTool");
 
 macro_rules! define_on {
-    ($([$ty:ident, $method:ident, $flag:ident, $doc:literal],)*) => {
+    ($([$ty:ident, $method:ident, $flag:ident, $doc:literal, $builder:ident],)*) => {
         /// Closure hooks, one function per event.
         ///
         /// ```
@@ -219,7 +219,7 @@ macro_rules! define_on {
 super::with_events!(define_on);
 
 macro_rules! define_on_sync {
-    ($([$ty:ident, $method:ident, $flag:ident, $doc:literal],)*) => {
+    ($([$ty:ident, $method:ident, $flag:ident, $doc:literal, $builder:ident],)*) => {
         /// Synchronous closure hooks, one function per event: `|ev, ctx| { ..; Ok(()) }` changes
         /// the event in place. They cost no allocation; use them for guards and observers that
         /// do not need to await.

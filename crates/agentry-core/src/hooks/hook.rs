@@ -14,7 +14,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 macro_rules! define_hook_trait {
-    ($([$ty:ident, $method:ident, $flag:ident, $doc:literal],)*) => {
+    ($([$ty:ident, $method:ident, $flag:ident, $doc:literal, $builder:ident],)*) => {
         /// A hook that handles several events: a plugin.
         ///
         /// Declare the events you handle in [`wants`](Hook::wants) — the others cost nothing — and

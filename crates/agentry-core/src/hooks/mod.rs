@@ -14,32 +14,32 @@
 //! - **Cost.** An event that no hook wants costs one branch: no payload is built.
 
 /// Calls `$m!` with the list of events that have payloads:
-/// `[Type, method, FLAG, "doc"]`.
+/// `[Type, method, FLAG, "doc", method]`.
 macro_rules! with_events {
     ($m:ident) => {
         $m! {
-            [RunStart, run_start, RUN_START, "A run starts: rewrite the input, or the state through the context."],
-            [RunEnd, run_end, RUN_END, "A run ended: observe its stop reason, output and usage."],
-            [RunError, run_error, RUN_ERROR, "A run failed: observe, or recover with an output."],
-            [BeforeStep, before_step, BEFORE_STEP, "A step is about to start: skip it or stop the run."],
-            [AfterStep, after_step, AFTER_STEP, "A step ended: observe, or stop the run."],
-            [Stop, stop, STOP, "The run is about to stop: veto a natural stop with a message."],
-            [BeforeModel, before_model, BEFORE_MODEL, "A model call is about to be made: rewrite the request, or answer it."],
-            [AfterModel, after_model, AFTER_MODEL, "A model call returned: rewrite the response, or retry with feedback."],
-            [TextDelta, text_delta, TEXT_DELTA, "The model streamed text: observe, or abort the stream."],
-            [Thinking, thinking, THINKING, "The model streamed reasoning: observe, or abort the stream."],
-            [BeforeTool, before_tool, BEFORE_TOOL, "A tool call is about to run: rewrite the input, block, or mock."],
-            [AfterTool, after_tool, AFTER_TOOL, "A tool call returned: rewrite the result."],
-            [ToolError, tool_error, TOOL_ERROR, "A tool call failed: recover with a result."],
-            [BeforeSubAgent, before_sub_agent, BEFORE_SUB_AGENT, "A sub-agent is about to run: rewrite its input, or block it."],
-            [AfterSubAgent, after_sub_agent, AFTER_SUB_AGENT, "A sub-agent returned: rewrite its output."],
-            [SubAgentError, sub_agent_error, SUB_AGENT_ERROR, "A sub-agent failed: recover with an output."],
-            [StateChange, state_change, STATE_CHANGE, "The state changed: observe the previous and new state and the source."],
-            [MessageAdded, message_added, MESSAGE_ADDED, "A message was added to the history: observe it."],
-            [Custom, custom, CUSTOM, "A tool or hook emitted a custom event: observe it."],
-            [HookStarted, hook_started, HOOK_STARTED, "A hook is about to run: observe."],
-            [HookFinished, hook_finished, HOOK_FINISHED, "A hook finished: observe its duration."],
-            [HookFailed, hook_failed, HOOK_FAILED, "A hook failed: observe the error."],
+            [RunStart, run_start, RUN_START, "A run starts: rewrite the input, or the state through the context.", run_start],
+            [RunEnd, run_end, RUN_END, "A run ended: observe its stop reason, output and usage.", run_end],
+            [RunError, run_error, RUN_ERROR, "A run failed: observe, or recover with an output.", run_error],
+            [BeforeStep, before_step, BEFORE_STEP, "A step is about to start: skip it or stop the run.", before_step],
+            [AfterStep, after_step, AFTER_STEP, "A step ended: observe, or stop the run.", after_step],
+            [Stop, stop, STOP, "The run is about to stop: veto a natural stop with a message.", on_stop],
+            [BeforeModel, before_model, BEFORE_MODEL, "A model call is about to be made: rewrite the request, or answer it.", before_model],
+            [AfterModel, after_model, AFTER_MODEL, "A model call returned: rewrite the response, or retry with feedback.", after_model],
+            [TextDelta, text_delta, TEXT_DELTA, "The model streamed text: observe, or abort the stream.", text_delta],
+            [Thinking, thinking, THINKING, "The model streamed reasoning: observe, or abort the stream.", thinking],
+            [BeforeTool, before_tool, BEFORE_TOOL, "A tool call is about to run: rewrite the input, block, or mock.", before_tool],
+            [AfterTool, after_tool, AFTER_TOOL, "A tool call returned: rewrite the result.", after_tool],
+            [ToolError, tool_error, TOOL_ERROR, "A tool call failed: recover with a result.", tool_error],
+            [BeforeSubAgent, before_sub_agent, BEFORE_SUB_AGENT, "A sub-agent is about to run: rewrite its input, or block it.", before_sub_agent],
+            [AfterSubAgent, after_sub_agent, AFTER_SUB_AGENT, "A sub-agent returned: rewrite its output.", after_sub_agent],
+            [SubAgentError, sub_agent_error, SUB_AGENT_ERROR, "A sub-agent failed: recover with an output.", sub_agent_error],
+            [StateChange, state_change, STATE_CHANGE, "The state changed: observe the previous and new state and the source.", state_change],
+            [MessageAdded, message_added, MESSAGE_ADDED, "A message was added to the history: observe it.", message_added],
+            [Custom, custom, CUSTOM, "A tool or hook emitted a custom event: observe it.", custom],
+            [HookStarted, hook_started, HOOK_STARTED, "A hook is about to run: observe.", hook_started],
+            [HookFinished, hook_finished, HOOK_FINISHED, "A hook finished: observe its duration.", hook_finished],
+            [HookFailed, hook_failed, HOOK_FAILED, "A hook failed: observe the error.", hook_failed],
         }
     };
 }

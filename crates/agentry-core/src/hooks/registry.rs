@@ -72,7 +72,7 @@ impl<E> Clone for Entry<E> {
 }
 
 macro_rules! define_lists {
-    ($([$ty:ident, $method:ident, $flag:ident, $doc:literal],)*) => {
+    ($([$ty:ident, $method:ident, $flag:ident, $doc:literal, $builder:ident],)*) => {
         /// The handlers of every event, each list in dispatch order.
         #[derive(Clone, Default)]
         pub struct Lists {

@@ -117,6 +117,10 @@ impl Runtime {
     }
 
     /// Starts `agent` on `input` in a tokio task and returns a handle with its event stream.
+    /// Definition errors (such as [`Error::NoModel`]) surface from [`RunHandle::result`].
+    ///
+    /// # Panics
+    /// When called outside a tokio runtime (it spawns the run).
     pub fn start<S: AgentState, O: DeserializeOwned + Send + 'static>(
         &self,
         agent: &Agent<S, O>,
