@@ -1,9 +1,17 @@
 //! The hooks and context of one run, with the helpers every phase uses: dispatch an event and
 //! report the notices (state changes, custom events) its hooks left.
 
-use agentry_core::hooks::{Custom, Event, Events, HookName, Hooks, MessageAdded, StateChange};
+use agentry_core::hooks::{
+    Custom, Event, Events, HookError, HookName, Hooks, MessageAdded, StateChange,
+};
 use agentry_core::{Error, Message, Notice, RunContext, RunEvent};
+use futures::FutureExt;
+use futures::future::{Either, ready};
+use std::future::Future;
 use std::sync::Arc;
+
+/// An event after its hooks, with the hook that decided, if one did.
+type Decided<E> = Result<(E, Option<HookName>), Error>;
 
 /// The hooks a run dispatches to and its context. Cheap to clone.
 #[derive(Clone)]
@@ -20,20 +28,29 @@ impl Scope {
     }
 
     /// Dispatches `ev` and reports the notices its hooks left.
-    pub async fn hook<E: Event>(&self, ev: E) -> Result<E, Error> {
-        Ok(self.hook_decided(ev).await?.0)
+    pub fn hook<E: Event>(&self, ev: E) -> impl Future<Output = Result<E, Error>> + '_ {
+        self.hook_decided(ev).map(|r| r.map(|(ev, _)| ev))
     }
 
-    /// Dispatches `ev`, returning the name of the hook that decided, if one did. Synchronous
-    /// hooks change the event in place; only chains with an asynchronous hook move it.
-    pub async fn hook_decided<E: Event>(&self, mut ev: E) -> Result<(E, Option<HookName>), Error> {
-        let by = match self.hooks.dispatch_sync(&mut ev, &self.ctx) {
-            Some(outcome) => outcome?,
-            None => {
-                let (moved, by) = self.hooks.dispatch_decided(ev, &self.ctx).await?;
-                ev = moved;
-                by
-            }
+    /// Dispatches `ev`, returning the name of the hook that decided, if one did. When every hook
+    /// of the event is synchronous and none left a notice, this completes at once, in place: no
+    /// state machine, no move of the event beyond returning it.
+    pub fn hook_decided<E: Event>(&self, mut ev: E) -> impl Future<Output = Decided<E>> + '_ {
+        match self.hooks.dispatch_sync(&mut ev, &self.ctx) {
+            Some(Err(e)) => Either::Left(ready(Err(e.into()))),
+            Some(Ok(by)) if !self.ctx.has_notices() => Either::Left(ready(Ok((ev, by)))),
+            sync => Either::Right(self.hook_slow(ev, sync)),
+        }
+    }
+
+    async fn hook_slow<E: Event>(
+        &self,
+        ev: E,
+        sync: Option<Result<Option<HookName>, HookError>>,
+    ) -> Decided<E> {
+        let (ev, by) = match sync {
+            Some(outcome) => (ev, outcome?),
+            None => self.hooks.dispatch_decided(ev, &self.ctx).await?,
         };
         if self.ctx.has_notices() {
             self.flush().await?;
