@@ -26,10 +26,9 @@ impl Driver {
                 output_schema: self.def.output.as_ref().map(|o| o.schema.clone()),
             };
             let (request, answered) = if self.scope.wants(Events::BEFORE_MODEL) {
-                self.scope
-                    .hook(BeforeModel::new(request))
-                    .await?
-                    .into_parts()
+                let mut ev = BeforeModel::new(request);
+                self.scope.run_hooks(&mut ev).await?;
+                ev.into_parts()
             } else {
                 (request, None)
             };
@@ -40,7 +39,8 @@ impl Driver {
             if !self.scope.wants(Events::AFTER_MODEL) {
                 return Ok(response);
             }
-            let ev = self.scope.hook(AfterModel::new(response)).await?;
+            let mut ev = AfterModel::new(response);
+            self.scope.run_hooks(&mut ev).await?;
             let Some(feedback) = ev.retry_feedback() else {
                 return Ok(ev.response);
             };
@@ -102,7 +102,8 @@ pub(crate) async fn stream_model(
                 // Hooks see the piece first: they may rewrite it (redaction) or abort the stream,
                 // and only what they let through is recorded and streamed.
                 let text = if scope.wants(Events::TEXT_DELTA) {
-                    let ev = scope.hook(TextDelta::new(text)).await?;
+                    let mut ev = TextDelta::new(text);
+                    scope.run_hooks(&mut ev).await?;
                     if let Some(reason) = ev.aborted() {
                         finish = Some(FinishReason::Aborted(reason.to_string()));
                         break;
@@ -119,7 +120,8 @@ pub(crate) async fn stream_model(
             }
             ModelEvent::ThinkingDelta(text) => {
                 let text = if scope.wants(Events::THINKING) {
-                    let ev = scope.hook(Thinking::new(text)).await?;
+                    let mut ev = Thinking::new(text);
+                    scope.run_hooks(&mut ev).await?;
                     if let Some(reason) = ev.aborted() {
                         finish = Some(FinishReason::Aborted(reason.to_string()));
                         break;

@@ -1,17 +1,11 @@
 //! The hooks and context of one run, with the helpers every phase uses: dispatch an event and
 //! report the notices (state changes, custom events) its hooks left.
 
-use agentry_core::hooks::{
-    Custom, Event, Events, HookError, HookName, Hooks, MessageAdded, StateChange,
-};
+use agentry_core::hooks::{Custom, Event, Events, HookName, Hooks, MessageAdded, StateChange};
 use agentry_core::{Error, Message, Notice, RunContext, RunEvent};
-use futures::FutureExt;
 use futures::future::{Either, ready};
 use std::future::Future;
 use std::sync::Arc;
-
-/// An event after its hooks, with the hook that decided, if one did.
-type Decided<E> = Result<(E, Option<HookName>), Error>;
 
 /// The hooks a run dispatches to and its context. Cheap to clone.
 #[derive(Clone)]
@@ -28,34 +22,44 @@ impl Scope {
     }
 
     /// Dispatches `ev` and reports the notices its hooks left.
-    pub fn hook<E: Event>(&self, ev: E) -> impl Future<Output = Result<E, Error>> + '_ {
-        self.hook_decided(ev).map(|r| r.map(|(ev, _)| ev))
+    pub async fn hook<E: Event>(&self, mut ev: E) -> Result<E, Error> {
+        self.run_hooks(&mut ev).await?;
+        Ok(ev)
     }
 
-    /// Dispatches `ev`, returning the name of the hook that decided, if one did. When every hook
-    /// of the event is synchronous and none left a notice, this completes at once, in place: no
-    /// state machine, no move of the event beyond returning it.
-    pub fn hook_decided<E: Event>(&self, mut ev: E) -> impl Future<Output = Decided<E>> + '_ {
-        match self.hooks.dispatch_sync(&mut ev, &self.ctx) {
-            Some(Err(e)) => Either::Left(ready(Err(e.into()))),
-            Some(Ok(by)) if !self.ctx.has_notices() => Either::Left(ready(Ok((ev, by)))),
-            sync => Either::Right(self.hook_slow(ev, sync)),
-        }
-    }
-
-    async fn hook_slow<E: Event>(
-        &self,
-        ev: E,
-        sync: Option<Result<Option<HookName>, HookError>>,
-    ) -> Decided<E> {
-        let (ev, by) = match sync {
-            Some(outcome) => (ev, outcome?),
-            None => self.hooks.dispatch_decided(ev, &self.ctx).await?,
-        };
-        if self.ctx.has_notices() {
-            self.flush().await?;
-        }
+    /// Dispatches `ev`, returning the name of the hook that decided, if one did.
+    pub async fn hook_decided<E: Event>(&self, mut ev: E) -> Result<(E, Option<HookName>), Error> {
+        let by = self.run_hooks(&mut ev).await?;
         Ok((ev, by))
+    }
+
+    /// Runs the hooks of `ev` on it in place and reports the notices they left; returns the name
+    /// of the hook that decided, if one did. When every hook of the event is synchronous (and
+    /// left no notice), this completes at once without moving the event; a chain with an async
+    /// hook works on a copy and writes the result back.
+    pub fn run_hooks<'a, E: Event>(
+        &'a self,
+        ev: &'a mut E,
+    ) -> impl Future<Output = Result<Option<HookName>, Error>> + 'a {
+        match self.hooks.dispatch_sync(ev, &self.ctx) {
+            Some(Err(e)) => Either::Left(ready(Err(e.into()))),
+            Some(Ok(by)) if !self.ctx.has_notices() => Either::Left(ready(Ok(by))),
+            sync => Either::Right(async move {
+                let by = match sync {
+                    Some(outcome) => outcome?,
+                    None => {
+                        let (moved, by) =
+                            self.hooks.dispatch_decided(ev.clone(), &self.ctx).await?;
+                        *ev = moved;
+                        by
+                    }
+                };
+                if self.ctx.has_notices() {
+                    self.flush().await?;
+                }
+                Ok(by)
+            }),
+        }
     }
 
     /// Reports state changes and custom events recorded since the last flush: as stream events

@@ -97,8 +97,9 @@ impl Driver {
 
         let mut decision = None;
         if scope.wants(Events::BEFORE_TOOL) {
-            let ev = BeforeTool::for_call(ToolCallRef::in_turn(turn.clone(), index), input);
-            (decision, input) = scope.hook(ev).await?.into_parts();
+            let mut ev = BeforeTool::for_call(ToolCallRef::in_turn(turn.clone(), index), input);
+            scope.run_hooks(&mut ev).await?;
+            (decision, input) = ev.into_parts();
         }
         let outcome = match decision {
             Some(ToolDecision::Block(reason)) => {
@@ -140,7 +141,9 @@ impl Driver {
         };
         match outcome {
             Ok(result) if scope.wants(Events::AFTER_TOOL) => {
-                Ok(scope.hook(AfterTool { input, result }).await?.result)
+                let mut ev = AfterTool { input, result };
+                scope.run_hooks(&mut ev).await?;
+                Ok(ev.result)
             }
             Ok(result) => Ok(result),
             Err(failure) => {
