@@ -26,9 +26,9 @@ impl Driver {
                 output_schema: self.def.output.as_ref().map(|o| o.schema.clone()),
             };
             let (request, answered) = if self.scope.wants(Events::BEFORE_MODEL) {
-                let mut ev = BeforeModel::new(request);
+                let mut ev = Some(BeforeModel::new(request));
                 self.scope.run_hooks(&mut ev).await?;
-                ev.into_parts()
+                ev.expect("hooks give the event back").into_parts()
             } else {
                 (request, None)
             };
@@ -39,8 +39,9 @@ impl Driver {
             if !self.scope.wants(Events::AFTER_MODEL) {
                 return Ok(response);
             }
-            let mut ev = AfterModel::new(response);
-            self.scope.run_hooks(&mut ev).await?;
+            let mut slot = Some(AfterModel::new(response));
+            self.scope.run_hooks(&mut slot).await?;
+            let ev = slot.expect("hooks give the event back");
             let Some(feedback) = ev.retry_feedback() else {
                 return Ok(ev.response);
             };
@@ -102,8 +103,9 @@ pub(crate) async fn stream_model(
                 // Hooks see the piece first: they may rewrite it (redaction) or abort the stream,
                 // and only what they let through is recorded and streamed.
                 let text = if scope.wants(Events::TEXT_DELTA) {
-                    let mut ev = TextDelta::new(text);
-                    scope.run_hooks(&mut ev).await?;
+                    let mut slot = Some(TextDelta::new(text));
+                    scope.run_hooks(&mut slot).await?;
+                    let ev = slot.expect("hooks give the event back");
                     if let Some(reason) = ev.aborted() {
                         finish = Some(FinishReason::Aborted(reason.to_string()));
                         break;
@@ -120,8 +122,9 @@ pub(crate) async fn stream_model(
             }
             ModelEvent::ThinkingDelta(text) => {
                 let text = if scope.wants(Events::THINKING) {
-                    let mut ev = Thinking::new(text);
-                    scope.run_hooks(&mut ev).await?;
+                    let mut slot = Some(Thinking::new(text));
+                    scope.run_hooks(&mut slot).await?;
+                    let ev = slot.expect("hooks give the event back");
                     if let Some(reason) = ev.aborted() {
                         finish = Some(FinishReason::Aborted(reason.to_string()));
                         break;

@@ -22,25 +22,26 @@ impl Scope {
     }
 
     /// Dispatches `ev` and reports the notices its hooks left.
-    pub async fn hook<E: Event>(&self, mut ev: E) -> Result<E, Error> {
-        self.run_hooks(&mut ev).await?;
-        Ok(ev)
+    pub async fn hook<E: Event>(&self, ev: E) -> Result<E, Error> {
+        Ok(self.hook_decided(ev).await?.0)
     }
 
     /// Dispatches `ev`, returning the name of the hook that decided, if one did.
-    pub async fn hook_decided<E: Event>(&self, mut ev: E) -> Result<(E, Option<HookName>), Error> {
-        let by = self.run_hooks(&mut ev).await?;
-        Ok((ev, by))
+    pub async fn hook_decided<E: Event>(&self, ev: E) -> Result<(E, Option<HookName>), Error> {
+        let mut slot = Some(ev);
+        let by = self.run_hooks(&mut slot).await?;
+        Ok((slot.expect("the event is back in its slot"), by))
     }
 
-    /// Runs the hooks of `ev` on it in place and reports the notices they left; returns the name
+    /// Runs the hooks of the event in `slot` and reports the notices they left; returns the name
     /// of the hook that decided, if one did. When every hook of the event is synchronous (and
-    /// left no notice), this completes at once without moving the event; a chain with an async
-    /// hook works on a copy and writes the result back.
+    /// left no notice), this completes at once and the event never leaves its slot; a chain with
+    /// an async hook takes it out and puts it back.
     pub fn run_hooks<'a, E: Event>(
         &'a self,
-        ev: &'a mut E,
+        slot: &'a mut Option<E>,
     ) -> impl Future<Output = Result<Option<HookName>, Error>> + 'a {
+        let ev = slot.as_mut().expect("run_hooks needs an event in its slot");
         match self.hooks.dispatch_sync(ev, &self.ctx) {
             Some(Err(e)) => Either::Left(ready(Err(e.into()))),
             Some(Ok(by)) if !self.ctx.has_notices() => Either::Left(ready(Ok(by))),
@@ -48,9 +49,9 @@ impl Scope {
                 let by = match sync {
                     Some(outcome) => outcome?,
                     None => {
-                        let (moved, by) =
-                            self.hooks.dispatch_decided(ev.clone(), &self.ctx).await?;
-                        *ev = moved;
+                        let ev = slot.take().expect("run_hooks needs an event in its slot");
+                        let (moved, by) = self.hooks.dispatch_decided(ev, &self.ctx).await?;
+                        *slot = Some(moved);
                         by
                     }
                 };

@@ -97,9 +97,10 @@ impl Driver {
 
         let mut decision = None;
         if scope.wants(Events::BEFORE_TOOL) {
-            let mut ev = BeforeTool::for_call(ToolCallRef::in_turn(turn.clone(), index), input);
-            scope.run_hooks(&mut ev).await?;
-            (decision, input) = ev.into_parts();
+            let call = ToolCallRef::in_turn(turn.clone(), index);
+            let mut slot = Some(BeforeTool::for_call(call, input));
+            scope.run_hooks(&mut slot).await?;
+            (decision, input) = slot.expect("hooks give the event back").into_parts();
         }
         let outcome = match decision {
             Some(ToolDecision::Block(reason)) => {
@@ -141,9 +142,9 @@ impl Driver {
         };
         match outcome {
             Ok(result) if scope.wants(Events::AFTER_TOOL) => {
-                let mut ev = AfterTool { input, result };
-                scope.run_hooks(&mut ev).await?;
-                Ok(ev.result)
+                let mut slot = Some(AfterTool { input, result });
+                scope.run_hooks(&mut slot).await?;
+                Ok(slot.expect("hooks give the event back").result)
             }
             Ok(result) => Ok(result),
             Err(failure) => {
