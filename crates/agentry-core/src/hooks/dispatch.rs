@@ -8,6 +8,7 @@ use super::{
     Events, HookCtx, HookError, HookFailed, HookFailure, HookFinished, HookStarted, Hooks,
 };
 use crate::RunContext;
+use crate::run::context::LentHookCtx;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use std::future::Future;
@@ -93,10 +94,10 @@ impl Hooks {
         if observed || !self.sync_only(E::KIND.flag()) {
             return None;
         }
-        let mut ctx = HookCtx::new(run.clone(), list[0].meta.name.clone());
+        let mut lent = LentHookCtx::new(run, list[0].meta.name.clone());
         let mut i = 0;
         Some(
-            match run_sync_stretch(list, E::KIND.is_reverse(), &mut i, ev, &mut ctx) {
+            match run_sync_stretch(list, E::KIND.is_reverse(), &mut i, ev, lent.get_mut()) {
                 Stretch::End => Ok(None),
                 Stretch::Decided(name) => Ok(Some(name)),
                 Stretch::Failed(err) => Err(err),
@@ -226,7 +227,8 @@ enum Stretch {
 }
 
 /// Runs synchronous hooks from position `*i` until an asynchronous one, a decision, a failure or
-/// the end. Used when no meta-event observer is registered.
+/// the end. Used when no meta-event observer is registered. It only re-points `ctx` at each hook
+/// and lends it to them: it must never move the context out (it may be a [`LentHookCtx`]).
 fn run_sync_stretch<E: Event>(
     list: &[Entry<E>],
     reverse: bool,

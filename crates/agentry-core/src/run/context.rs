@@ -354,6 +354,41 @@ impl HookCtx {
     }
 }
 
+/// A hook context that borrows its run's context instead of counting a reference to it, for
+/// synchronous dispatch: on this path the context cannot outlive the call, and an atomic
+/// increment and decrement per event is a measurable part of a no-op hook's cost.
+pub(crate) struct LentHookCtx<'a> {
+    ctx: std::mem::ManuallyDrop<HookCtx>,
+    _run: std::marker::PhantomData<&'a RunContext>,
+}
+
+impl<'a> LentHookCtx<'a> {
+    pub(crate) fn new(run: &'a RunContext, hook: HookName) -> Self {
+        // SAFETY: this copies the `Arc` pointer inside `run` without incrementing its count.
+        // The copy lives no longer than `'a`, during which `run` keeps the allocation alive, and
+        // it is never dropped (it sits in a `ManuallyDrop`, and `Drop` below releases only the
+        // hook name), so its count is never decremented either. Hooks get `&HookCtx` and can
+        // only clone it, which takes a counted reference of its own.
+        let copy = unsafe { std::ptr::read(run) };
+        LentHookCtx {
+            ctx: std::mem::ManuallyDrop::new(HookCtx { run: copy, hook }),
+            _run: std::marker::PhantomData,
+        }
+    }
+
+    /// The context, to point at each hook in turn and hand to it.
+    pub(crate) fn get_mut(&mut self) -> &mut HookCtx {
+        &mut self.ctx
+    }
+}
+
+impl Drop for LentHookCtx<'_> {
+    fn drop(&mut self) {
+        // Release the hook name; the lent run context is deliberately left alone.
+        drop(std::mem::replace(&mut self.ctx.hook, HookName::from("")));
+    }
+}
+
 impl std::ops::Deref for HookCtx {
     type Target = RunContext;
     fn deref(&self) -> &RunContext {
