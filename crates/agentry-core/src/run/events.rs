@@ -4,7 +4,7 @@ use crate::{Message, StateSource, StopReason, ToolResult};
 use serde_json::Value;
 use std::sync::Arc;
 
-/// One event of a run's event stream ([`RunHandle::events`] in the `agentry` crate).
+/// One event of a run's event stream (`RunHandle::events` in the `agentry` crate).
 ///
 /// Events of sub-agents arrive on their parent's stream, tagged with their `agent_path`
 /// (`parent/child`).
