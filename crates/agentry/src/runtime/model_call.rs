@@ -4,7 +4,7 @@
 use super::driver::Driver;
 use super::scope::Scope;
 use agentry_core::hooks::{
-    AfterModel, BeforeModel, Events, ModelOutcome, Next, Terminal, TextDelta, Thinking,
+    AfterModel, BeforeModel, Event, Events, ModelOutcome, Next, Terminal, TextDelta, Thinking,
 };
 use agentry_core::{
     Error, FinishReason, Message, Model, ModelEvent, ModelRequest, ModelResponse, RunEvent,
@@ -100,19 +100,12 @@ pub(crate) async fn stream_model(
     while let Some(item) = stream.next().await {
         match item? {
             ModelEvent::TextDelta(text) => {
-                // Hooks see the piece first: they may rewrite it (redaction) or abort the stream,
-                // and only what they let through is recorded and streamed.
-                let text = if scope.wants(Events::TEXT_DELTA) {
-                    let mut slot = Some(TextDelta::new(text));
-                    scope.run_hooks(&mut slot).await?;
-                    let ev = slot.expect("hooks give the event back");
-                    if let Some(reason) = ev.aborted() {
-                        finish = Some(FinishReason::Aborted(reason.to_string()));
+                let text = match pass_through::<TextDelta>(scope, text).await? {
+                    Piece::Keep(text) => text,
+                    Piece::Abort(reason) => {
+                        finish = Some(FinishReason::Aborted(reason));
                         break;
                     }
-                    ev.text
-                } else {
-                    text
                 };
                 response.text.push_str(&text);
                 scope.ctx.send_event(|p| RunEvent::TextDelta {
@@ -121,17 +114,12 @@ pub(crate) async fn stream_model(
                 });
             }
             ModelEvent::ThinkingDelta(text) => {
-                let text = if scope.wants(Events::THINKING) {
-                    let mut slot = Some(Thinking::new(text));
-                    scope.run_hooks(&mut slot).await?;
-                    let ev = slot.expect("hooks give the event back");
-                    if let Some(reason) = ev.aborted() {
-                        finish = Some(FinishReason::Aborted(reason.to_string()));
+                let text = match pass_through::<Thinking>(scope, text).await? {
+                    Piece::Keep(text) => text,
+                    Piece::Abort(reason) => {
+                        finish = Some(FinishReason::Aborted(reason));
                         break;
                     }
-                    ev.text
-                } else {
-                    text
                 };
                 response
                     .thinking
@@ -163,4 +151,54 @@ pub(crate) async fn stream_model(
         FinishReason::ToolCalls
     });
     Ok(response)
+}
+
+/// A streamed piece after its hooks: what to record and stream, or why the stream was aborted.
+enum Piece {
+    Keep(String),
+    Abort(String),
+}
+
+/// The streamed events, TextDelta and Thinking: a piece of text hooks may rewrite or abort on.
+trait StreamedPiece: Event {
+    const WANTED: Events;
+    fn new(text: String) -> Self;
+    fn into_piece(self) -> Piece;
+}
+
+impl StreamedPiece for TextDelta {
+    const WANTED: Events = Events::TEXT_DELTA;
+    fn new(text: String) -> Self {
+        TextDelta::new(text)
+    }
+    fn into_piece(self) -> Piece {
+        match self.aborted() {
+            Some(reason) => Piece::Abort(reason.to_string()),
+            None => Piece::Keep(self.text),
+        }
+    }
+}
+
+impl StreamedPiece for Thinking {
+    const WANTED: Events = Events::THINKING;
+    fn new(text: String) -> Self {
+        Thinking::new(text)
+    }
+    fn into_piece(self) -> Piece {
+        match self.aborted() {
+            Some(reason) => Piece::Abort(reason.to_string()),
+            None => Piece::Keep(self.text),
+        }
+    }
+}
+
+/// Runs the hooks of a streamed piece, if any: they see it first, may rewrite it (redaction) or
+/// abort the stream, and only what they let through is recorded and streamed.
+async fn pass_through<E: StreamedPiece>(scope: &Scope, text: String) -> Result<Piece, Error> {
+    if !scope.wants(E::WANTED) {
+        return Ok(Piece::Keep(text));
+    }
+    let mut slot = Some(E::new(text));
+    scope.run_hooks(&mut slot).await?;
+    Ok(slot.expect("hooks give the event back").into_piece())
 }
