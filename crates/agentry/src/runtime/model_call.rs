@@ -166,31 +166,24 @@ trait StreamedPiece: Event {
     fn into_piece(self) -> Piece;
 }
 
-impl StreamedPiece for TextDelta {
-    const WANTED: Events = Events::TEXT_DELTA;
-    fn new(text: String) -> Self {
-        TextDelta::new(text)
-    }
-    fn into_piece(self) -> Piece {
-        match self.aborted() {
-            Some(reason) => Piece::Abort(reason.to_string()),
-            None => Piece::Keep(self.text),
+macro_rules! streamed_piece {
+    ($event:ident, $flag:ident) => {
+        impl StreamedPiece for $event {
+            const WANTED: Events = Events::$flag;
+            fn new(text: String) -> Self {
+                $event::new(text)
+            }
+            fn into_piece(self) -> Piece {
+                match self.aborted() {
+                    Some(reason) => Piece::Abort(reason.to_string()),
+                    None => Piece::Keep(self.text),
+                }
+            }
         }
-    }
+    };
 }
-
-impl StreamedPiece for Thinking {
-    const WANTED: Events = Events::THINKING;
-    fn new(text: String) -> Self {
-        Thinking::new(text)
-    }
-    fn into_piece(self) -> Piece {
-        match self.aborted() {
-            Some(reason) => Piece::Abort(reason.to_string()),
-            None => Piece::Keep(self.text),
-        }
-    }
-}
+streamed_piece!(TextDelta, TEXT_DELTA);
+streamed_piece!(Thinking, THINKING);
 
 /// Runs the hooks of a streamed piece, if any: they see it first, may rewrite it (redaction) or
 /// abort the stream, and only what they let through is recorded and streamed.
