@@ -17,6 +17,7 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+mod describe;
 mod error;
 mod history;
 pub mod hooks;
@@ -29,6 +30,7 @@ pub mod tool;
 mod usage;
 
 pub use agent::{Agent, AgentBuilder, AgentDef, AgentTool, OutputSpec};
+pub use describe::{panic_message, schema_violations};
 pub use error::Error;
 pub use history::History;
 pub use message::{Message, Role, ThinkingBlock, ToolCall, ToolCallRef, ToolResult};

@@ -1,6 +1,6 @@
 //! The `Model` trait: a request in, a stream of events out.
 
-use crate::{FinishReason, History, Message, ThinkingBlock, ToolCall, ToolSpec, Usage};
+use crate::{FinishReason, History, ThinkingBlock, ToolCall, ToolSpec, Usage};
 use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -118,15 +118,6 @@ impl ModelResponse {
             tool_calls: calls,
             finish_reason: FinishReason::ToolCalls,
             ..ModelResponse::default()
-        }
-    }
-
-    /// The assistant message this response adds to the history.
-    pub fn to_message(&self) -> Message {
-        Message::Assistant {
-            content: self.text.clone(),
-            thinking: self.thinking.clone(),
-            tool_calls: self.tool_calls.clone(),
         }
     }
 }

@@ -1,6 +1,8 @@
 //! Hook dispatch: one event to 0, 1 and 10 hooks (sync and async), a state update observed by a
 //! StateChange hook, and 10,000 streamed text deltas through a TextDelta observer.
 
+mod support;
+
 use agentry::hooks::{BeforeStep, Events, Hooks, on, on_sync};
 use agentry::prelude::*;
 use agentry::{FinishReason, ModelEvent, ModelStream, RunContext, RunContextSpec, RunInfo};
@@ -80,15 +82,7 @@ fn state_update(c: &mut Criterion) {
         Ok("ok")
     });
     let steps = 100;
-    let model = ScriptedModel::from_fn(move |_, req| {
-        // The call number within this run, from the history: the input plus two messages a step.
-        let n = (req.messages.len() as u32).div_ceil(2);
-        if n <= steps {
-            ScriptedTurn::tool_call("bump", json!({}))
-        } else {
-            ScriptedTurn::text("done")
-        }
-    });
+    let model = support::tool_steps(steps, "bump", json!({}));
     let agent = Agent::builder("state")
         .model(model)
         .tool(counter)
@@ -100,9 +94,7 @@ fn state_update(c: &mut Criterion) {
         }))
         .build()
         .unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
+    let rt = support::tokio();
     let runtime = Runtime::new();
     c.bench_function("state update observed (100 steps)", |b| {
         b.iter(|| {
@@ -129,9 +121,7 @@ impl Model for Chatty {
 }
 
 fn text_deltas(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
+    let rt = support::tokio();
     let runtime = Runtime::new();
     let mut g = c.benchmark_group("10k text deltas");
     let plain = Agent::builder("chatty")

@@ -1,6 +1,8 @@
 //! One full step (model call returning a tool call, the tool, the history growing by two
 //! messages), measured over runs of 100 steps.
 
+mod support;
+
 use agentry::prelude::*;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
@@ -11,15 +13,7 @@ struct Echo {
 
 fn full_step(c: &mut Criterion) {
     let steps = 100;
-    let model = ScriptedModel::from_fn(move |_, req| {
-        // The call number within this run, from the history: the input plus two messages a step.
-        let n = (req.messages.len() as u32).div_ceil(2);
-        if n <= steps {
-            ScriptedTurn::tool_call("echo", json!({"text": "ping"}))
-        } else {
-            ScriptedTurn::text("done")
-        }
-    });
+    let model = support::tool_steps(steps, "echo", json!({"text": "ping"}));
     let echo = tool(
         "echo",
         "Returns its text.",
@@ -32,9 +26,7 @@ fn full_step(c: &mut Criterion) {
         .max_steps(steps + 1)
         .build()
         .unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
+    let rt = support::tokio();
     let runtime = Runtime::new();
     let mut g = c.benchmark_group("step");
     g.throughput(Throughput::Elements(u64::from(steps)));

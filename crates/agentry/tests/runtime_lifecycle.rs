@@ -46,6 +46,25 @@ async fn events_until<S, O>(
 }
 
 /// Reads the rest of the stream (it ends when the run does).
+/// An agent with one tool whose RunEnd stop reasons go to `ends`.
+fn recording_run_ends(
+    name: &str,
+    model: &ScriptedModel,
+    tool: impl Tool,
+    ends: &Shared<StopReason>,
+) -> Agent {
+    let ends = ends.clone();
+    Agent::builder(name)
+        .model(model.clone())
+        .tool(tool)
+        .run_end(move |ev, _ctx| {
+            ends.lock().unwrap().push(ev.stop.clone());
+            async move { Ok(ev) }
+        })
+        .build()
+        .unwrap()
+}
+
 async fn rest_of_stream<S, O>(handle: &mut RunHandle<S, O>) -> Vec<RunEvent> {
     tokio::time::timeout(PATIENCE, handle.events().collect::<Vec<_>>())
         .await
@@ -59,7 +78,6 @@ async fn rest_of_stream<S, O>(handle: &mut RunHandle<S, O>) -> Vec<RunEvent> {
 #[tokio::test]
 async fn cancel_through_the_handle_while_a_tool_runs() {
     let ends: Shared<StopReason> = shared();
-    let ends2 = ends.clone();
     let slow = tool(
         "slow",
         "Sleeps for an hour",
@@ -71,15 +89,7 @@ async fn cancel_through_the_handle_while_a_tool_runs() {
     let model = ScriptedModel::new()
         .tool_call("slow", json!({}))
         .text("never reached");
-    let agent = Agent::builder("sleeper")
-        .model(model.clone())
-        .tool(slow)
-        .run_end(move |ev, _ctx| {
-            ends2.lock().unwrap().push(ev.stop.clone());
-            async move { Ok(ev) }
-        })
-        .build()
-        .unwrap();
+    let agent = recording_run_ends("sleeper", &model, slow, &ends);
     let store = MemoryStore::new();
     let mut handle = Runtime::new()
         .store(store.clone())
@@ -167,7 +177,6 @@ async fn cancelling_before_the_tool_returns_drops_its_work() {
 #[tokio::test]
 async fn a_tool_that_cancels_its_run_and_returns_stops_the_run() {
     let ends: Shared<StopReason> = shared();
-    let ends2 = ends.clone();
     let quitter = tool(
         "quit",
         "Cancels the run",
@@ -179,15 +188,7 @@ async fn a_tool_that_cancels_its_run_and_returns_stops_the_run() {
     let model = ScriptedModel::new()
         .tool_call("quit", json!({}))
         .text("should not be reached");
-    let agent = Agent::builder("quitter")
-        .model(model.clone())
-        .tool(quitter)
-        .run_end(move |ev, _ctx| {
-            ends2.lock().unwrap().push(ev.stop.clone());
-            async move { Ok(ev) }
-        })
-        .build()
-        .unwrap();
+    let agent = recording_run_ends("quitter", &model, quitter, &ends);
     let out = tokio::time::timeout(PATIENCE, Runtime::new().run(&agent, "go"))
         .await
         .unwrap()

@@ -28,26 +28,12 @@ impl OutputSpec {
         let value: Value = serde_json::from_str(body).map_err(|e| {
             format!("Your final answer is not valid JSON ({e}). Answer with only a JSON value that matches this schema: {}", self.schema)
         })?;
-        let errors: Vec<String> = self
-            .validator
-            .iter_errors(&value)
-            .map(|e| {
-                let path = e.instance_path().to_string();
-                if path.is_empty() {
-                    e.to_string()
-                } else {
-                    format!("at {path}: {e}")
-                }
-            })
-            .collect();
-        if errors.is_empty() {
-            Ok(value)
-        } else {
-            Err(format!(
-                "Your final answer does not match the required schema: {}. Answer again with only a JSON value that matches: {}",
-                errors.join("; "),
+        match crate::schema_violations(&self.validator, &value) {
+            None => Ok(value),
+            Some(violations) => Err(format!(
+                "Your final answer does not match the required schema: {violations}. Answer again with only a JSON value that matches: {}",
                 self.schema
-            ))
+            )),
         }
     }
 }

@@ -1,13 +1,13 @@
 //! Dispatch: runs an event through its hooks in order, applying each hook's policy.
 
 use super::HookName;
-use super::error::panic_message;
 use super::events::Decides;
 use super::registry::{Entry, Event, Handler, Handles, HandlesSync};
 use super::{
     Events, HookCtx, HookError, HookFailed, HookFailure, HookFinished, HookStarted, Hooks,
 };
 use crate::RunContext;
+use crate::describe::panic_message;
 use crate::run::context::LentHookCtx;
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -67,14 +67,23 @@ impl Hooks {
         if let Some(out) = self.dispatch_sync(&mut ev, run) {
             return Dispatch::Ready(Some(out.map(|by| (ev, by))));
         }
+        Dispatch::Pending(self.dispatch_chain(ev, run))
+    }
+
+    /// The general path, for runtimes that tried [`dispatch_sync`](Self::dispatch_sync) first:
+    /// runs the whole chain as a future, awaiting asynchronous hooks and firing meta events.
+    pub fn dispatch_chain<'a, E: Event>(
+        &'a self,
+        ev: E,
+        run: &'a RunContext,
+    ) -> BoxFuture<'a, Dispatched<E>> {
         let observe = self.wants(Events::META) && !Events::META.contains(E::KIND.flag());
-        let list = E::list(self.lists());
-        Dispatch::Pending(Box::pin(run_chain(
-            list,
+        Box::pin(run_chain(
+            E::list(self.lists()),
             ev,
             run,
-            if observe { Some(self) } else { None },
-        )))
+            observe.then_some(self),
+        ))
     }
 
     /// The synchronous fast path, for runtimes: when the event has no hooks, or only
@@ -113,6 +122,9 @@ async fn run_chain<E: Event>(
     run: &RunContext,
     observers: Option<&Hooks>,
 ) -> Result<(E, Option<HookName>), HookError> {
+    if list.is_empty() {
+        return Ok((ev, None));
+    }
     let n = list.len();
     let reverse = E::KIND.is_reverse();
     let mut ctx = HookCtx::new(run.clone(), list[0].meta.name.clone());

@@ -34,14 +34,3 @@ pub enum HookFailure {
     #[error("timed out after {0:?}; raise its timeout or make it faster")]
     Timeout(Duration),
 }
-
-/// The message of a caught panic.
-pub(crate) fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a panic with a non-string payload".to_string()
-    }
-}

@@ -1,12 +1,12 @@
 //! Around middleware: hooks that wrap a model or tool call and decide whether, and how, to call
 //! `next` (retry, cache, fallback, timing).
 
-use super::error::panic_message;
 use super::registry::HookMeta;
 use super::{
     EventKind, Events, HookCtx, HookError, HookFailed, HookFailure, HookFinished, HookStarted,
     Hooks,
 };
+use crate::describe::panic_message;
 use crate::{Error, ModelResponse, RunContext, ToolFailure, ToolOutput};
 use futures::FutureExt;
 use futures::future::BoxFuture;

@@ -104,9 +104,6 @@ macro_rules! define_lists {
                 if !self.around_tool.is_empty() { w |= Events::AROUND_TOOL; }
                 w
             }
-            fn len(&self) -> usize {
-                0 $(+ self.$method.len())* + self.around_model.len() + self.around_tool.len()
-            }
         }
 
         $(
@@ -315,16 +312,6 @@ impl Hooks {
     /// True when nothing is registered.
     pub fn is_empty(&self) -> bool {
         self.count == 0
-    }
-
-    /// The number of handlers across all events.
-    pub fn handler_count(&self) -> usize {
-        self.lists.len()
-    }
-
-    /// The handlers of event `E`, in dispatch order for before-events (reverse for after-events).
-    pub fn entries<E: Event>(&self) -> &[Entry<E>] {
-        E::list(&self.lists)
     }
 
     /// The around-model middleware, outermost first.

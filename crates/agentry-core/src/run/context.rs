@@ -140,10 +140,6 @@ impl RunContext {
     pub fn agent_path(&self) -> &str {
         &self.0.agent_path
     }
-    /// The shared agent path.
-    pub fn agent_path_arc(&self) -> &Arc<str> {
-        &self.0.agent_path
-    }
     /// The current step (1-based; 0 before the first step).
     pub fn step(&self) -> u32 {
         self.0.step.load(Ordering::Relaxed)
@@ -236,30 +232,6 @@ impl RunContext {
             }
         }
         Ok(out)
-    }
-
-    /// Replaces the state with a JSON value of the state's type (runtimes use this to restore).
-    pub fn replace_state_json(&self, value: Value, source: StateSource) -> Result<(), StateError> {
-        let mut guard = lock(&self.0.state);
-        let next = guard.parse_json(value)?;
-        let previous = if self.0.observe_state {
-            Some(guard.to_json()?)
-        } else {
-            None
-        };
-        *guard = next;
-        if let Some(previous) = previous {
-            let current = guard.to_json()?;
-            drop(guard);
-            if previous != current {
-                self.notify(Notice::State {
-                    previous,
-                    current,
-                    source,
-                });
-            }
-        }
-        Ok(())
     }
 
     /// Takes the state out of the context (runtimes call this when the run ends).

@@ -4,11 +4,11 @@
 use super::RuntimeInner;
 use super::scope::Scope;
 use agentry_core::hooks::{
-    AfterStep, BeforeStep, Events, RunEnd, RunError, RunStart, StepDecision, Stop,
+    AfterStep, BeforeStep, Events, Hooks, RunEnd, RunError, RunStart, StepDecision, Stop,
 };
 use agentry_core::{
-    AgentDef, ErasedState, Error, FinishReason, Model, RunEvent, RunMachine, RunSnapshot,
-    SNAPSHOT_VERSION, StepStart, StopReason, Turn, Verdict,
+    AgentDef, ErasedState, Error, FinishReason, Model, RunContext, RunContextSpec, RunEvent,
+    RunMachine, RunSnapshot, SNAPSHOT_VERSION, StepStart, StopReason, Turn, Verdict,
 };
 use serde_json::Value;
 use std::sync::Arc;
@@ -46,7 +46,49 @@ pub(crate) struct Driver {
     pub in_step: bool,
 }
 
+/// The hooks a run dispatches to: `base` alone when the other scopes add nothing (shared, no
+/// copy), else the merge, `base` first.
+pub(crate) fn scoped_hooks(base: &Arc<Hooks>, more: &[&Hooks]) -> Arc<Hooks> {
+    if more.iter().all(|h| h.is_empty()) {
+        return base.clone();
+    }
+    let mut parts: Vec<&Hooks> = vec![base];
+    parts.extend_from_slice(more);
+    Arc::new(Hooks::merge(&parts))
+}
+
 impl Driver {
+    /// A driver for a new run of `def`: resolves its model (the runtime's default when the agent
+    /// has none) and creates the run's context, which serializes state changes only when a
+    /// StateChange hook or an event stream will see them.
+    pub(crate) fn new(
+        def: &Arc<AgentDef>,
+        rt: &Arc<RuntimeInner>,
+        hooks: Arc<Hooks>,
+        mut spec: RunContextSpec,
+    ) -> Result<Driver, Error> {
+        let model = def
+            .model
+            .clone()
+            .or_else(|| rt.default_model.clone())
+            .ok_or_else(|| Error::NoModel {
+                agent: def.name.to_string(),
+            })?;
+        spec.observe_state = hooks.wants(Events::STATE_CHANGE) || spec.events.is_some();
+        Ok(Driver {
+            def: def.clone(),
+            rt: rt.clone(),
+            scope: Scope {
+                hooks,
+                ctx: RunContext::new(spec),
+            },
+            model,
+            machine: RunMachine::new(),
+            last_checkpoint: None,
+            in_step: false,
+        })
+    }
+
     /// Runs to the end: the body under cancellation, then RunError recovery, RunEnd and the final
     /// checkpoint.
     pub(crate) async fn drive(mut self, start: Start) -> Result<Finished, Error> {

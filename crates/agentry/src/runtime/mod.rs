@@ -9,15 +9,13 @@ mod tool_call;
 
 pub use handle::RunHandle;
 
-use agentry_core::hooks::{Events, Hooks, IntoHook};
+use agentry_core::hooks::{Hooks, IntoHook};
 use agentry_core::{
-    Agent, AgentDef, AgentState, Error, Model, RunContext, RunContextSpec, RunEvent, RunInfo,
-    RunMachine, RunOptions, RunOutput, RunSnapshot, RunStore, SNAPSHOT_VERSION, StateError,
-    StopReason,
+    Agent, AgentDef, AgentState, Error, Model, RunContextSpec, RunEvent, RunInfo, RunMachine,
+    RunOptions, RunOutput, RunSnapshot, RunStore, SNAPSHOT_VERSION, StateError, StopReason,
 };
-use driver::{Driver, Finished, Start};
+use driver::{Driver, Finished, Start, scoped_hooks};
 use futures::channel::mpsc::{UnboundedSender, unbounded};
-use scope::Scope;
 use serde::de::DeserializeOwned;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -217,23 +215,8 @@ impl Runtime {
         events: Option<UnboundedSender<RunEvent>>,
         cancel: Option<CancellationToken>,
     ) -> Result<Driver, Error> {
-        let model = def
-            .model
-            .clone()
-            .or_else(|| self.inner.default_model.clone())
-            .ok_or_else(|| Error::NoModel {
-                agent: def.name.to_string(),
-            })?;
-        let hooks = if def.hooks.is_empty() && options.hooks.is_empty() {
-            self.inner.hooks.clone()
-        } else {
-            Arc::new(Hooks::merge(&[
-                &self.inner.hooks,
-                &def.hooks,
-                &options.hooks,
-            ]))
-        };
-        let ctx = RunContext::new(RunContextSpec {
+        let hooks = scoped_hooks(&self.inner.hooks, &[&def.hooks, &options.hooks]);
+        let spec = RunContextSpec {
             run_id: options.run_id.unwrap_or_else(new_run_id),
             parent_run_id: None,
             agent_name: def.name.clone(),
@@ -246,19 +229,11 @@ impl Runtime {
             }),
             cancel: cancel.unwrap_or_default(),
             state: def.initial_state.clone_box(),
-            observe_state: hooks.wants(Events::STATE_CHANGE) || events.is_some(),
+            observe_state: false,
             events,
             step: 0,
-        });
-        Ok(Driver {
-            def: def.clone(),
-            rt: self.inner.clone(),
-            scope: Scope { hooks, ctx },
-            model,
-            machine: RunMachine::new(),
-            last_checkpoint: None,
-            in_step: false,
-        })
+        };
+        Driver::new(def, &self.inner, hooks, spec)
     }
 }
 

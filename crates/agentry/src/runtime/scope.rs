@@ -50,7 +50,7 @@ impl Scope {
                     Some(outcome) => outcome?,
                     None => {
                         let ev = slot.take().expect("run_hooks needs an event in its slot");
-                        let (moved, by) = self.hooks.dispatch_decided(ev, &self.ctx).await?;
+                        let (moved, by) = self.hooks.dispatch_chain(ev, &self.ctx).await?;
                         *slot = Some(moved);
                         by
                     }

@@ -2,12 +2,9 @@
 //! (the parent's wrap the child's), streams its events on the parent's stream under its agent
 //! path, and is cancelled with its parent.
 
-use super::driver::{Driver, Start};
-use super::scope::Scope;
-use agentry_core::hooks::{AfterSubAgent, BeforeSubAgent, Events, Hooks, SubAgentError};
-use agentry_core::{
-    AgentDef, Error, RunContext, RunContextSpec, RunMachine, ToolCall, ToolFailure, ToolResult,
-};
+use super::driver::{Driver, Start, scoped_hooks};
+use agentry_core::hooks::{AfterSubAgent, BeforeSubAgent, Events, SubAgentError};
+use agentry_core::{AgentDef, Error, RunContextSpec, ToolCall, ToolFailure, ToolResult};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -80,20 +77,8 @@ impl Driver {
 
     fn child_driver(&self, child: &Arc<AgentDef>) -> Result<Driver, Error> {
         let parent = &self.scope.ctx;
-        let hooks = if child.hooks.is_empty() {
-            self.scope.hooks.clone()
-        } else {
-            Arc::new(Hooks::merge(&[&self.scope.hooks, &child.hooks]))
-        };
-        let model = child
-            .model
-            .clone()
-            .or_else(|| self.rt.default_model.clone())
-            .ok_or_else(|| Error::NoModel {
-                agent: child.name.to_string(),
-            })?;
-        let events = parent.event_sender().cloned();
-        let ctx = RunContext::new(RunContextSpec {
+        let hooks = scoped_hooks(&self.scope.hooks, &[&child.hooks]);
+        let spec = RunContextSpec {
             run_id: uuid::Uuid::new_v4().to_string(),
             parent_run_id: Some(parent.run_id().to_string()),
             agent_name: child.name.clone(),
@@ -101,18 +86,10 @@ impl Driver {
             info: parent.info().clone(),
             cancel: parent.cancellation().child_token(),
             state: child.initial_state.clone_box(),
-            observe_state: hooks.wants(Events::STATE_CHANGE) || events.is_some(),
-            events,
+            observe_state: false,
+            events: parent.event_sender().cloned(),
             step: 0,
-        });
-        Ok(Driver {
-            def: child.clone(),
-            rt: self.rt.clone(),
-            scope: Scope { hooks, ctx },
-            model,
-            machine: RunMachine::new(),
-            last_checkpoint: None,
-            in_step: false,
-        })
+        };
+        Driver::new(child, &self.rt, hooks, spec)
     }
 }

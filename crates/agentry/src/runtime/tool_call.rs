@@ -9,6 +9,7 @@ use agentry_core::hooks::{
 };
 use agentry_core::{
     AgentTool, Error, Message, RunEvent, Tool, ToolCallRef, ToolCtx, ToolFailure, ToolResult,
+    panic_message, schema_violations,
 };
 use futures::FutureExt;
 use serde_json::Value;
@@ -111,7 +112,7 @@ impl Driver {
                 ..ToolResult::ok(&call.id, &call.name, content)
             }),
             None => {
-                if let Some(problems) = schema_problems(tool, &input) {
+                if let Some(problems) = schema_violations(tool.validator(), &input) {
                     let content = format!(
                         "the arguments of `{}` do not match its schema: {problems}; call it again with arguments that match",
                         call.name
@@ -218,12 +219,7 @@ impl ToolInput<'_> {
 async fn call_tool(tool: &dyn Tool, input: ToolInput<'_>, ctx: ToolCtx) -> ToolOutcome {
     let panicked = |p: Box<dyn std::any::Any + Send>| {
         let name = &tool.spec().name;
-        let msg = p
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| p.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "a non-string panic".into());
-        ToolFailure::new(format!("tool `{name}` panicked: {msg}"))
+        ToolFailure::new(format!("tool `{name}` panicked: {}", panic_message(p)))
     };
     let start = || match input {
         ToolInput::Owned(v) => tool.call(v, ctx),
@@ -237,21 +233,4 @@ async fn call_tool(tool: &dyn Tool, input: ToolInput<'_>, ctx: ToolCtx) -> ToolO
         Ok(outcome) => outcome,
         Err(p) => Err(panicked(p)),
     }
-}
-
-/// What is wrong with `input` for `tool`, if anything.
-fn schema_problems(tool: &AgentTool, input: &Value) -> Option<String> {
-    let problems: Vec<String> = tool
-        .validator()
-        .iter_errors(input)
-        .map(|e| {
-            let at = e.instance_path().to_string();
-            if at.is_empty() {
-                e.to_string()
-            } else {
-                format!("at {at}: {e}")
-            }
-        })
-        .collect();
-    (!problems.is_empty()).then(|| problems.join("; "))
 }

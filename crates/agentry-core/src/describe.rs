@@ -1,0 +1,33 @@
+//! Messages for what went wrong, shared by the hook engine and runtimes: the text of a caught
+//! panic, and the violations of a JSON Schema.
+
+use serde_json::Value;
+use std::any::Any;
+
+/// The message of a caught panic (its `&str` or `String` payload).
+pub fn panic_message(payload: Box<dyn Any + Send>) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic with a non-string payload".to_string()
+    }
+}
+
+/// What is wrong with `value` for `validator`, one clause per violation (prefixed with its JSON
+/// Pointer when not at the root), joined by `; `; `None` when the value is valid.
+pub fn schema_violations(validator: &jsonschema::Validator, value: &Value) -> Option<String> {
+    let violations: Vec<String> = validator
+        .iter_errors(value)
+        .map(|e| {
+            let at = e.instance_path().to_string();
+            if at.is_empty() {
+                e.to_string()
+            } else {
+                format!("at {at}: {e}")
+            }
+        })
+        .collect();
+    (!violations.is_empty()).then(|| violations.join("; "))
+}
