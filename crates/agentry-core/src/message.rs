@@ -197,6 +197,12 @@ pub struct ThinkingBlock {
     /// An opaque signature some providers require when the block is sent back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<String>,
+    /// The provider's own reasoning items, kept verbatim so later turns can send them back as
+    /// the provider requires (Anthropic `thinking` and `redacted_thinking` blocks with their
+    /// signatures, OpenAI Responses `reasoning` items with encrypted content). Only the provider
+    /// that wrote it reads it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<serde_json::Value>,
 }
 
 /// A shared reference to one tool call: a call of a model turn (the message is shared, nothing is

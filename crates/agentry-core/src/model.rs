@@ -64,6 +64,9 @@ pub enum ModelEvent {
     ThinkingDelta(String),
     /// The signature that closes a reasoning block.
     ThinkingSignature(String),
+    /// The provider's reasoning items of this turn, to be sent back verbatim in later turns
+    /// (stored in [`ThinkingBlock::replay`]).
+    ThinkingReplay(serde_json::Value),
     /// A complete tool call (providers assemble argument deltas before emitting it).
     ToolCall(ToolCall),
     /// Token usage of the turn (may arrive more than once; the last one wins).
@@ -86,6 +89,17 @@ pub trait Model: Send + Sync + 'static {
 
     /// Starts one turn.
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> ModelStream<'a>;
+}
+
+/// A shared model is a model: one client can serve many agents.
+impl<M: Model + ?Sized> Model for Arc<M> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    fn stream<'a>(&'a self, request: &'a ModelRequest) -> ModelStream<'a> {
+        (**self).stream(request)
+    }
 }
 
 /// A complete model turn, assembled from the stream (or given by a hook instead of the model).
@@ -157,8 +171,10 @@ pub enum ModelErrorKind {
     Timeout,
     /// The stream broke or carried something unreadable.
     Stream,
-    /// The request was rejected (bad parameters, unknown model, context too long).
+    /// The request was rejected (bad parameters, unknown model).
     InvalidRequest,
+    /// The conversation does not fit the model's context window; compacting it may help.
+    ContextTooLong,
     /// The credentials were rejected.
     Auth,
     /// Anything else, including scripted errors.

@@ -13,6 +13,9 @@ pub struct Usage {
     /// Prompt tokens served from the provider's cache.
     #[serde(default)]
     pub cached_input_tokens: u64,
+    /// Prompt tokens written to the provider's cache (Anthropic prompt caching).
+    #[serde(default)]
+    pub cache_write_input_tokens: u64,
     /// Completion tokens spent on reasoning.
     #[serde(default)]
     pub reasoning_tokens: u64,
@@ -39,6 +42,7 @@ impl AddAssign for Usage {
         self.input_tokens += o.input_tokens;
         self.output_tokens += o.output_tokens;
         self.cached_input_tokens += o.cached_input_tokens;
+        self.cache_write_input_tokens += o.cache_write_input_tokens;
         self.reasoning_tokens += o.reasoning_tokens;
     }
 }

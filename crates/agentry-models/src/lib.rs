@@ -1,8 +1,18 @@
 //! # agentry-models
 //!
-//! Models for agentry. For now: [`ScriptedModel`], a model that plays back scripted turns, for
-//! testing your own agents (and for benchmarks). It streams text, reasoning, tool calls, usage and
-//! errors exactly as a real provider would, and records the requests it received.
+//! Model clients for agentry, behind the core [`Model`](agentry_core::Model) trait:
+//!
+//! - [`OpenAi`]: the Chat Completions API of OpenAI and of every server that speaks it (Azure
+//!   OpenAI, vLLM, llama.cpp's `llama-server`, Ollama, LM Studio, OpenRouter, ...);
+//! - [`OpenAiResponses`]: OpenAI's Responses API;
+//! - [`Anthropic`]: the Anthropic Messages API, extended thinking and prompt caching included;
+//! - [`ScriptedModel`]: a model that plays back scripted turns, for testing your own agents.
+//!
+//! The HTTP clients stream every turn over server-sent events, assemble tool calls from their
+//! argument pieces, report usage, retry rate limits and server errors with exponential backoff
+//! and jitter honouring `Retry-After` ([`RetryPolicy`]), and fail with errors that name the
+//! provider and say what to do. API keys never appear in Debug output, logs, events or errors.
+//! Dropping a turn's stream (a cancelled run) aborts its HTTP request.
 //!
 //! ```
 //! use agentry_models::ScriptedModel;
@@ -12,8 +22,35 @@
 //!     .text("Sunny, go.");
 //! assert_eq!(model.remaining(), 2);
 //! ```
+//!
+//! Hosted providers are configured from the environment or in code:
+//!
+//! ```no_run
+//! # fn main() -> Result<(), agentry_models::Error> {
+//! use agentry_models::{Anthropic, OpenAi, RetryPolicy, from_spec};
+//! let openai = OpenAi::from_env("gpt-4.1")?; // OPENAI_API_KEY, OPENAI_BASE_URL, ...
+//! let claude = Anthropic::builder("claude-sonnet-4-5")
+//!     .api_key("sk-ant-...")
+//!     .thinking(2048)
+//!     .retry(RetryPolicy::default().max_retries(6))
+//!     .build()?;
+//! let any = from_spec("openai-responses:o4-mini")?; // provider:model, from the environment
+//! # Ok(()) }
+//! ```
 #![warn(missing_docs)]
 
+mod anthropic;
+mod assemble;
+mod error;
+mod http;
+mod openai;
+mod params;
 mod scripted;
+mod spec;
 
+pub use anthropic::{Anthropic, AnthropicBuilder};
+pub use error::Error;
+pub use http::RetryPolicy;
+pub use openai::{OpenAi, OpenAiBuilder, OpenAiResponses, OpenAiResponsesBuilder};
 pub use scripted::{ScriptedModel, ScriptedTurn};
+pub use spec::from_spec;

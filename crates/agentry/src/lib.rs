@@ -49,5 +49,7 @@ pub mod prelude;
 mod runtime;
 
 pub use agentry_core::*;
-pub use agentry_models::{ScriptedModel, ScriptedTurn};
+pub use agentry_models::{
+    self as models, Anthropic, OpenAi, OpenAiResponses, RetryPolicy, ScriptedModel, ScriptedTurn,
+};
 pub use runtime::{RunHandle, Runtime};

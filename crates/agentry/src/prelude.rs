@@ -7,10 +7,10 @@ pub use crate::hooks::{
     SubAgentError, TextDelta, Thinking, ToolCallRequest, ToolError, on, on_sync,
 };
 pub use crate::{
-    Agent, Error, History, HookCtx, Json, MemoryStore, Message, Model, ModelErrorKind,
-    ModelRequest, ModelResponse, RunEvent, RunHandle, RunOptions, RunOutput, RunSnapshot, RunStore,
-    Runtime, ScriptedModel, ScriptedTurn, StateSource, StopReason, Tool, ToolCtx, ToolFailure,
-    ToolOutput, ToolResult, Usage, tool,
+    Agent, Anthropic, Error, History, HookCtx, Json, MemoryStore, Message, Model, ModelErrorKind,
+    ModelParams, ModelRequest, ModelResponse, OpenAi, OpenAiResponses, RunEvent, RunHandle,
+    RunOptions, RunOutput, RunSnapshot, RunStore, Runtime, ScriptedModel, ScriptedTurn,
+    StateSource, StopReason, Tool, ToolCtx, ToolFailure, ToolOutput, ToolResult, Usage, tool,
 };
 pub use futures::StreamExt;
 pub use schemars::JsonSchema;

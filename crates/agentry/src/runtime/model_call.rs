@@ -137,6 +137,12 @@ pub(crate) async fn stream_model(
                     .get_or_insert_with(ThinkingBlock::default)
                     .signature = Some(signature);
             }
+            ModelEvent::ThinkingReplay(items) => {
+                response
+                    .thinking
+                    .get_or_insert_with(ThinkingBlock::default)
+                    .replay = Some(items);
+            }
             ModelEvent::ToolCall(call) => response.tool_calls.push(call),
             ModelEvent::Usage(usage) => response.usage = usage,
             ModelEvent::Finish(reason) => finish = Some(reason),

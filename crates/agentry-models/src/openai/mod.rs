@@ -1,0 +1,72 @@
+//! OpenAI and OpenAI-compatible servers: Chat Completions ([`OpenAi`]) and the Responses API
+//! ([`OpenAiResponses`]).
+
+mod chat;
+mod chat_stream;
+mod responses;
+mod responses_stream;
+
+pub use chat::{OpenAi, OpenAiBuilder};
+pub use responses::{OpenAiResponses, OpenAiResponsesBuilder};
+
+use crate::Error;
+use crate::http::{EnvNames, HttpConfig, KeyHeader};
+
+/// The variables an OpenAI client reads.
+pub(crate) const ENV: EnvNames = EnvNames {
+    api_key: "OPENAI_API_KEY",
+    base_url: "OPENAI_BASE_URL",
+};
+
+/// OpenAI's own API.
+pub(crate) const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// Settings for OpenAI's own API, nothing from the environment.
+pub(crate) fn http_default() -> HttpConfig {
+    HttpConfig::new(DEFAULT_BASE_URL, KeyHeader::Bearer)
+}
+
+/// Settings from the environment: `OPENAI_API_KEY`, `OPENAI_BASE_URL`, `OPENAI_ORG_ID` and
+/// `OPENAI_PROJECT_ID`.
+pub(crate) fn http_from_env() -> HttpConfig {
+    let mut http = http_default();
+    if let Some(url) = env("OPENAI_BASE_URL") {
+        http.base_url = url;
+    }
+    if let Some(key) = env("OPENAI_API_KEY") {
+        http.api_key = Some(key.into());
+    }
+    if let Some(org) = env("OPENAI_ORG_ID") {
+        http.header("OpenAI-Organization", &org);
+    }
+    if let Some(project) = env("OPENAI_PROJECT_ID") {
+        http.header("OpenAI-Project", &project);
+    }
+    http
+}
+
+/// A non-empty environment variable.
+pub(crate) fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// OpenAI's own API needs a key; self-hosted servers often do not.
+pub(crate) fn require_key(http: &HttpConfig) -> Result<(), Error> {
+    if http.api_key.is_none() && http.base_url.contains("api.openai.com") {
+        return Err(Error::MissingApiKey {
+            provider: "openai",
+            var: ENV.api_key,
+        });
+    }
+    Ok(())
+}
+
+/// The `json_schema` response format for a structured output.
+pub(crate) fn schema_format(schema: &serde_json::Value) -> serde_json::Value {
+    serde_json::json!({
+        "type": "json_schema",
+        "name": "output",
+        "schema": schema,
+        "strict": false,
+    })
+}

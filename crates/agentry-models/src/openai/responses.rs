@@ -1,0 +1,259 @@
+//! The Responses API client (`POST {base}/responses`).
+
+use super::responses_stream::ResponsesDecoder;
+use crate::Error;
+use crate::http::{Endpoint, HttpConfig, http_builder_methods, turn_stream};
+use crate::params::{apply_extra, merged};
+use agentry_core::{Message, Model, ModelParams, ModelRequest, ModelStream};
+use bytes::Bytes;
+use serde_json::{Value, json};
+
+/// A model behind OpenAI's Responses API, streamed.
+///
+/// Streams output items: text (`response.output_text.delta`), reasoning summaries and text,
+/// function calls assembled from `response.function_call_arguments.delta`, usage and the final
+/// status. Runs are stateless by default (`store: false`, the whole conversation is sent each
+/// turn); with [`encrypted_reasoning`](OpenAiResponsesBuilder::encrypted_reasoning) the
+/// reasoning items come back encrypted and are sent back in later turns, as OpenAI requires for
+/// reasoning models to keep their chain of thought across tool calls.
+///
+/// ```no_run
+/// # fn main() -> Result<(), agentry_models::Error> {
+/// use agentry_models::OpenAiResponses;
+/// let model = OpenAiResponses::builder_from_env("o4-mini")
+///     .encrypted_reasoning(true)
+///     .build()?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct OpenAiResponses {
+    model: String,
+    endpoint: Endpoint,
+    params: ModelParams,
+    store: bool,
+    encrypted_reasoning: bool,
+}
+
+/// Configures an [`OpenAiResponses`] client.
+#[derive(Debug)]
+pub struct OpenAiResponsesBuilder {
+    model: String,
+    http: HttpConfig,
+    params: ModelParams,
+    store: bool,
+    encrypted_reasoning: bool,
+}
+
+impl OpenAiResponses {
+    /// A client for OpenAI's API with nothing read from the environment.
+    pub fn builder(model: impl Into<String>) -> OpenAiResponsesBuilder {
+        OpenAiResponsesBuilder::new(model.into(), super::http_default())
+    }
+
+    /// A builder preset from the environment: `OPENAI_API_KEY`, `OPENAI_BASE_URL`,
+    /// `OPENAI_ORG_ID`, `OPENAI_PROJECT_ID`.
+    pub fn builder_from_env(model: impl Into<String>) -> OpenAiResponsesBuilder {
+        OpenAiResponsesBuilder::new(model.into(), super::http_from_env())
+    }
+
+    /// A client configured from the environment.
+    pub fn from_env(model: impl Into<String>) -> Result<OpenAiResponses, Error> {
+        Self::builder_from_env(model).build()
+    }
+
+    /// The request body for one turn.
+    fn body(&self, request: &ModelRequest) -> Value {
+        let params = merged(&self.params, &request.params);
+        let mut input = Vec::with_capacity(request.messages.len());
+        for message in request.messages.iter() {
+            input_items(message, &mut input);
+        }
+        let mut body = json!({
+            "model": self.model,
+            "input": input,
+            "stream": true,
+            "store": self.store,
+        });
+        if let Some(system) = &request.system {
+            body["instructions"] = json!(&**system);
+        }
+        if self.encrypted_reasoning {
+            body["include"] = json!(["reasoning.encrypted_content"]);
+        }
+        if !request.tools.is_empty() {
+            body["tools"] = request
+                .tools
+                .iter()
+                .map(|t| {
+                    json!({
+                        "type": "function",
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.parameters,
+                        "strict": false,
+                    })
+                })
+                .collect();
+        }
+        if let Some(schema) = &request.output_schema {
+            body["text"] = json!({"format": super::schema_format(schema)});
+        }
+        if let Some(t) = params.temperature {
+            body["temperature"] = json!(t);
+        }
+        if let Some(p) = params.top_p {
+            body["top_p"] = json!(p);
+        }
+        if let Some(n) = params.max_tokens {
+            body["max_output_tokens"] = json!(n);
+        }
+        if !params.stop.is_empty() {
+            tracing::debug!(model = %self.endpoint.name, "the Responses API has no stop sequences; `stop` is not sent");
+        }
+        apply_extra(&mut body, &params);
+        body
+    }
+}
+
+/// One history message as Responses input items.
+fn input_items(message: &Message, input: &mut Vec<Value>) {
+    match message {
+        Message::System { content } => input.push(json!({"role": "system", "content": content})),
+        Message::User { content } => input.push(json!({"role": "user", "content": content})),
+        Message::Assistant {
+            content,
+            thinking,
+            tool_calls,
+        } => {
+            // Reasoning items go back only as the provider wrote them (with their encrypted
+            // content); a summary alone cannot be sent back.
+            if let Some(Value::Array(items)) = thinking.as_ref().and_then(|t| t.replay.as_ref()) {
+                input.extend(items.iter().cloned());
+            }
+            if !content.is_empty() {
+                input.push(json!({"role": "assistant", "content": content}));
+            }
+            for call in tool_calls {
+                input.push(json!({
+                    "type": "function_call",
+                    "call_id": call.id,
+                    "name": call.name,
+                    "arguments": call.arguments,
+                }));
+            }
+        }
+        Message::Tool(result) => input.push(json!({
+            "type": "function_call_output",
+            "call_id": result.call_id,
+            "output": result.content,
+        })),
+    }
+}
+
+impl Model for OpenAiResponses {
+    fn name(&self) -> &str {
+        &self.endpoint.name
+    }
+
+    fn stream<'a>(&'a self, request: &'a ModelRequest) -> ModelStream<'a> {
+        let body = Bytes::from(self.body(request).to_string());
+        turn_stream(&self.endpoint, body, ResponsesDecoder::default)
+    }
+}
+
+impl OpenAiResponsesBuilder {
+    fn new(model: String, http: HttpConfig) -> Self {
+        OpenAiResponsesBuilder {
+            model,
+            http,
+            params: ModelParams::default(),
+            store: false,
+            encrypted_reasoning: false,
+        }
+    }
+
+    http_builder_methods!();
+
+    /// Default parameters; those of the agent or request win where both are set. Fields in
+    /// `extra` (`reasoning`, `truncation`, `service_tier`, ...) go into the body as they are.
+    pub fn params(mut self, params: ModelParams) -> Self {
+        self.params = params;
+        self
+    }
+
+    /// Whether OpenAI stores the responses (default off: every turn sends the whole
+    /// conversation, so runs resume from agentry's own checkpoints).
+    pub fn store(mut self, on: bool) -> Self {
+        self.store = on;
+        self
+    }
+
+    /// Asks for reasoning items with encrypted content and sends them back in later turns
+    /// (default off; for reasoning models).
+    pub fn encrypted_reasoning(mut self, on: bool) -> Self {
+        self.encrypted_reasoning = on;
+        self
+    }
+
+    /// The client. Fails when OpenAI's own API is addressed without a key, or when the base
+    /// URL or a header is invalid.
+    pub fn build(self) -> Result<OpenAiResponses, Error> {
+        super::require_key(&self.http)?;
+        let endpoint = Endpoint::new(
+            format!("openai-responses:{}", self.model),
+            &self.http,
+            "/responses",
+            super::ENV,
+        )?;
+        Ok(OpenAiResponses {
+            model: self.model,
+            endpoint,
+            params: self.params,
+            store: self.store,
+            encrypted_reasoning: self.encrypted_reasoning,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agentry_core::{History, ThinkingBlock, ToolCall, ToolResult};
+
+    #[test]
+    fn history_becomes_input_items_with_reasoning_sent_back() {
+        let reasoning =
+            json!([{"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "xyz"}]);
+        let history: History = [
+            Message::user("weather?"),
+            Message::Assistant {
+                content: "Checking.".into(),
+                thinking: Some(ThinkingBlock {
+                    text: "use the tool".into(),
+                    signature: None,
+                    replay: Some(reasoning.clone()),
+                }),
+                tool_calls: vec![ToolCall::new("c1", "get_weather", &json!({}))],
+            },
+            Message::Tool(ToolResult::ok("c1", "get_weather", "sunny")),
+        ]
+        .into_iter()
+        .collect();
+        let mut request = ModelRequest::new(history);
+        request.system = Some("Be brief.".into());
+        request.params.max_tokens = Some(10);
+        let model = OpenAiResponses::builder("m")
+            .base_url("http://127.0.0.1:1/v1")
+            .build()
+            .unwrap();
+        let body = model.body(&request);
+        assert_eq!(body["instructions"], "Be brief.");
+        assert_eq!(body["input"][1], reasoning[0]);
+        assert_eq!(body["input"][2]["role"], "assistant");
+        assert_eq!(body["input"][3]["type"], "function_call");
+        assert_eq!(body["input"][4]["type"], "function_call_output");
+        assert_eq!(body["input"][4]["call_id"], "c1");
+        assert_eq!(body["max_output_tokens"], 10);
+        assert_eq!(body["store"], false);
+    }
+}
