@@ -256,3 +256,25 @@ async fn model_parameters_reach_the_request_body() {
     assert_eq!(body["stop"], serde_json::json!(["END"]));
     assert_eq!(body["seed"], 11);
 }
+
+#[tokio::test]
+async fn azure_style_deployment_urls_with_api_version_and_api_key_header() {
+    let server = Aimock::start_with_env(&[("AIMOCK_API_KEYS", "azure-key")]).await;
+    let model = OpenAi::builder("gpt-4.1")
+        .base_url(format!("{}/openai/deployments/my-deployment", server.url))
+        .query("api-version", "2024-10-21")
+        .api_key_header("api-key")
+        .api_key("azure-key")
+        .build()
+        .unwrap();
+    let agent = Agent::builder("azure").model(model).build().unwrap();
+    let out = Runtime::new().run(&agent, "hello").await.unwrap();
+    assert_eq!(out.text, "Hello there!");
+    let journal = server.journal().await;
+    assert_eq!(
+        journal[0]["path"],
+        "/openai/deployments/my-deployment/chat/completions?api-version=2024-10-21"
+    );
+    assert_eq!(journal[0]["headers"]["api-key"], "[REDACTED]");
+    assert!(journal[0]["headers"].get("authorization").is_none());
+}

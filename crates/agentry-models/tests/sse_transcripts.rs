@@ -10,7 +10,6 @@ mod transcript_server;
 use agentry::prelude::*;
 use agentry::{FinishReason, ModelError, ModelEvent, ToolCall};
 use agentry_models::RetryPolicy;
-use bytes::Bytes;
 use std::time::{Duration, Instant};
 use transcript_server::{Reply, TranscriptServer, split_after, split_at_bytes};
 
@@ -104,7 +103,10 @@ fn data(value: &Value) -> String {
 /// A good chat turn that says `said` and stops, one event per chunk.
 fn chat_turn(said: &str) -> Reply {
     Reply::sse([
-        data(&chat_chunk(json!({"role": "assistant", "content": ""}), None)),
+        data(&chat_chunk(
+            json!({"role": "assistant", "content": ""}),
+            None,
+        )),
         data(&chat_chunk(json!({"content": said}), None)),
         data(&chat_chunk(json!({}), Some("stop"))),
         "data: [DONE]\n\n".to_owned(),
@@ -263,7 +265,10 @@ async fn a_chunk_boundary_inside_a_utf8_character_keeps_the_text_intact() {
 #[tokio::test]
 async fn a_missing_done_after_the_finish_reason_and_usage_is_a_complete_turn() {
     let server = TranscriptServer::one(Reply::sse([
-        data(&chat_chunk(json!({"role": "assistant", "content": "Hi"}), None)),
+        data(&chat_chunk(
+            json!({"role": "assistant", "content": "Hi"}),
+            None,
+        )),
         data(&chat_chunk(json!({}), Some("length"))),
         data(&json!({
             "id": "chatcmpl-1",
@@ -315,7 +320,10 @@ fn assert_cut_after_text(error: &ModelError) {
 #[tokio::test]
 async fn a_stream_closed_before_the_finish_reason_fails_and_says_what_had_arrived() {
     let server = TranscriptServer::one(Reply::sse([
-        data(&chat_chunk(json!({"role": "assistant", "content": "Hello"}), None)),
+        data(&chat_chunk(
+            json!({"role": "assistant", "content": "Hello"}),
+            None,
+        )),
         data(&chat_chunk(json!({"content": " there"}), None)),
         // The body ends cleanly here: no finish_reason, no [DONE].
     ]))
@@ -333,7 +341,10 @@ async fn a_stream_closed_before_the_finish_reason_fails_and_says_what_had_arrive
 async fn a_connection_cut_after_text_is_not_retried() {
     let server = TranscriptServer::one(
         Reply::sse([
-            data(&chat_chunk(json!({"role": "assistant", "content": "Hello"}), None)),
+            data(&chat_chunk(
+                json!({"role": "assistant", "content": "Hello"}),
+                None,
+            )),
             data(&chat_chunk(json!({"content": " there"}), None)),
         ])
         .then_abort(),
@@ -345,6 +356,48 @@ async fn a_connection_cut_after_text_is_not_retried() {
     assert_eq!(events, [text_delta("Hello"), text_delta(" there")]);
     assert_cut_after_text(&error);
     assert_eq!(server.hits(), 1, "output had been streamed: no retry");
+}
+
+#[tokio::test]
+async fn a_stall_after_text_longer_than_the_read_timeout_fails_as_a_timeout_without_retry() {
+    let server = TranscriptServer::one(
+        Reply::sse([data(&chat_chunk(
+            json!({"role": "assistant", "content": "Hello there"}),
+            None,
+        ))])
+        .then_trickle(
+            ": still here\n\n",
+            Duration::from_secs(5),
+            Duration::from_secs(10),
+        ),
+    )
+    .await;
+    let model = OpenAi::builder("gpt-test")
+        .base_url(server.openai_base())
+        .retry(quick_retries())
+        .read_timeout(Duration::from_millis(300))
+        .build()
+        .expect("a chat client");
+    let started = Instant::now();
+
+    let (events, error) = failure(run(&model).await);
+
+    assert_eq!(events, [text_delta("Hello there")]);
+    assert_eq!(error.kind, ModelErrorKind::Timeout, "{error}");
+    assert!(error.message.contains("read timeout"), "{error}");
+    assert!(
+        error
+            .message
+            .contains("ended the turn early after 11 characters of text"),
+        "{error}"
+    );
+    assert!(error.message.contains("not retried"), "{error}");
+    assert_eq!(server.hits(), 1);
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[tokio::test]
@@ -371,6 +424,45 @@ async fn a_connection_cut_before_any_output_is_retried() {
     assert_eq!(server.hits(), 2);
 }
 
+#[tokio::test]
+async fn a_stream_closed_cleanly_before_any_output_is_retried() {
+    let server = TranscriptServer::start(vec![
+        Reply::sse([data(&chat_chunk(
+            json!({"role": "assistant", "content": ""}),
+            None,
+        ))]),
+        chat_turn("Second try."),
+    ])
+    .await;
+
+    let events = events(run(&chat(&server, quick_retries())).await);
+
+    assert_eq!(text(&events), "Second try.");
+    assert_eq!(server.hits(), 2);
+}
+
+#[tokio::test]
+async fn a_connection_cut_after_the_finish_reason_keeps_the_complete_turn() {
+    let server = TranscriptServer::one(
+        Reply::sse([
+            data(&chat_chunk(
+                json!({"role": "assistant", "content": "Hi"}),
+                None,
+            )),
+            data(&chat_chunk(json!({}), Some("stop"))),
+            data(&json!({"choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 1}})),
+        ])
+        .then_abort(),
+    )
+    .await;
+
+    let events = events(run(&chat(&server, quick_retries())).await);
+
+    assert_eq!(text(&events), "Hi");
+    assert_eq!(events.last(), Some(&ModelEvent::Finish(FinishReason::Stop)));
+    assert_eq!(server.hits(), 1, "a complete turn is not sent again");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Chat Completions: tool calls
 // ---------------------------------------------------------------------------------------------
@@ -393,13 +485,18 @@ async fn tool_call_arguments_split_across_many_interleaved_deltas_come_out_whole
         }
         out
     }
-    let call_delta = |index: usize, arguments: &str| {
-        json!({"tool_calls": [{"index": index, "function": {"arguments": arguments}}]})
-    };
+    /// One piece of the arguments of the call at `index`.
+    fn call_delta(index: usize, arguments: &str) -> Value {
+        let call = json!({"index": index, "function": {"arguments": arguments}});
+        json!({ "tool_calls": [call] })
+    }
 
     // The call at index 1 starts first; then the pieces of both interleave.
     let mut transcript = vec![
-        data(&chat_chunk(json!({"role": "assistant", "content": null}), None)),
+        data(&chat_chunk(
+            json!({"role": "assistant", "content": null}),
+            None,
+        )),
         data(&chat_chunk(
             json!({"tool_calls": [{"index": 1, "id": "call_time", "type": "function",
                 "function": {"name": "get_time", "arguments": ""}}]}),
@@ -484,8 +581,11 @@ async fn a_503_with_retry_after_zero_is_retried_at_once_and_the_second_attempt_s
 #[tokio::test]
 async fn retry_after_ms_sets_the_wait_before_the_next_attempt() {
     let server = TranscriptServer::start(vec![
-        Reply::status(429, r#"{"error":{"message":"slow down","type":"rate_limit"}}"#)
-            .header("retry-after-ms", "300"),
+        Reply::status(
+            429,
+            r#"{"error":{"message":"slow down","type":"rate_limit"}}"#,
+        )
+        .header("retry-after-ms", "300"),
         chat_turn("ok"),
     ])
     .await;
@@ -566,9 +666,7 @@ async fn dropping_the_stream_after_the_first_delta_aborts_the_request() {
     drop(stream);
 
     assert!(
-        server
-            .body_cut_short_within(Duration::from_secs(2))
-            .await,
+        server.body_cut_short_within(Duration::from_secs(2)).await,
         "the server kept streaming to a dropped request"
     );
     assert_eq!(server.hits(), 1);

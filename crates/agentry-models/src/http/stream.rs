@@ -135,21 +135,15 @@ where
             let mut progress = Progress::default();
             let mut out = Vec::new();
             let mut events = response.bytes_stream().eventsource();
-            while let Some(item) = events.next().await {
-                let flow = match item {
-                    Ok(event) => decoder.event(&event, &mut out),
-                    Err(error) => {
-                        let (kind, cause) = stream_failure(endpoint, &error);
-                        if progress.is_empty() && out.is_empty() {
-                            if let Some(wait) = attempts.next_wait(&endpoint.retry, None) {
-                                backoff(endpoint, "stream broke", &cause, wait).await;
-                                continue 'attempt;
-                            }
-                        }
-                        Err(DecodeError { kind, message: cause })
-                    }
+            // Read until the decoder has the whole turn, the server closes the stream, or the
+            // connection breaks (`cut` then says how).
+            let cut = loop {
+                let event = match events.next().await {
+                    None => break None,
+                    Some(Err(error)) => break Some(stream_failure(endpoint, &error)),
+                    Some(Ok(event)) => event,
                 };
-                let flow = match flow {
+                let flow = match decoder.event(&event, &mut out) {
                     Ok(flow) => flow,
                     Err(error) => {
                         let retryable = matches!(
@@ -170,10 +164,23 @@ where
                     yield event;
                 }
                 if flow == Flow::Done {
-                    break;
+                    break None;
                 }
-            }
-            if let Err(error) = decoder.end(&mut out) {
+            };
+            // A turn the decoder holds whole is complete, even if the connection broke after
+            // its end.
+            if let Err(incomplete) = decoder.end(&mut out) {
+                let error = match cut {
+                    Some((kind, message)) => DecodeError { kind, message },
+                    None => incomplete,
+                };
+                // Nothing was streamed: the same request can be sent again.
+                if progress.is_empty() {
+                    if let Some(wait) = attempts.next_wait(&endpoint.retry, None) {
+                        backoff(endpoint, "stream ended early", &error.message, wait).await;
+                        continue 'attempt;
+                    }
+                }
                 Err::<(), _>(broken(endpoint, error, &progress, decoder.partial()))?;
             }
             for event in out.drain(..) {

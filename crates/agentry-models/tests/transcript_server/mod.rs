@@ -76,7 +76,12 @@ impl Reply {
     }
 
     /// Keeps sending `chunk` every `every` for `total` after the chunks.
-    pub fn then_trickle(mut self, chunk: impl Into<Bytes>, every: Duration, total: Duration) -> Reply {
+    pub fn then_trickle(
+        mut self,
+        chunk: impl Into<Bytes>,
+        every: Duration,
+        total: Duration,
+    ) -> Reply {
         self.ending = Ending::Trickle {
             chunk: chunk.into(),
             every,
@@ -239,6 +244,12 @@ struct BodyGuard {
     finished: bool,
 }
 
+impl BodyGuard {
+    fn mark_finished(&mut self) {
+        self.finished = true;
+    }
+}
+
 impl Drop for BodyGuard {
     fn drop(&mut self) {
         if !self.finished {
@@ -289,7 +300,7 @@ fn body_of(reply: &Reply, shared: Arc<Shared>) -> Body {
                     Some((chunk, (items, guard)))
                 }
                 None => {
-                    guard.finished = true;
+                    guard.mark_finished();
                     None
                 }
             }
