@@ -47,6 +47,8 @@ mod openai;
 mod params;
 mod scripted;
 mod spec;
+#[cfg(test)]
+mod test_request;
 
 pub use anthropic::{Anthropic, AnthropicBuilder};
 pub use error::Error;

@@ -24,16 +24,39 @@ enum Protocol {
 
 const ALL: [Protocol; 3] = [Protocol::Chat, Protocol::Responses, Protocol::Messages];
 
+/// What the clients of one test differ in.
+struct Settings<'a> {
+    model: &'a str,
+    key: &'a str,
+    retry: RetryPolicy,
+    read_timeout: Duration,
+}
+
+impl Default for Settings<'_> {
+    fn default() -> Self {
+        Settings {
+            model: "test-model",
+            key: "sk-test",
+            retry: RetryPolicy::none(),
+            read_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
 impl Protocol {
-    /// A client of this protocol for `server`, with a model name, key, policy and read timeout.
-    fn client(
-        self,
-        server: &Aimock,
-        model: &str,
-        key: &str,
-        retry: RetryPolicy,
-        read_timeout: Duration,
-    ) -> Arc<dyn Model> {
+    /// The weather agent on a client of this protocol for `server`.
+    fn agent(self, server: &Aimock, settings: Settings) -> Agent {
+        weather_agent(self.client(server, settings)).0
+    }
+
+    /// A client of this protocol for `server`.
+    fn client(self, server: &Aimock, settings: Settings) -> Arc<dyn Model> {
+        let Settings {
+            model,
+            key,
+            retry,
+            read_timeout,
+        } = settings;
         match self {
             Protocol::Chat => Arc::new(
                 OpenAi::builder(model)
@@ -130,14 +153,13 @@ async fn run(
     retry: RetryPolicy,
 ) -> (Result<RunOutput<(), String>, Error>, usize) {
     let server = Aimock::start().await;
-    let model = protocol.client(
+    let agent = protocol.agent(
         &server,
-        "test-model",
-        "sk-test",
-        retry,
-        Duration::from_secs(30),
+        Settings {
+            retry,
+            ..Settings::default()
+        },
     );
-    let (agent, _) = weather_agent(model);
     let result = Runtime::new().run(&agent, input).await;
     let requests = server.journal().await.len();
     (result, requests)
@@ -228,14 +250,12 @@ async fn a_context_overflow_says_to_shorten_or_compact() {
 async fn an_unknown_model_names_the_model_and_the_base_url_setting() {
     for protocol in ALL {
         let server = Aimock::start().await;
-        let model = protocol.client(
-            &server,
-            "no-such-model",
-            "sk-test",
-            quick_retries(3),
-            Duration::from_secs(30),
-        );
-        let (agent, _) = weather_agent(model);
+        let settings = Settings {
+            model: "no-such-model",
+            retry: quick_retries(3),
+            ..Settings::default()
+        };
+        let agent = protocol.agent(&server, settings);
         let result = Runtime::new().run(&agent, "hello").await;
         let error = model_error(protocol, result);
         assert_eq!(error.kind, ModelErrorKind::InvalidRequest);
@@ -252,18 +272,16 @@ async fn a_rejected_key_says_which_setting_to_fix_and_never_shows_the_key() {
     for protocol in ALL {
         let server = Aimock::start_with_env(&[("AIMOCK_API_KEYS", "sk-right")]).await;
         let wrong = "sk-wrong-0123456789";
-        let model = protocol.client(
-            &server,
-            "test-model",
-            wrong,
-            quick_retries(3),
-            Duration::from_secs(30),
-        );
+        let settings = Settings {
+            key: wrong,
+            retry: quick_retries(3),
+            ..Settings::default()
+        };
         assert!(
             !protocol.debug_of(&server, wrong).contains(wrong),
             "Debug shows the key"
         );
-        let (agent, _) = weather_agent(model);
+        let agent = protocol.agent(&server, settings);
         let mut handle = Runtime::new().start(&agent, "hello", RunOptions::new());
         let events: Vec<String> = handle.events().map(|e| format!("{e:?}")).collect().await;
         let error = model_error(protocol, handle.result().await);
@@ -323,14 +341,11 @@ async fn a_connection_dropped_before_any_output_is_retried() {
 async fn a_silent_server_hits_the_read_timeout() {
     for protocol in ALL {
         let server = Aimock::start().await;
-        let model = protocol.client(
-            &server,
-            "test-model",
-            "sk-test",
-            RetryPolicy::none(),
-            Duration::from_millis(100),
-        );
-        let (agent, _) = weather_agent(model);
+        let settings = Settings {
+            read_timeout: Duration::from_millis(100),
+            ..Settings::default()
+        };
+        let agent = protocol.agent(&server, settings);
         let started = Instant::now();
         let result = Runtime::new().run(&agent, "slowly").await;
         let error = model_error(protocol, result);
@@ -343,14 +358,7 @@ async fn a_silent_server_hits_the_read_timeout() {
 async fn cancelling_a_run_aborts_the_streaming_request() {
     for protocol in ALL {
         let server = Aimock::start().await;
-        let model = protocol.client(
-            &server,
-            "test-model",
-            "sk-test",
-            RetryPolicy::none(),
-            Duration::from_secs(30),
-        );
-        let (agent, _) = weather_agent(model);
+        let agent = protocol.agent(&server, Settings::default());
         let mut handle = Runtime::new().start(&agent, "slowly", RunOptions::new());
         loop {
             match handle.events().next().await {

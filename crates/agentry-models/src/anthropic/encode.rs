@@ -145,8 +145,8 @@ fn assistant_blocks(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agentry_core::{History, ToolResult, ToolSpec};
-    use std::sync::Arc;
+    use crate::test_request::weather_request;
+    use agentry_core::ToolResult;
 
     fn model(caching: bool, thinking: Option<u32>) -> Anthropic {
         let mut b = Anthropic::builder("claude")
@@ -164,7 +164,7 @@ mod tests {
             {"type": "thinking", "thinking": "use the tool", "signature": "sig"},
             {"type": "redacted_thinking", "data": "opaque"}
         ]);
-        let history: History = [
+        let mut request = weather_request([
             Message::user("weather?"),
             Message::Assistant {
                 content: String::new(),
@@ -185,16 +185,7 @@ mod tests {
             Message::Tool(ToolResult::ok("t1", "get_weather", "sunny")),
             Message::Tool(ToolResult::error("t2", "get_time", "bad arguments")),
             Message::user("and tomorrow?"),
-        ]
-        .into_iter()
-        .collect();
-        let mut request = ModelRequest::new(history);
-        request.system = Some("Be brief.".into());
-        request.tools = Arc::from(vec![ToolSpec {
-            name: "get_weather".into(),
-            description: "Weather".into(),
-            parameters: json!({"type": "object"}),
-        }]);
+        ]);
         request.params.temperature = Some(0.5);
         request
     }

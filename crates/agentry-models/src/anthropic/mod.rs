@@ -4,7 +4,7 @@ mod encode;
 mod stream;
 
 use crate::Error;
-use crate::http::{Endpoint, EnvNames, HttpConfig, KeyHeader, http_builder_methods, turn_stream};
+use crate::http::{Endpoint, EnvNames, HttpConfig, KeyHeader, shared_builder_methods, turn_stream};
 use crate::params::merged;
 use agentry_core::{Model, ModelParams, ModelRequest, ModelStream};
 use bytes::Bytes;
@@ -70,12 +70,7 @@ impl Anthropic {
     /// A builder preset from the environment: `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`.
     pub fn builder_from_env(model: impl Into<String>) -> AnthropicBuilder {
         let mut http = http_default();
-        if let Some(url) = crate::openai::env(ENV.base_url) {
-            http.base_url = url;
-        }
-        if let Some(key) = crate::openai::env(ENV.api_key) {
-            http.api_key = Some(key.into());
-        }
+        http.read_env(ENV);
         AnthropicBuilder::new(model.into(), http)
     }
 
@@ -122,14 +117,7 @@ impl AnthropicBuilder {
         }
     }
 
-    http_builder_methods!();
-
-    /// Default parameters; those of the agent or request win where both are set. Fields in
-    /// `extra` (`top_k`, `metadata`, `tool_choice`, ...) go into the body as they are.
-    pub fn params(mut self, params: ModelParams) -> Self {
-        self.params = params;
-        self
-    }
+    shared_builder_methods!();
 
     /// The output limit when the request sets none (the API requires one; default 4096).
     pub fn max_tokens(mut self, n: u32) -> Self {

@@ -2,8 +2,8 @@
 //! `message_stop`, `ping` and `error` events.
 
 use crate::assemble::ToolCalls;
-use crate::http::{DecodeError, Decoder, Flow, ProviderMessage};
-use agentry_core::{FinishReason, ModelErrorKind, ModelEvent, Usage};
+use crate::http::{DecodeError, Decoder, Flow, TurnEnd};
+use agentry_core::{FinishReason, ModelEvent, Usage};
 use eventsource_stream::Event;
 use serde_json::{Value, json};
 
@@ -15,7 +15,11 @@ pub(crate) struct MessagesDecoder {
     thinking: Option<(usize, String, String)>,
     /// Thinking and redacted-thinking blocks, as the API wants them back.
     replay: Vec<Value>,
-    usage: Usage,
+    /// Usage figures as the API reports them: input at the start, output (cumulative) later.
+    fresh_input: u64,
+    cache_write: u64,
+    cache_read: u64,
+    output: u64,
     stop_reason: Option<String>,
     stopped: bool,
 }
@@ -111,14 +115,14 @@ impl Decoder for MessagesDecoder {
                 self.stopped = true;
                 return Ok(Flow::Done);
             }
-            "error" => return Err(error_event(data)),
+            "error" => return Err(DecodeError::reported(&ev)),
             // `ping` and event types added later.
             _ => {}
         }
         Ok(Flow::More)
     }
 
-    fn end(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), DecodeError> {
+    fn end(&mut self, out: &mut Vec<ModelEvent>) -> Result<TurnEnd, DecodeError> {
         if !self.stopped {
             return Err(DecodeError::unreadable(
                 "the stream ended before `message_stop`",
@@ -140,15 +144,25 @@ impl Decoder for MessagesDecoder {
                 &mut self.replay,
             ))));
         }
-        out.push(ModelEvent::Usage(self.usage));
-        out.push(ModelEvent::Finish(match self.stop_reason.as_deref() {
+        let finish = match self.stop_reason.as_deref() {
             None | Some("end_turn") | Some("stop_sequence") => FinishReason::Stop,
             Some("tool_use") => FinishReason::ToolCalls,
             Some("max_tokens") => FinishReason::Length,
             Some("refusal") => FinishReason::ContentFilter,
             Some(other) => FinishReason::Other(other.to_owned()),
-        }));
-        Ok(())
+        };
+        // Input tokens include the cached ones, as [`Usage`] defines them.
+        let usage = Usage {
+            input_tokens: self.fresh_input + self.cache_write + self.cache_read,
+            output_tokens: self.output,
+            cached_input_tokens: self.cache_read,
+            cache_write_input_tokens: self.cache_write,
+            reasoning_tokens: 0,
+        };
+        Ok(TurnEnd {
+            usage: Some(usage),
+            finish,
+        })
     }
 
     fn partial(&self) -> Option<String> {
@@ -157,27 +171,19 @@ impl Decoder for MessagesDecoder {
 }
 
 impl MessagesDecoder {
-    /// Reads a usage object; the API sends input figures at the start and cumulative output
-    /// figures at the end. Input tokens here include the cached ones, as [`Usage`] defines.
+    /// Reads a usage object: the API sends input figures at the start and cumulative output
+    /// figures at the end; a figure it leaves out keeps its value.
     fn read_usage(&mut self, usage: &Value) {
-        let field = |name: &str| usage.get(name).and_then(Value::as_u64);
-        let fresh = field("input_tokens");
-        let written = field("cache_creation_input_tokens");
-        let read = field("cache_read_input_tokens");
-        if fresh.is_some() || written.is_some() || read.is_some() {
-            let written = written.unwrap_or(self.usage.cache_write_input_tokens);
-            let read = read.unwrap_or(self.usage.cached_input_tokens);
-            let fresh = fresh.unwrap_or(
-                self.usage.input_tokens
-                    - self.usage.cache_write_input_tokens
-                    - self.usage.cached_input_tokens,
-            );
-            self.usage.input_tokens = fresh + written + read;
-            self.usage.cache_write_input_tokens = written;
-            self.usage.cached_input_tokens = read;
-        }
-        if let Some(output) = field("output_tokens") {
-            self.usage.output_tokens = output;
+        let fields = [
+            ("input_tokens", &mut self.fresh_input),
+            ("cache_creation_input_tokens", &mut self.cache_write),
+            ("cache_read_input_tokens", &mut self.cache_read),
+            ("output_tokens", &mut self.output),
+        ];
+        for (name, figure) in fields {
+            if let Some(value) = usage.get(name).and_then(Value::as_u64) {
+                *figure = value;
+            }
         }
     }
 }
@@ -197,28 +203,6 @@ fn push_text(out: &mut Vec<ModelEvent>, piece: &str, thinking: bool) {
     });
 }
 
-/// An `error` event: `overloaded_error` and `api_error` may pass when retried.
-fn error_event(data: &str) -> DecodeError {
-    let said = ProviderMessage::parse(data);
-    let kind = match said.kind.as_str() {
-        "overloaded_error" | "api_error" => ModelErrorKind::Server,
-        "rate_limit_error" => ModelErrorKind::RateLimited,
-        _ => ModelErrorKind::Stream,
-    };
-    DecodeError {
-        kind,
-        message: format!(
-            "Anthropic reported {} in the stream: {}",
-            if said.kind.is_empty() {
-                "an error"
-            } else {
-                &said.kind
-            },
-            said.message
-        ),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -233,7 +217,8 @@ mod tests {
             };
             d.event(&event, &mut out).unwrap();
         }
-        d.end(&mut out).unwrap();
+        let closing = d.end(&mut out).unwrap();
+        out.extend(closing.events());
         out
     }
 
@@ -283,10 +268,10 @@ mod tests {
 
     #[test]
     fn an_overloaded_error_event_may_be_retried() {
-        let err = error_event(
-            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        let err = DecodeError::reported(
+            &json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
         );
-        assert_eq!(err.kind, ModelErrorKind::Server);
+        assert_eq!(err.kind, agentry_core::ModelErrorKind::Server);
         assert!(err.message.contains("Overloaded"));
     }
 }

@@ -1,6 +1,7 @@
 //! What every provider client is configured with: where it sends requests, with which
 //! credentials, and how patiently.
 
+use super::endpoint::EnvNames;
 use super::retry::RetryPolicy;
 use crate::Error;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -66,6 +67,16 @@ impl HttpConfig {
         }
     }
 
+    /// Takes the base URL and the API key from the provider's environment variables, where set.
+    pub(crate) fn read_env(&mut self, names: EnvNames) {
+        if let Some(url) = env_var(names.base_url) {
+            self.base_url = url;
+        }
+        if let Some(key) = env_var(names.api_key) {
+            self.api_key = Some(key.into());
+        }
+    }
+
     /// The reqwest client: the one given, or a new one with the timeouts.
     pub(crate) fn client(&self) -> Result<reqwest::Client, Error> {
         if let Some(name) = &self.bad_header {
@@ -84,6 +95,11 @@ impl HttpConfig {
     }
 }
 
+/// A non-empty environment variable.
+pub(crate) fn env_var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
 fn is_sensitive(name: &str) -> bool {
     name == "authorization"
         || name == "cookie"
@@ -92,10 +108,18 @@ fn is_sensitive(name: &str) -> bool {
         || name.contains("secret")
 }
 
-/// The builder methods every provider shares, written once. The builder has a field
-/// `http: HttpConfig`.
-macro_rules! http_builder_methods {
+/// The builder methods every provider shares, written once. The builder has the fields
+/// `http: HttpConfig` and `params: ModelParams`.
+macro_rules! shared_builder_methods {
     () => {
+        /// Default parameters; those of the agent or request win where both are set. Fields in
+        /// `extra` (provider options such as `seed`, `reasoning_effort` or `top_k`) go into the
+        /// request body as they are.
+        pub fn params(mut self, params: agentry_core::ModelParams) -> Self {
+            self.params = params;
+            self
+        }
+
         /// Sets the base URL (a self-hosted server, a proxy, an Azure deployment).
         pub fn base_url(mut self, url: impl Into<String>) -> Self {
             self.http.base_url = url.into();
@@ -167,4 +191,4 @@ macro_rules! http_builder_methods {
     };
 }
 
-pub(crate) use http_builder_methods;
+pub(crate) use shared_builder_methods;

@@ -18,21 +18,30 @@ pub(crate) struct ProviderMessage {
 impl ProviderMessage {
     /// Reads the body; a body that is not such JSON is kept as text (shortened).
     pub(crate) fn parse(body: &str) -> ProviderMessage {
-        let json: Option<serde_json::Value> = serde_json::from_str(body).ok();
-        let error = json.as_ref().and_then(|j| j.get("error")).or(json.as_ref());
-        let field = |name: &str| {
-            error
-                .and_then(|e| e.get(name))
-                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
-                .unwrap_or_default()
+        match serde_json::from_str::<serde_json::Value>(body) {
+            Ok(json) => ProviderMessage::from_value(&json),
+            Err(_) => ProviderMessage {
+                message: shorten(body.trim()),
+                ..ProviderMessage::default()
+            },
+        }
+    }
+
+    /// Reads an error object, bare or under `error`.
+    pub(crate) fn from_value(json: &serde_json::Value) -> ProviderMessage {
+        let error = json.get("error").unwrap_or(json);
+        let field = |name: &str| match error.get(name) {
+            None | Some(serde_json::Value::Null) => String::new(),
+            Some(serde_json::Value::String(text)) => text.clone(),
+            Some(other) => other.to_string(),
         };
         let message = match error {
-            Some(serde_json::Value::String(text)) => text.clone(),
+            serde_json::Value::String(text) => text.clone(),
             _ => field("message"),
         };
         ProviderMessage {
             message: if message.is_empty() {
-                shorten(body.trim())
+                shorten(&json.to_string())
             } else {
                 message
             },

@@ -7,8 +7,7 @@ mod failure;
 mod retry;
 mod stream;
 
-pub(crate) use config::{HttpConfig, KeyHeader, http_builder_methods};
+pub(crate) use config::{HttpConfig, KeyHeader, env_var, shared_builder_methods};
 pub(crate) use endpoint::{Endpoint, EnvNames};
-pub(crate) use failure::ProviderMessage;
 pub use retry::RetryPolicy;
-pub(crate) use stream::{DecodeError, Decoder, Flow, turn_stream};
+pub(crate) use stream::{DecodeError, Decoder, Flow, TurnEnd, turn_stream};

@@ -2,9 +2,10 @@
 //! decode them into [`ModelEvent`]s, and say what had arrived when a stream breaks.
 
 use super::endpoint::Endpoint;
+use super::failure::ProviderMessage;
 use super::failure::{error_chain, status_error, transport_error};
 use super::retry::{Attempts, retry_after, status_is_retryable};
-use agentry_core::{ModelError, ModelErrorKind, ModelEvent, ModelStream};
+use agentry_core::{FinishReason, ModelError, ModelErrorKind, ModelEvent, ModelStream, Usage};
 use bytes::Bytes;
 use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures::StreamExt;
@@ -36,6 +37,36 @@ impl DecodeError {
         }
     }
 
+    /// An error the provider reported inside the stream (an OpenAI `error` object, a Responses
+    /// `response.failed`, an Anthropic `error` event). Overload and server errors may pass when
+    /// retried; rate limits too.
+    pub(crate) fn reported(error: &serde_json::Value) -> Self {
+        let said = ProviderMessage::from_value(error);
+        let class = format!("{} {}", said.kind, said.code).to_lowercase();
+        let kind = if class.contains("rate") {
+            ModelErrorKind::RateLimited
+        } else if ["server", "overloaded", "api_error"]
+            .iter()
+            .any(|k| class.contains(k))
+        {
+            ModelErrorKind::Server
+        } else {
+            ModelErrorKind::Stream
+        };
+        let named = if said.kind.is_empty() {
+            "an error".to_owned()
+        } else {
+            format!("`{}`", said.kind)
+        };
+        DecodeError {
+            kind,
+            message: format!(
+                "the provider reported {named} in the stream: {}",
+                said.message
+            ),
+        }
+    }
+
     /// Data that is not the JSON the provider documents.
     pub(crate) fn bad_json(event: &Event, error: &serde_json::Error) -> Self {
         let mut data = event.data.clone();
@@ -53,14 +84,34 @@ impl DecodeError {
     }
 }
 
+/// How a complete turn closed.
+#[derive(Debug, PartialEq)]
+pub(crate) struct TurnEnd {
+    /// The usage the provider reported, if it did.
+    pub(crate) usage: Option<Usage>,
+    /// Why the turn ended.
+    pub(crate) finish: FinishReason,
+}
+
+impl TurnEnd {
+    /// The closing events: the usage, if reported, then the finish.
+    pub(crate) fn events(self) -> impl Iterator<Item = ModelEvent> {
+        self.usage
+            .map(ModelEvent::Usage)
+            .into_iter()
+            .chain([ModelEvent::Finish(self.finish)])
+    }
+}
+
 /// Turns one provider's server-sent events into model events.
 pub(crate) trait Decoder: Send {
     /// Reads one event, pushing what it completes onto `out`.
     fn event(&mut self, event: &Event, out: &mut Vec<ModelEvent>) -> Result<Flow, DecodeError>;
 
     /// The stream ended (the decoder said `Done`, or the server closed it): push what is still
-    /// held, or fail if the turn is incomplete.
-    fn end(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), DecodeError>;
+    /// held and say how the turn closed (its usage, if reported, and why it finished), or fail
+    /// if the turn is incomplete. The driver emits the usage and the finish last.
+    fn end(&mut self, out: &mut Vec<ModelEvent>) -> Result<TurnEnd, DecodeError>;
 
     /// What is half-received (an unfinished tool call), for the error when a stream breaks.
     fn partial(&self) -> Option<String>;
@@ -169,7 +220,9 @@ where
             };
             // A turn the decoder holds whole is complete, even if the connection broke after
             // its end.
-            if let Err(incomplete) = decoder.end(&mut out) {
+            let closing = match decoder.end(&mut out) {
+                Ok(closing) => closing,
+                Err(incomplete) => {
                 let error = match cut {
                     Some((kind, message)) => DecodeError { kind, message },
                     None => incomplete,
@@ -181,8 +234,10 @@ where
                         continue 'attempt;
                     }
                 }
-                Err::<(), _>(broken(endpoint, error, &progress, decoder.partial()))?;
-            }
+                Err::<TurnEnd, _>(broken(endpoint, error, &progress, decoder.partial()))?
+                }
+            };
+            out.extend(closing.events());
             for event in out.drain(..) {
                 yield event;
             }

@@ -2,7 +2,7 @@
 
 use super::chat_stream::ChatDecoder;
 use crate::Error;
-use crate::http::{Endpoint, HttpConfig, http_builder_methods, turn_stream};
+use crate::http::{Endpoint, HttpConfig, shared_builder_methods, turn_stream};
 use crate::params::{apply_extra, merged};
 use agentry_core::{Message, Model, ModelParams, ModelRequest, ModelStream};
 use bytes::Bytes;
@@ -96,10 +96,9 @@ impl OpenAi {
                 .collect();
         }
         if let Some(schema) = &request.output_schema {
-            let format = super::schema_format(schema);
             body["response_format"] = json!({
                 "type": "json_schema",
-                "json_schema": {"name": format["name"], "schema": format["schema"], "strict": false},
+                "json_schema": super::named_schema(schema),
             });
         }
         if let Some(t) = params.temperature {
@@ -173,7 +172,7 @@ impl OpenAiBuilder {
         }
     }
 
-    http_builder_methods!();
+    shared_builder_methods!();
 
     /// Sends the `OpenAI-Organization` header.
     pub fn organization(self, id: &str) -> Self {
@@ -183,13 +182,6 @@ impl OpenAiBuilder {
     /// Sends the `OpenAI-Project` header.
     pub fn project(self, id: &str) -> Self {
         self.header("OpenAI-Project", id)
-    }
-
-    /// Default parameters; those of the agent or request win where both are set. Fields in
-    /// `extra` (`seed`, `reasoning_effort`, `logit_bias`, ...) go into the body as they are.
-    pub fn params(mut self, params: ModelParams) -> Self {
-        self.params = params;
-        self
     }
 
     /// Whether to ask for usage in the stream (`stream_options.include_usage`, default on);
@@ -239,7 +231,8 @@ impl OpenAiBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agentry_core::{History, ToolCall, ToolResult, ToolSpec};
+    use crate::test_request::weather_request;
+    use agentry_core::{ToolCall, ToolResult};
     use std::sync::Arc;
 
     fn client() -> OpenAi {
@@ -251,7 +244,7 @@ mod tests {
 
     #[test]
     fn the_body_carries_system_history_tools_and_parameters() {
-        let history: History = [
+        let mut request = weather_request([
             Message::user("weather?"),
             Message::Assistant {
                 content: String::new(),
@@ -263,19 +256,17 @@ mod tests {
                 )],
             },
             Message::Tool(ToolResult::ok("c1", "get_weather", "sunny")),
-        ]
-        .into_iter()
-        .collect();
-        let mut request = ModelRequest::new(history);
-        request.system = Some("Be brief.".into());
-        request.tools = Arc::from(vec![ToolSpec {
-            name: "get_weather".into(),
-            description: "Weather".into(),
-            parameters: json!({"type": "object"}),
-        }]);
+        ]);
         request.params.max_tokens = Some(64);
         request.params.extra.insert("seed".into(), json!(3));
+        request.output_schema = Some(Arc::new(json!({"type": "object"})));
         let body = client().body(&request);
+        assert_eq!(body["response_format"]["type"], "json_schema");
+        assert_eq!(body["response_format"]["json_schema"]["name"], "output");
+        assert_eq!(
+            body["response_format"]["json_schema"]["schema"]["type"],
+            "object"
+        );
         assert_eq!(
             body["messages"][0],
             json!({"role": "system", "content": "Be brief."})

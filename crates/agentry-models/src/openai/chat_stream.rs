@@ -1,8 +1,8 @@
 //! Decoding a streamed Chat Completions turn (`chat.completion.chunk` events).
 
 use crate::assemble::ToolCalls;
-use crate::http::{DecodeError, Decoder, Flow, ProviderMessage};
-use agentry_core::{FinishReason, ModelErrorKind, ModelEvent, Usage};
+use crate::http::{DecodeError, Decoder, Flow, TurnEnd};
+use agentry_core::{FinishReason, ModelEvent, Usage};
 use eventsource_stream::Event;
 use serde::Deserialize;
 
@@ -102,7 +102,7 @@ impl Decoder for ChatDecoder {
         let chunk: Chunk =
             serde_json::from_str(data).map_err(|e| DecodeError::bad_json(event, &e))?;
         if let Some(error) = chunk.error {
-            return Err(error_event(&error));
+            return Err(DecodeError::reported(&error));
         }
         if let Some(usage) = chunk.usage {
             self.usage = Some(usage.into());
@@ -119,17 +119,16 @@ impl Decoder for ChatDecoder {
         Ok(Flow::More)
     }
 
-    fn end(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), DecodeError> {
-        let Some(finish) = self.finish.take() else {
-            return Err(DecodeError::unreadable(
+    fn end(&mut self, _out: &mut Vec<ModelEvent>) -> Result<TurnEnd, DecodeError> {
+        let finish = self.finish.take().ok_or_else(|| {
+            DecodeError::unreadable(
                 "the stream ended before the model finished its turn (no `finish_reason`)",
-            ));
-        };
-        if let Some(usage) = self.usage.take() {
-            out.push(ModelEvent::Usage(usage));
-        }
-        out.push(ModelEvent::Finish(finish));
-        Ok(())
+            )
+        })?;
+        Ok(TurnEnd {
+            usage: self.usage.take(),
+            finish,
+        })
     }
 
     fn partial(&self) -> Option<String> {
@@ -183,33 +182,13 @@ impl From<ChatUsage> for Usage {
 }
 
 /// The finish reason a Chat Completions server names.
-pub(crate) fn finish_reason(reason: &str) -> FinishReason {
+fn finish_reason(reason: &str) -> FinishReason {
     match reason {
         "stop" | "end_turn" | "eos" => FinishReason::Stop,
         "tool_calls" | "function_call" => FinishReason::ToolCalls,
         "length" | "max_tokens" => FinishReason::Length,
         "content_filter" => FinishReason::ContentFilter,
         other => FinishReason::Other(other.to_owned()),
-    }
-}
-
-/// An error the server put into the stream.
-pub(crate) fn error_event(error: &serde_json::Value) -> DecodeError {
-    let said = ProviderMessage::parse(&serde_json::json!({ "error": error }).to_string());
-    let text = format!("{} {}", said.kind, said.code).to_lowercase();
-    let kind = if text.contains("rate") {
-        ModelErrorKind::RateLimited
-    } else if text.contains("server") || text.contains("overloaded") {
-        ModelErrorKind::Server
-    } else {
-        ModelErrorKind::Stream
-    };
-    DecodeError {
-        kind,
-        message: format!(
-            "the provider reported an error in the stream: {}",
-            said.message
-        ),
     }
 }
 
@@ -264,18 +243,19 @@ mod tests {
         );
         assert_eq!(feed(&mut d, "[DONE]").0, Flow::Done);
         let mut out = Vec::new();
-        d.end(&mut out).unwrap();
+        let closing = d.end(&mut out).unwrap();
+        assert!(out.is_empty());
         assert_eq!(
-            out,
-            [
-                ModelEvent::Usage(Usage {
+            closing,
+            TurnEnd {
+                usage: Some(Usage {
                     input_tokens: 9,
                     output_tokens: 4,
                     cached_input_tokens: 2,
                     ..Usage::default()
                 }),
-                ModelEvent::Finish(FinishReason::ToolCalls)
-            ]
+                finish: FinishReason::ToolCalls,
+            }
         );
     }
 

@@ -10,7 +10,7 @@ pub use chat::{OpenAi, OpenAiBuilder};
 pub use responses::{OpenAiResponses, OpenAiResponsesBuilder};
 
 use crate::Error;
-use crate::http::{EnvNames, HttpConfig, KeyHeader};
+use crate::http::{EnvNames, HttpConfig, KeyHeader, env_var};
 
 /// The variables an OpenAI client reads.
 pub(crate) const ENV: EnvNames = EnvNames {
@@ -30,24 +30,14 @@ pub(crate) fn http_default() -> HttpConfig {
 /// `OPENAI_PROJECT_ID`.
 pub(crate) fn http_from_env() -> HttpConfig {
     let mut http = http_default();
-    if let Some(url) = env("OPENAI_BASE_URL") {
-        http.base_url = url;
-    }
-    if let Some(key) = env("OPENAI_API_KEY") {
-        http.api_key = Some(key.into());
-    }
-    if let Some(org) = env("OPENAI_ORG_ID") {
+    http.read_env(ENV);
+    if let Some(org) = env_var("OPENAI_ORG_ID") {
         http.header("OpenAI-Organization", &org);
     }
-    if let Some(project) = env("OPENAI_PROJECT_ID") {
+    if let Some(project) = env_var("OPENAI_PROJECT_ID") {
         http.header("OpenAI-Project", &project);
     }
     http
-}
-
-/// A non-empty environment variable.
-pub(crate) fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
 /// OpenAI's own API needs a key; self-hosted servers often do not.
@@ -61,12 +51,14 @@ pub(crate) fn require_key(http: &HttpConfig) -> Result<(), Error> {
     Ok(())
 }
 
-/// The `json_schema` response format for a structured output.
-pub(crate) fn schema_format(schema: &serde_json::Value) -> serde_json::Value {
-    serde_json::json!({
-        "type": "json_schema",
-        "name": "output",
-        "schema": schema,
-        "strict": false,
-    })
+/// A structured output's schema under the name both OpenAI APIs want: `name`, `schema`,
+/// `strict` (off: the runtime validates the answer, and strict mode rejects common schemas).
+pub(crate) fn named_schema(
+    schema: &serde_json::Value,
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut named = serde_json::Map::new();
+    named.insert("name".into(), "output".into());
+    named.insert("schema".into(), schema.clone());
+    named.insert("strict".into(), false.into());
+    named
 }

@@ -2,7 +2,7 @@
 
 use super::responses_stream::ResponsesDecoder;
 use crate::Error;
-use crate::http::{Endpoint, HttpConfig, http_builder_methods, turn_stream};
+use crate::http::{Endpoint, HttpConfig, shared_builder_methods, turn_stream};
 use crate::params::{apply_extra, merged};
 use agentry_core::{Message, Model, ModelParams, ModelRequest, ModelStream};
 use bytes::Bytes;
@@ -96,7 +96,9 @@ impl OpenAiResponses {
                 .collect();
         }
         if let Some(schema) = &request.output_schema {
-            body["text"] = json!({"format": super::schema_format(schema)});
+            let mut format = super::named_schema(schema);
+            format.insert("type".into(), "json_schema".into());
+            body["text"] = json!({ "format": format });
         }
         if let Some(t) = params.temperature {
             body["temperature"] = json!(t);
@@ -172,14 +174,7 @@ impl OpenAiResponsesBuilder {
         }
     }
 
-    http_builder_methods!();
-
-    /// Default parameters; those of the agent or request win where both are set. Fields in
-    /// `extra` (`reasoning`, `truncation`, `service_tier`, ...) go into the body as they are.
-    pub fn params(mut self, params: ModelParams) -> Self {
-        self.params = params;
-        self
-    }
+    shared_builder_methods!();
 
     /// Whether OpenAI stores the responses (default off: every turn sends the whole
     /// conversation, so runs resume from agentry's own checkpoints).
@@ -218,13 +213,14 @@ impl OpenAiResponsesBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agentry_core::{History, ThinkingBlock, ToolCall, ToolResult};
+    use crate::test_request::weather_request;
+    use agentry_core::{ThinkingBlock, ToolCall, ToolResult};
 
     #[test]
     fn history_becomes_input_items_with_reasoning_sent_back() {
         let reasoning =
             json!([{"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "xyz"}]);
-        let history: History = [
+        let mut request = weather_request([
             Message::user("weather?"),
             Message::Assistant {
                 content: "Checking.".into(),
@@ -236,12 +232,9 @@ mod tests {
                 tool_calls: vec![ToolCall::new("c1", "get_weather", &json!({}))],
             },
             Message::Tool(ToolResult::ok("c1", "get_weather", "sunny")),
-        ]
-        .into_iter()
-        .collect();
-        let mut request = ModelRequest::new(history);
-        request.system = Some("Be brief.".into());
+        ]);
         request.params.max_tokens = Some(10);
+        request.output_schema = Some(std::sync::Arc::new(json!({"type": "object"})));
         let model = OpenAiResponses::builder("m")
             .base_url("http://127.0.0.1:1/v1")
             .build()
@@ -255,5 +248,8 @@ mod tests {
         assert_eq!(body["input"][4]["call_id"], "c1");
         assert_eq!(body["max_output_tokens"], 10);
         assert_eq!(body["store"], false);
+        assert_eq!(body["text"]["format"]["type"], "json_schema");
+        assert_eq!(body["text"]["format"]["name"], "output");
+        assert_eq!(body["text"]["format"]["schema"]["type"], "object");
     }
 }

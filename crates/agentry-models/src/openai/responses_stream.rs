@@ -1,8 +1,7 @@
 //! Decoding a streamed Responses API turn (`response.*` events).
 
-use super::chat_stream::error_event;
 use crate::assemble::ToolCalls;
-use crate::http::{DecodeError, Decoder, Flow};
+use crate::http::{DecodeError, Decoder, Flow, TurnEnd};
 use agentry_core::{FinishReason, ModelEvent, Usage};
 use eventsource_stream::Event;
 use serde::Deserialize;
@@ -93,33 +92,30 @@ impl Decoder for ResponsesDecoder {
             "response.failed" => {
                 let response = ev.response.unwrap_or_default();
                 let error = response.get("error").cloned().unwrap_or(response);
-                return Err(error_event(&error));
+                return Err(DecodeError::reported(&error));
             }
             "error" => {
                 let error: Value = serde_json::from_str(data).unwrap_or_default();
-                return Err(error_event(&error));
+                return Err(DecodeError::reported(&error));
             }
             _ => {}
         }
         Ok(Flow::More)
     }
 
-    fn end(&mut self, out: &mut Vec<ModelEvent>) -> Result<(), DecodeError> {
-        let Some(finish) = self.finish.take() else {
-            return Err(DecodeError::unreadable(
-                "the stream ended before `response.completed`",
-            ));
-        };
+    fn end(&mut self, out: &mut Vec<ModelEvent>) -> Result<TurnEnd, DecodeError> {
+        let finish = self.finish.take().ok_or_else(|| {
+            DecodeError::unreadable("the stream ended before `response.completed`")
+        })?;
         if !self.reasoning_items.is_empty() {
             out.push(ModelEvent::ThinkingReplay(Value::Array(std::mem::take(
                 &mut self.reasoning_items,
             ))));
         }
-        if let Some(usage) = self.usage.take() {
-            out.push(ModelEvent::Usage(usage));
-        }
-        out.push(ModelEvent::Finish(finish));
-        Ok(())
+        Ok(TurnEnd {
+            usage: self.usage.take(),
+            finish,
+        })
     }
 
     fn partial(&self) -> Option<String> {
@@ -242,14 +238,11 @@ mod tests {
         );
         assert_eq!(flow, Flow::Done);
         let mut out = Vec::new();
-        d.end(&mut out).unwrap();
-        assert_eq!(
-            out.last(),
-            Some(&ModelEvent::Finish(FinishReason::ToolCalls))
-        );
+        let closing = d.end(&mut out).unwrap();
+        assert_eq!(closing.finish, FinishReason::ToolCalls);
         assert!(matches!(
-            out[0],
-            ModelEvent::Usage(Usage {
+            closing.usage,
+            Some(Usage {
                 reasoning_tokens: 1,
                 ..
             })
@@ -265,7 +258,14 @@ mod tests {
                 "incomplete_details": {"reason": "max_output_tokens"}}}),
         );
         let mut out = Vec::new();
-        d.end(&mut out).unwrap();
-        assert_eq!(out, [ModelEvent::Finish(FinishReason::Length)]);
+        let closing = d.end(&mut out).unwrap();
+        assert!(out.is_empty());
+        assert_eq!(
+            closing,
+            TurnEnd {
+                usage: None,
+                finish: FinishReason::Length
+            }
+        );
     }
 }
