@@ -1,4 +1,4 @@
-//! Quick start: an agent that plans a weekend trip.
+//! A tour of the hooks: an agent that plans a weekend trip.
 //!
 //! It shows, in one run:
 //! - two typed tools (`get_weather`, `book_hotel`) that update a typed state (`Trip`);
@@ -8,12 +8,12 @@
 //! - an audit-log plugin (`impl Hook`) registered on the runtime as advisory;
 //! - the run's event stream (text deltas, tool calls, state patches), then its typed result.
 //!
-//! Run it with `cargo run -p agentry --example quickstart`.
+//! Run it with `cargo run -p agentry --example hooks_tour`.
 //!
-//! The model: until the embedded local model lands, this example runs on `ScriptedModel`, which
-//! plays back the turns written below exactly as a real model would stream them (text deltas,
-//! parallel tool calls, token usage). A later change switches the default to an embedded local
-//! model that runs on the CPU.
+//! The model is a `ScriptedModel`, which plays back the turns written below exactly as a real
+//! model would stream them (text deltas, parallel tool calls, token usage), so every hook fires
+//! the same way on every run, instantly. The quick start (`cargo run -p agentry-local --example
+//! quickstart`) runs an agent on a real model in-process.
 
 use agentry::Json;
 use agentry::prelude::*;

@@ -1,0 +1,252 @@
+//! The generation loop: the prompt through the transformer (reusing the cached keys and values
+//! of a shared prefix), then one token at a time until a stop token, a stop sequence, the token
+//! budget, or a consumer that went away.
+
+use crate::detokenize::Detokenizer;
+use crate::sampling::Sampling;
+use crate::weights::Weights;
+use candle_core::{Device, Tensor};
+use tokenizers::Tokenizer;
+
+/// Prompt tokens run through the model at once.
+const PROMPT_CHUNK: usize = 256;
+
+/// The transformer and what its key/value cache holds.
+pub(crate) struct Engine {
+    weights: Weights,
+    /// The tokens whose keys and values are cached, in order.
+    cached: Vec<u32>,
+}
+
+/// One turn to generate.
+pub(crate) struct Generation<'a> {
+    /// The rendered, tokenized prompt.
+    pub(crate) prompt: &'a [u32],
+    /// The most tokens to produce.
+    pub(crate) max_tokens: usize,
+    /// How to choose tokens.
+    pub(crate) sampling: &'a Sampling,
+    /// Tokens that end the turn.
+    pub(crate) stop_tokens: &'a [u32],
+    /// Texts that end the turn (not included in the output).
+    pub(crate) stop_sequences: &'a [String],
+}
+
+/// How a turn ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Finish {
+    /// A stop token or stop sequence.
+    Stop,
+    /// The token budget was spent.
+    Length,
+    /// The consumer went away.
+    Cancelled,
+}
+
+/// What a turn cost and how it ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Outcome {
+    /// Prompt tokens.
+    pub(crate) prompt_tokens: usize,
+    /// Prompt tokens whose keys and values were reused from the previous turn.
+    pub(crate) reused_tokens: usize,
+    /// Tokens generated.
+    pub(crate) output_tokens: usize,
+    /// How it ended.
+    pub(crate) finish: Finish,
+}
+
+impl Engine {
+    /// An engine with an empty cache.
+    pub(crate) fn new(weights: Weights) -> Self {
+        Engine {
+            weights,
+            cached: Vec::new(),
+        }
+    }
+
+    /// Generates one turn, handing each piece of text to `emit` (which returns `false` when
+    /// nobody listens any more).
+    pub(crate) fn generate(
+        &mut self,
+        tokenizer: &Tokenizer,
+        turn: &Generation<'_>,
+        emit: &mut dyn FnMut(String) -> bool,
+    ) -> candle_core::Result<Outcome> {
+        let result = self.run(tokenizer, turn, emit);
+        if result.is_err() {
+            // The cache may hold a half-written step: start the next turn afresh.
+            self.weights.clear_cache();
+            self.cached.clear();
+        }
+        result
+    }
+
+    fn run(
+        &mut self,
+        tokenizer: &Tokenizer,
+        turn: &Generation<'_>,
+        emit: &mut dyn FnMut(String) -> bool,
+    ) -> candle_core::Result<Outcome> {
+        let prompt = turn.prompt;
+        let reused = if self.cached.len() < prompt.len() && prompt.starts_with(&self.cached) {
+            self.cached.len()
+        } else {
+            self.weights.clear_cache();
+            self.cached.clear();
+            0
+        };
+        let mut logits = None;
+        for chunk in prompt[reused..].chunks(PROMPT_CHUNK) {
+            logits = Some(self.step(chunk)?);
+        }
+        let mut logits = logits.ok_or_else(|| candle_core::Error::Msg("empty prompt".into()))?;
+
+        let mut processor = turn.sampling.processor();
+        let mut detokenizer = Detokenizer::new(tokenizer);
+        let mut stops = StopScan::new(turn.stop_sequences);
+        let mut generated: Vec<u32> = Vec::new();
+        let finish = loop {
+            if turn.max_tokens == 0 {
+                break Finish::Length;
+            }
+            let logits_1d = logits.squeeze(0)?.to_dtype(candle_core::DType::F32)?;
+            let penalty = turn.sampling.repeat_penalty;
+            let logits_1d = if penalty == 1.0 || generated.is_empty() {
+                logits_1d
+            } else {
+                let from = generated.len().saturating_sub(turn.sampling.repeat_last_n);
+                candle_transformers::utils::apply_repeat_penalty(
+                    &logits_1d,
+                    penalty,
+                    &generated[from..],
+                )?
+            };
+            let token = processor.sample(&logits_1d)?;
+            generated.push(token);
+            if turn.stop_tokens.contains(&token) {
+                break Finish::Stop;
+            }
+            let (piece, stopped) = stops.push(&detokenizer.push(token));
+            if !piece.is_empty() && !emit(piece) {
+                break Finish::Cancelled;
+            }
+            if stopped {
+                break Finish::Stop;
+            }
+            if generated.len() >= turn.max_tokens {
+                break Finish::Length;
+            }
+            logits = self.step(&[token])?;
+        };
+        let rest = stops.finish();
+        if !rest.is_empty() && finish != Finish::Cancelled {
+            emit(rest);
+        }
+        Ok(Outcome {
+            prompt_tokens: prompt.len(),
+            reused_tokens: reused,
+            output_tokens: generated.len(),
+            finish,
+        })
+    }
+
+    /// Runs `tokens` after the cached ones; the logits of the last.
+    fn step(&mut self, tokens: &[u32]) -> candle_core::Result<Tensor> {
+        let input = Tensor::new(tokens, &Device::Cpu)?.unsqueeze(0)?;
+        let logits = self.weights.forward(&input, self.cached.len())?;
+        self.cached.extend_from_slice(tokens);
+        Ok(logits)
+    }
+}
+
+/// Finds stop sequences in streamed text, holding back a tail that may be the start of one.
+struct StopScan<'a> {
+    stops: &'a [String],
+    /// Text received and not yet released.
+    held: String,
+}
+
+impl<'a> StopScan<'a> {
+    fn new(stops: &'a [String]) -> Self {
+        StopScan {
+            stops,
+            held: String::new(),
+        }
+    }
+
+    /// Adds `piece`; returns the text safe to release and whether a stop sequence was found
+    /// (the text before it is released; it and what follows are dropped).
+    fn push(&mut self, piece: &str) -> (String, bool) {
+        if self.stops.is_empty() {
+            return (piece.to_owned(), false);
+        }
+        self.held.push_str(piece);
+        let found = self
+            .stops
+            .iter()
+            .filter(|s| !s.is_empty())
+            .filter_map(|s| self.held.find(s.as_str()))
+            .min();
+        if let Some(at) = found {
+            let out = self.held[..at].to_owned();
+            self.held.clear();
+            return (out, true);
+        }
+        let keep = self
+            .stops
+            .iter()
+            .map(|s| longest_prefix_suffix(&self.held, s))
+            .max()
+            .unwrap_or(0);
+        let cut = self.held.len() - keep;
+        let out = self.held[..cut].to_owned();
+        self.held.drain(..cut);
+        (out, false)
+    }
+
+    /// The text still held when the turn ends without a stop sequence.
+    fn finish(self) -> String {
+        self.held
+    }
+}
+
+/// The length of the longest end of `text` that is a proper beginning of `stop`.
+fn longest_prefix_suffix(text: &str, stop: &str) -> usize {
+    stop.char_indices()
+        .map(|(i, _)| i)
+        .skip(1)
+        .filter(|&i| text.ends_with(&stop[..i]))
+        .max()
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_sequence_split_across_pieces_is_found_and_dropped() {
+        let stops = vec!["END".to_owned()];
+        let mut scan = StopScan::new(&stops);
+        assert_eq!(scan.push("Hello E"), ("Hello ".to_owned(), false));
+        assert_eq!(scan.push("N"), (String::new(), false));
+        assert_eq!(scan.push("D and more"), (String::new(), true));
+    }
+
+    #[test]
+    fn a_near_miss_is_released() {
+        let stops = vec!["END".to_owned()];
+        let mut scan = StopScan::new(&stops);
+        assert_eq!(scan.push("EN"), (String::new(), false));
+        assert_eq!(scan.push("ough"), ("ENough".to_owned(), false));
+        assert_eq!(scan.push(" E"), (" ".to_owned(), false));
+        assert_eq!(scan.finish(), "E");
+    }
+
+    #[test]
+    fn without_stop_sequences_pieces_pass_through() {
+        let mut scan = StopScan::new(&[]);
+        assert_eq!(scan.push("abc"), ("abc".to_owned(), false));
+    }
+}

