@@ -368,6 +368,14 @@ impl Model for LocalModel {
             let (_, held) = gate.finish();
             let prefix = format!("call_{:08x}_{turn}_", inner.call_id_seed);
             let extracted = extractor.extract(&held, &prefix);
+            if !held.is_empty() {
+                tracing::debug!(
+                    model = %inner.name,
+                    output = %held,
+                    calls = extracted.calls.len(),
+                    "read tool calls from the held-back output"
+                );
+            }
             if !extracted.text.is_empty() {
                 yield Ok(ModelEvent::TextDelta(extracted.text));
             }
