@@ -256,3 +256,32 @@ async fn a_text_delta_hook_redacts_what_is_recorded_and_streamed() {
     assert_eq!(streamed, "the key is [redacted] ok");
     assert_eq!(out.output.as_deref(), Some("the key is [redacted] ok"));
 }
+
+#[tokio::test]
+async fn a_context_cloned_by_a_sync_hook_outlives_the_run_and_its_hooks() {
+    // The synchronous path lends each hook a context without counting references to the run
+    // or to the hook's name; a clone a hook keeps must take references of its own.
+    let kept: Arc<Mutex<Vec<HookCtx>>> = Arc::default();
+    let k = kept.clone();
+    let mut agent = Agent::builder("keeper").model(ScriptedModel::new().text("hi"));
+    for name in ["first", "second", "third"] {
+        let k = k.clone();
+        agent = agent.with(
+            on_sync::before_model(move |_, ctx| {
+                k.lock().unwrap().push(ctx.clone());
+                Ok(())
+            })
+            .named(format!("keep-{name}")),
+        );
+    }
+    let agent = agent.build().unwrap();
+    let runtime = Runtime::new();
+    runtime.run(&agent, "go").await.unwrap();
+    // The hooks (and their names) and the run are gone; the clones still read well.
+    drop(agent);
+    drop(runtime);
+    let kept = std::mem::take(&mut *kept.lock().unwrap());
+    let names: Vec<&str> = kept.iter().map(|c| c.hook_name()).collect();
+    assert_eq!(names, ["keep-first", "keep-second", "keep-third"]);
+    assert!(kept.iter().all(|c| c.run().agent_path() == "keeper"));
+}

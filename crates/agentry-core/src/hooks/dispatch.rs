@@ -103,10 +103,10 @@ impl Hooks {
         if observed || !self.sync_only(E::KIND.flag()) {
             return None;
         }
-        let mut lent = LentHookCtx::new(run, list[0].meta.name.clone());
+        let mut lent = LentHookCtx::new(run, &list[0].meta.name);
         let mut i = 0;
         Some(
-            match run_sync_stretch(list, E::KIND.is_reverse(), &mut i, ev, lent.get_mut()) {
+            match run_sync_stretch(list, E::KIND.is_reverse(), &mut i, ev, &mut lent) {
                 Stretch::End => Ok(None),
                 Stretch::Decided(name) => Ok(Some(name)),
                 Stretch::Failed(err) => Err(err),
@@ -238,15 +238,41 @@ enum Stretch {
     Async,
 }
 
+/// A hook context the dispatcher re-points at each hook of a chain.
+trait Pointed<'a> {
+    /// Points it at the hook named `name`.
+    fn point_at(&mut self, name: &'a HookName);
+    /// The context, to hand to the hook.
+    fn get(&self) -> &HookCtx;
+}
+
+impl<'a> Pointed<'a> for HookCtx {
+    fn point_at(&mut self, name: &'a HookName) {
+        self.set_hook(name);
+    }
+    fn get(&self) -> &HookCtx {
+        self
+    }
+}
+
+impl<'a> Pointed<'a> for LentHookCtx<'a> {
+    fn point_at(&mut self, name: &'a HookName) {
+        LentHookCtx::point_at(self, name);
+    }
+    fn get(&self) -> &HookCtx {
+        LentHookCtx::get(self)
+    }
+}
+
 /// Runs synchronous hooks from position `*i` until an asynchronous one, a decision, a failure or
 /// the end. Used when no meta-event observer is registered. It only re-points `ctx` at each hook
-/// and lends it to them: it must never move the context out (it may be a [`LentHookCtx`]).
-fn run_sync_stretch<E: Event>(
-    list: &[Entry<E>],
+/// and lends it to them.
+fn run_sync_stretch<'a, E: Event>(
+    list: &'a [Entry<E>],
     reverse: bool,
     i: &mut usize,
     ev: &mut E,
-    ctx: &mut HookCtx,
+    ctx: &mut impl Pointed<'a>,
 ) -> Stretch {
     let n = list.len();
     let at = |k: usize| &list[if reverse { n - 1 - k } else { k }];
@@ -263,11 +289,11 @@ fn run_sync_stretch<E: Event>(
                 };
                 *i += 1;
                 let meta = &*entry.meta;
-                ctx.set_hook(&meta.name);
+                ctx.point_at(&meta.name);
                 if meta.advisory {
                     backup = Some(ev.clone());
                 }
-                if let Err(e) = handler.handle(ev, ctx) {
+                if let Err(e) = handler.handle(ev, ctx.get()) {
                     let err = HookError {
                         hook: meta.name.to_string(),
                         event: E::KIND,

@@ -326,38 +326,40 @@ impl HookCtx {
     }
 }
 
-/// A hook context that borrows its run's context instead of counting a reference to it, for
-/// synchronous dispatch: on this path the context cannot outlive the call, and an atomic
-/// increment and decrement per event is a measurable part of a no-op hook's cost.
+/// A hook context that borrows its run's context and its hooks' names instead of counting
+/// references to them, for synchronous dispatch: on this path the context cannot outlive the
+/// call, and an atomic increment and decrement per event, and per hook, is a measurable part of
+/// a no-op hook's cost.
 pub(crate) struct LentHookCtx<'a> {
     ctx: std::mem::ManuallyDrop<HookCtx>,
-    _run: std::marker::PhantomData<&'a RunContext>,
+    _lent: std::marker::PhantomData<&'a RunContext>,
 }
 
 impl<'a> LentHookCtx<'a> {
-    pub(crate) fn new(run: &'a RunContext, hook: HookName) -> Self {
-        // SAFETY: this copies the `Arc` pointer inside `run` without incrementing its count.
-        // The copy lives no longer than `'a`, during which `run` keeps the allocation alive, and
-        // it is never dropped (it sits in a `ManuallyDrop`, and `Drop` below releases only the
-        // hook name), so its count is never decremented either. Hooks get `&HookCtx` and can
-        // only clone it, which takes a counted reference of its own.
-        let copy = unsafe { std::ptr::read(run) };
+    pub(crate) fn new(run: &'a RunContext, hook: &'a HookName) -> Self {
+        // SAFETY: these copy the `Arc` pointers inside `run` and `hook` without incrementing
+        // their counts. The copies live no longer than `'a`, during which the originals keep
+        // the allocations alive, and they are never dropped (they sit in a `ManuallyDrop`), so
+        // the counts are never decremented either. Hooks get `&HookCtx` and can only clone it,
+        // which takes counted references of its own.
+        let (run, hook) = unsafe { (std::ptr::read(run), std::ptr::read(hook)) };
         LentHookCtx {
-            ctx: std::mem::ManuallyDrop::new(HookCtx { run: copy, hook }),
-            _run: std::marker::PhantomData,
+            ctx: std::mem::ManuallyDrop::new(HookCtx { run, hook }),
+            _lent: std::marker::PhantomData,
         }
     }
 
-    /// The context, to point at each hook in turn and hand to it.
-    pub(crate) fn get_mut(&mut self) -> &mut HookCtx {
-        &mut self.ctx
+    /// Points the context at another hook, lent the same way as in [`new`](Self::new).
+    #[inline]
+    pub(crate) fn point_at(&mut self, hook: &'a HookName) {
+        // SAFETY: the name replaced is itself an uncounted copy, so not dropping it is right;
+        // the new one is copied without counting, as in `new`, and outlived by `hook`.
+        unsafe { std::ptr::write(&mut self.ctx.hook, std::ptr::read(hook)) }
     }
-}
 
-impl Drop for LentHookCtx<'_> {
-    fn drop(&mut self) {
-        // Release the hook name; the lent run context is deliberately left alone.
-        drop(std::mem::replace(&mut self.ctx.hook, HookName::from("")));
+    /// The context, to hand to a hook.
+    pub(crate) fn get(&self) -> &HookCtx {
+        &self.ctx
     }
 }
 
