@@ -45,6 +45,7 @@
 //! See the crate README for the hooks guide.
 #![warn(missing_docs)]
 
+pub mod builtins;
 pub mod prelude;
 mod runtime;
 
