@@ -3,7 +3,13 @@
 //!
 //! - [`ToolPolicy`]: allow and deny lists of tool names (glob patterns), rules on arguments, and
 //!   a "deny unless allowed" mode for production.
+//! - [`ToolMocks`]: tool results given without calling the tools, for tests and evals.
+//! - [`Recorder`]: every event of a run, captured for assertions in tests.
 
+mod mocks;
+mod recorder;
 mod tool_policy;
 
-pub use tool_policy::{ArgRule, ToolPolicy, ToolPolicyError};
+pub use mocks::ToolMocks;
+pub use recorder::{Recorded, Recorder};
+pub use tool_policy::{ArgRule, ToolPolicy, ToolPolicyBuilder, ToolPolicyError};
