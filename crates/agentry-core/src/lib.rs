@@ -43,7 +43,7 @@ pub use run::events::RunEvent;
 pub use run::machine::{RunMachine, RunSnapshot, SNAPSHOT_VERSION, StepStart, Turn, Verdict};
 pub use run::options::RunOptions;
 pub use run::output::RunOutput;
-pub use run::stop::StopReason;
+pub use run::stop::{Limit, StopReason};
 pub use state::{AgentState, ErasedState, StateError, StateSource};
 pub use store::{MemoryStore, RunStore, StoreError};
 pub use tool::{IntoToolOutput, Json, Tool, ToolFailure, ToolOutput, ToolSpec, TypedTool, tool};

@@ -77,6 +77,8 @@ pub enum StepDecision {
     Skip,
     /// Stop the run with this reason.
     Stop(String),
+    /// Stop the run with this typed reason (guards use it: [`StopReason::Limit`]).
+    StopWith(StopReason),
 }
 
 /// A step is about to start. Hooks may skip it or stop the run.
@@ -102,6 +104,10 @@ impl BeforeStep {
     pub fn stop(&mut self, reason: impl Into<String>) {
         self.decision = Some(StepDecision::Stop(reason.into()));
     }
+    /// Stops the run with a typed reason.
+    pub fn stop_with(&mut self, reason: StopReason) {
+        self.decision = Some(StepDecision::StopWith(reason));
+    }
     /// The decision, if a hook took one.
     pub fn decision(&self) -> Option<&StepDecision> {
         self.decision.as_ref()
@@ -122,7 +128,7 @@ pub struct AfterStep {
     pub usage: Usage,
     /// Model calls made by the run so far.
     pub model_calls: u32,
-    stop: Option<String>,
+    stop: Option<StepDecision>,
 }
 impl AfterStep {
     /// A new event.
@@ -136,11 +142,22 @@ impl AfterStep {
     }
     /// Stops the run after this step.
     pub fn stop(&mut self, reason: impl Into<String>) {
-        self.stop = Some(reason.into());
+        self.stop = Some(StepDecision::Stop(reason.into()));
     }
-    /// The stop reason, if a hook gave one.
+    /// Stops the run after this step, with a typed reason.
+    pub fn stop_with(&mut self, reason: StopReason) {
+        self.stop = Some(StepDecision::StopWith(reason));
+    }
+    /// The stop reason, if a hook gave one as text.
     pub fn stop_reason(&self) -> Option<&str> {
-        self.stop.as_deref()
+        match &self.stop {
+            Some(StepDecision::Stop(reason)) => Some(reason),
+            _ => None,
+        }
+    }
+    /// The stop a hook decided, if one did ([`StepDecision::Stop`] or [`StepDecision::StopWith`]).
+    pub fn stop_decision(&self) -> Option<&StepDecision> {
+        self.stop.as_ref()
     }
 }
 impl Decides for AfterStep {
@@ -225,13 +242,21 @@ impl Decides for BeforeModel {
 pub struct AfterModel {
     /// The response.
     pub response: ModelResponse,
+    /// The name of the model that answered (`Model::name`; empty when a BeforeModel hook
+    /// answered in its place).
+    pub model: Arc<str>,
     retry: Option<String>,
 }
 impl AfterModel {
     /// A new event.
     pub fn new(response: ModelResponse) -> Self {
+        AfterModel::from_model("", response)
+    }
+    /// A new event for the answer of the model named `model`.
+    pub fn from_model(model: impl Into<Arc<str>>, response: ModelResponse) -> Self {
         AfterModel {
             response,
+            model: model.into(),
             retry: None,
         }
     }

@@ -15,6 +15,13 @@ pub enum StopReason {
         /// The limit.
         limit: u32,
     },
+    /// A guard stopped the run at one of its limits.
+    Limit {
+        /// The guard (the hook's name).
+        guard: String,
+        /// The limit and how far the run got.
+        limit: Limit,
+    },
     /// A hook stopped the run (BeforeStep or AfterStep).
     Hook {
         /// The hook that stopped it.
@@ -50,11 +57,79 @@ impl fmt::Display for StopReason {
         match self {
             StopReason::FinalAnswer => f.write_str("final answer"),
             StopReason::MaxSteps { limit } => write!(f, "step limit reached: {limit}/{limit}"),
+            StopReason::Limit { limit, .. } => write!(f, "{limit}"),
             StopReason::Hook { hook, reason } => write!(f, "stopped by hook `{hook}`: {reason}"),
             StopReason::Aborted { reason } => write!(f, "model stream aborted: {reason}"),
             StopReason::Cancelled => f.write_str("cancelled"),
             StopReason::Recovered { hook, error } => {
                 write!(f, "recovered by hook `{hook}` from: {error}")
+            }
+        }
+    }
+}
+
+/// A limit a guard enforces, with how far the run got when it stopped.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Limit {
+    /// Steps taken.
+    Steps {
+        /// Steps the run took.
+        used: u32,
+        /// The limit.
+        limit: u32,
+    },
+    /// Tokens used, input and output.
+    Tokens {
+        /// Tokens the run used.
+        used: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// Wall-clock time since the run started.
+    WallTime {
+        /// Milliseconds since the run started.
+        elapsed_ms: u64,
+        /// The limit, in milliseconds.
+        limit_ms: u64,
+    },
+    /// Money spent on model calls, by the guard's price table.
+    Cost {
+        /// Spent, in the price table's currency.
+        spent: f64,
+        /// The limit.
+        limit: f64,
+    },
+    /// The model ended a turn with a finish reason that stops the run.
+    FinishReason {
+        /// The finish reason.
+        reason: String,
+    },
+}
+
+// `f64` fields: equal limits compare equal; NaN never comes out of a price table.
+impl Eq for Limit {}
+
+impl fmt::Display for Limit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Limit::Steps { used, limit } => write!(f, "step limit reached: {used}/{limit}"),
+            Limit::Tokens { used, limit } => write!(f, "token limit reached: {used}/{limit}"),
+            Limit::WallTime {
+                elapsed_ms,
+                limit_ms,
+            } => write!(
+                f,
+                "time limit reached: {:.1} s/{:.1} s",
+                *elapsed_ms as f64 / 1000.0,
+                *limit_ms as f64 / 1000.0
+            ),
+            Limit::Cost { spent, limit } => {
+                write!(f, "cost limit reached: {spent:.4}/{limit:.4}")
+            }
+            Limit::FinishReason { reason } => {
+                write!(f, "finish reason `{reason}` stops the run")
             }
         }
     }

@@ -1,15 +1,19 @@
 //! Built-in hooks: the cross-cutting hooks agents usually need, each written with the public hook
 //! API only, so each is also an example of how to write one.
 //!
+//! - [`Guards`]: limits on steps, tokens, wall time and cost, and finish reasons that stop a run,
+//!   each with a typed reason.
 //! - [`ToolPolicy`]: allow and deny lists of tool names (glob patterns), rules on arguments, and
 //!   a "deny unless allowed" mode for production.
 //! - [`ToolMocks`]: tool results given without calling the tools, for tests and evals.
 //! - [`Recorder`]: every event of a run, captured for assertions in tests.
 
+mod guards;
 mod mocks;
 mod recorder;
 mod tool_policy;
 
+pub use guards::{GUARD_PRIORITY, Guards, Price, PriceTable};
 pub use mocks::ToolMocks;
 pub use recorder::{Recorded, Recorder};
 pub use tool_policy::{ArgRule, ToolPolicy, ToolPolicyBuilder, ToolPolicyError};

@@ -181,13 +181,10 @@ impl Driver {
                         }
                         continue;
                     }
-                    Some(StepDecision::Stop(reason)) => {
+                    Some(decision @ (StepDecision::Stop(_) | StepDecision::StopWith(_))) => {
                         self.machine.step -= 1;
                         self.in_step = false;
-                        let stop = StopReason::Hook {
-                            hook: by.as_deref().unwrap_or_default().to_string(),
-                            reason: reason.clone(),
-                        };
+                        let stop = stop_reason(decision, by.as_deref());
                         self.stop_event(stop.clone()).await?;
                         return Ok((None, stop));
                     }
@@ -284,12 +281,7 @@ impl Driver {
         if self.scope.wants(Events::AFTER_STEP) {
             let ev = AfterStep::new(step, self.machine.usage, self.machine.model_calls);
             let (ev, by) = self.scope.hook_decided(ev).await?;
-            if let Some(reason) = ev.stop_reason() {
-                stop = Some(StopReason::Hook {
-                    hook: by.as_deref().unwrap_or_default().to_string(),
-                    reason: reason.to_string(),
-                });
-            }
+            stop = ev.stop_decision().map(|d| stop_reason(d, by.as_deref()));
         }
         self.checkpoint(None, None).await?;
         Ok(stop)
@@ -419,5 +411,17 @@ impl Driver {
             stop,
             output,
         })
+    }
+}
+
+/// The run's stop reason for a step hook's stop decision, made by the hook `by`.
+fn stop_reason(decision: &StepDecision, by: Option<&str>) -> StopReason {
+    match decision {
+        StepDecision::StopWith(reason) => reason.clone(),
+        StepDecision::Stop(reason) => StopReason::Hook {
+            hook: by.unwrap_or_default().to_string(),
+            reason: reason.clone(),
+        },
+        StepDecision::Skip => unreachable!("a skip is not a stop"),
     }
 }

@@ -32,6 +32,7 @@ impl Driver {
             } else {
                 (request, None)
             };
+            let answered_by_hook = answered.is_some();
             let response = match answered {
                 Some(r) => r,
                 None => self.call_model(request).await?,
@@ -39,7 +40,12 @@ impl Driver {
             if !self.scope.wants(Events::AFTER_MODEL) {
                 return Ok(response);
             }
-            let mut slot = Some(AfterModel::new(response));
+            let model = if answered_by_hook {
+                ""
+            } else {
+                self.model.name()
+            };
+            let mut slot = Some(AfterModel::from_model(model, response));
             self.scope.run_hooks(&mut slot).await?;
             let ev = slot.expect("hooks give the event back");
             let Some(feedback) = ev.retry_feedback() else {
