@@ -174,6 +174,9 @@ pub struct Stop {
     pub reason: StopReason,
     /// The last step.
     pub step: u32,
+    /// The final answer, when the run stops with one (text as a JSON string, a structured
+    /// output as its JSON value).
+    pub output: Option<Value>,
     veto: Option<String>,
 }
 impl Stop {
@@ -182,7 +185,15 @@ impl Stop {
         Stop {
             reason,
             step,
+            output: None,
             veto: None,
+        }
+    }
+    /// A new event for a run stopping with the final answer `output`.
+    pub fn with_output(reason: StopReason, step: u32, output: Value) -> Self {
+        Stop {
+            output: Some(output),
+            ..Stop::new(reason, step)
         }
     }
     /// Vetoes a natural stop, sending `message` to the model. Ignored for other stops (step

@@ -3,16 +3,20 @@
 //!
 //! - [`Guards`]: limits on steps, tokens, wall time and cost, and finish reasons that stop a run,
 //!   each with a typed reason.
+//! - [`FinishGate`]: a check on the final answer that sends the model back to work, a bounded
+//!   number of times.
 //! - [`ToolPolicy`]: allow and deny lists of tool names (glob patterns), rules on arguments, and
 //!   a "deny unless allowed" mode for production.
 //! - [`ToolMocks`]: tool results given without calling the tools, for tests and evals.
 //! - [`Recorder`]: every event of a run, captured for assertions in tests.
 
+mod finish_gate;
 mod guards;
 mod mocks;
 mod recorder;
 mod tool_policy;
 
+pub use finish_gate::FinishGate;
 pub use guards::{GUARD_PRIORITY, Guards, Price, PriceTable};
 pub use mocks::ToolMocks;
 pub use recorder::{Recorded, Recorder};

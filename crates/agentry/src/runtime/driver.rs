@@ -248,7 +248,7 @@ impl Driver {
             let hook_stop = self.end_step(step).await?;
             if let Some(output) = final_output {
                 let stop = StopReason::FinalAnswer;
-                if let Some(veto) = self.stop_event(stop.clone()).await? {
+                if let Some(veto) = self.final_stop_event(stop.clone(), &output).await? {
                     let m = self.machine.add_user(veto);
                     self.scope.added(m).await?;
                     self.checkpoint(None, None).await?;
@@ -285,6 +285,20 @@ impl Driver {
         }
         self.checkpoint(None, None).await?;
         Ok(stop)
+    }
+
+    /// Fires Stop for a final answer; returns the veto message when a hook vetoed it.
+    async fn final_stop_event(
+        &mut self,
+        reason: StopReason,
+        output: &Value,
+    ) -> Result<Option<String>, Error> {
+        if !self.scope.wants(Events::STOP) {
+            return Ok(None);
+        }
+        let ev = Stop::with_output(reason, self.machine.step, output.clone());
+        let ev = self.scope.hook(ev).await?;
+        Ok(ev.vetoed().map(str::to_string))
     }
 
     /// Fires Stop; returns the veto message when a hook vetoed a natural stop.
