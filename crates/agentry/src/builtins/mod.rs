@@ -5,6 +5,7 @@
 //!   each with a typed reason.
 //! - [`FinishGate`]: a check on the final answer that sends the model back to work, a bounded
 //!   number of times.
+//! - [`Telemetry`]: `tracing` spans with the OpenTelemetry GenAI semantic conventions.
 //! - [`ToolPolicy`]: allow and deny lists of tool names (glob patterns), rules on arguments, and
 //!   a "deny unless allowed" mode for production.
 //! - [`ToolMocks`]: tool results given without calling the tools, for tests and evals.
@@ -14,10 +15,12 @@ mod finish_gate;
 mod guards;
 mod mocks;
 mod recorder;
+mod telemetry;
 mod tool_policy;
 
 pub use finish_gate::FinishGate;
 pub use guards::{GUARD_PRIORITY, Guards, Price, PriceTable};
 pub use mocks::ToolMocks;
 pub use recorder::{Recorded, Recorder};
+pub use telemetry::Telemetry;
 pub use tool_policy::{ArgRule, ToolPolicy, ToolPolicyBuilder, ToolPolicyError};

@@ -1,0 +1,286 @@
+//! [`Telemetry`]: `tracing` spans for runs, steps, model calls, tool calls and sub-agents, with
+//! the attribute names of the OpenTelemetry GenAI semantic conventions.
+
+use agentry_core::FinishReason;
+use agentry_core::hooks::{
+    AfterModel, AfterStep, AfterTool, BeforeModel, BeforeStep, BeforeSubAgent, BeforeTool, Events,
+    Hook, HookCtx, HookExt, HookRegistration, HookResult, IntoHook, RunEnd, RunError, RunStart,
+};
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Mutex;
+use tracing::field::Empty;
+use tracing::{Span, info_span};
+
+/// Emits a `tracing` span for each run (`invoke_agent`), step, model call (`chat`) and tool call
+/// (`execute_tool`), named and attributed as the OpenTelemetry GenAI semantic conventions say
+/// (`gen_ai.operation.name`, `gen_ai.agent.name`, `gen_ai.request.model`,
+/// `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`, `gen_ai.response.finish_reasons`,
+/// `gen_ai.tool.name`, `gen_ai.tool.call.id`, `gen_ai.conversation.id`, `error.type`). A
+/// sub-agent's run span is a child of the parent's tool-call span that started it.
+///
+/// The spans go to whatever `tracing` subscriber the program installs; with
+/// `tracing-opentelemetry` they become OpenTelemetry spans (see the `telemetry` example). The
+/// target is `agentry`, at level INFO. Message contents are not recorded.
+///
+/// Attach it to the runtime (`Runtime::new().with(Telemetry::new())`) to trace every run; it is
+/// an advisory hook named `telemetry` at priority 250, so it wraps the guards and a failure of
+/// it never fails a run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Telemetry;
+
+impl Telemetry {
+    /// The telemetry hook.
+    pub fn new() -> Self {
+        Telemetry
+    }
+}
+
+impl IntoHook for Telemetry {
+    fn into_hook(self) -> HookRegistration {
+        TelemetryHook::default()
+            .named("telemetry")
+            .priority(250)
+            .advisory()
+    }
+}
+
+/// The open spans, by run and what they cover.
+#[derive(Default)]
+struct TelemetryHook {
+    spans: Mutex<HashMap<String, Span>>,
+}
+
+fn key(run: &str, what: &str) -> String {
+    format!("{run}/{what}")
+}
+
+/// A token count as the signed integer OpenTelemetry attributes hold (an unsigned one above
+/// `i64::MAX` would be exported as text).
+fn int(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn finish_reason(reason: &FinishReason) -> &str {
+    match reason {
+        FinishReason::Stop => "stop",
+        FinishReason::ToolCalls => "tool_calls",
+        FinishReason::Length => "length",
+        FinishReason::ContentFilter => "content_filter",
+        FinishReason::Aborted(_) => "aborted",
+        FinishReason::Other(other) => other,
+    }
+}
+
+impl TelemetryHook {
+    fn spans(&self) -> std::sync::MutexGuard<'_, HashMap<String, Span>> {
+        self.spans.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn get(&self, run: &str, what: &str) -> Option<Span> {
+        self.spans().get(&key(run, what)).cloned()
+    }
+
+    fn open(&self, run: &str, what: &str, span: Span) {
+        self.spans().insert(key(run, what), span);
+    }
+
+    fn close(&self, run: &str, what: &str) -> Option<Span> {
+        self.spans().remove(&key(run, what))
+    }
+
+    /// The span a new span of run `run` goes under: its step, else the run itself.
+    fn parent_in(&self, run: &str) -> Span {
+        self.get(run, "step")
+            .or_else(|| self.get(run, "run"))
+            .unwrap_or_else(Span::none)
+    }
+}
+
+impl Hook for TelemetryHook {
+    fn wants(&self) -> Events {
+        Events::RUN_START
+            | Events::RUN_END
+            | Events::RUN_ERROR
+            | Events::BEFORE_STEP
+            | Events::AFTER_STEP
+            | Events::BEFORE_MODEL
+            | Events::AFTER_MODEL
+            | Events::BEFORE_TOOL
+            | Events::AFTER_TOOL
+            | Events::BEFORE_SUB_AGENT
+    }
+
+    fn run_start(
+        &self,
+        ev: RunStart,
+        ctx: &HookCtx,
+    ) -> impl Future<Output = HookResult<RunStart>> + Send {
+        let parent = match ctx.parent_run_id() {
+            Some(parent) => self
+                .close(parent, &format!("sub/{}", ctx.agent_name()))
+                .unwrap_or_else(|| self.parent_in(parent)),
+            None => Span::none(),
+        };
+        let span = info_span!(
+            target: "agentry",
+            parent: &parent,
+            "invoke_agent",
+            otel.name = %format!("invoke_agent {}", ctx.agent_name()),
+            gen_ai.operation.name = "invoke_agent",
+            gen_ai.agent.name = %ctx.agent_name(),
+            gen_ai.conversation.id = ctx.session_id(),
+            agentry.run_id = %ctx.run_id(),
+            agentry.agent_path = %ctx.agent_path(),
+            gen_ai.usage.input_tokens = Empty,
+            gen_ai.usage.output_tokens = Empty,
+            agentry.stop_reason = Empty,
+            error.type = Empty,
+            otel.status_code = Empty,
+        );
+        self.open(ctx.run_id(), "run", span);
+        async move { Ok(ev) }
+    }
+
+    fn before_step(
+        &self,
+        ev: BeforeStep,
+        ctx: &HookCtx,
+    ) -> impl Future<Output = HookResult<BeforeStep>> + Send {
+        let run = self.get(ctx.run_id(), "run").unwrap_or_else(Span::none);
+        let span =
+            info_span!(target: "agentry", parent: &run, "step", agentry.step = i64::from(ev.step));
+        self.open(ctx.run_id(), "step", span);
+        async move { Ok(ev) }
+    }
+
+    fn after_step(
+        &self,
+        ev: AfterStep,
+        ctx: &HookCtx,
+    ) -> impl Future<Output = HookResult<AfterStep>> + Send {
+        self.close(ctx.run_id(), "step");
+        async move { Ok(ev) }
+    }
+
+    fn before_model(
+        &self,
+        ev: BeforeModel,
+        ctx: &HookCtx,
+    ) -> impl Future<Output = HookResult<BeforeModel>> + Send {
+        let params = &ev.request.params;
+        let span = info_span!(
+            target: "agentry",
+            parent: &self.parent_in(ctx.run_id()),
+            "chat",
+            otel.name = "chat",
+            otel.kind = "client",
+            gen_ai.operation.name = "chat",
+            gen_ai.request.model = Empty,
+            gen_ai.request.temperature = params.temperature.map(f64::from),
+            gen_ai.request.top_p = params.top_p.map(f64::from),
+            gen_ai.request.max_tokens = params.max_tokens.map(i64::from),
+            gen_ai.usage.input_tokens = Empty,
+            gen_ai.usage.output_tokens = Empty,
+            gen_ai.response.finish_reasons = Empty,
+        );
+        self.open(ctx.run_id(), "model", span);
+        async move { Ok(ev) }
+    }
+
+    fn after_model(
+        &self,
+        ev: AfterModel,
+        ctx: &HookCtx,
+    ) -> impl Future<Output = HookResult<AfterModel>> + Send {
+        if let Some(span) = self.close(ctx.run_id(), "model") {
+            if !ev.model.is_empty() {
+                span.record("gen_ai.request.model", &*ev.model);
+                span.record("otel.name", format!("chat {}", ev.model));
+            }
+            let usage = &ev.response.usage;
+            span.record("gen_ai.usage.input_tokens", int(usage.input_tokens));
+            span.record("gen_ai.usage.output_tokens", int(usage.output_tokens));
+            span.record(
+                "gen_ai.response.finish_reasons",
+                format!("[\"{}\"]", finish_reason(&ev.response.finish_reason)),
+            );
+        }
+        async move { Ok(ev) }
+    }
+
+    fn before_tool(
+        &self,
+        ev: BeforeTool,
+        ctx: &HookCtx,
+    ) -> impl Future<Output = HookResult<BeforeTool>> + Send {
+        let span = info_span!(
+            target: "agentry",
+            parent: &self.parent_in(ctx.run_id()),
+            "execute_tool",
+            otel.name = %format!("execute_tool {}", ev.name()),
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = %ev.name(),
+            gen_ai.tool.call.id = %ev.call_id(),
+            error.type = Empty,
+            otel.status_code = Empty,
+        );
+        self.open(ctx.run_id(), &format!("tool/{}", ev.call_id()), span);
+        async move { Ok(ev) }
+    }
+
+    fn before_sub_agent(
+        &self,
+        ev: BeforeSubAgent,
+        ctx: &HookCtx,
+    ) -> impl Future<Output = HookResult<BeforeSubAgent>> + Send {
+        // The child's run span goes under this call's tool span.
+        if let Some(tool) = self.get(ctx.run_id(), &format!("tool/{}", ev.call_id)) {
+            self.open(ctx.run_id(), &format!("sub/{}", ev.agent), tool);
+        }
+        async move { Ok(ev) }
+    }
+
+    fn after_tool(
+        &self,
+        ev: AfterTool,
+        ctx: &HookCtx,
+    ) -> impl Future<Output = HookResult<AfterTool>> + Send {
+        if let Some(span) = self.close(ctx.run_id(), &format!("tool/{}", ev.result.call_id)) {
+            if ev.result.is_error {
+                span.record("error.type", "tool_error");
+                span.record("otel.status_code", "ERROR");
+            }
+        }
+        async move { Ok(ev) }
+    }
+
+    fn run_end(
+        &self,
+        ev: RunEnd,
+        ctx: &HookCtx,
+    ) -> impl Future<Output = HookResult<RunEnd>> + Send {
+        self.close(ctx.run_id(), "step");
+        if let Some(span) = self.close(ctx.run_id(), "run") {
+            span.record("gen_ai.usage.input_tokens", int(ev.usage.input_tokens));
+            span.record("gen_ai.usage.output_tokens", int(ev.usage.output_tokens));
+            span.record("agentry.stop_reason", ev.stop.to_string());
+        }
+        async move { Ok(ev) }
+    }
+
+    fn run_error(
+        &self,
+        ev: RunError,
+        ctx: &HookCtx,
+    ) -> impl Future<Output = HookResult<RunError>> + Send {
+        self.close(ctx.run_id(), "step");
+        self.close(ctx.run_id(), "model");
+        if let Some(span) = self.close(ctx.run_id(), "run") {
+            span.record("error.type", "run_error");
+            span.record("otel.status_code", "ERROR");
+            span.record("agentry.stop_reason", ev.error.to_string());
+        }
+        async move { Ok(ev) }
+    }
+}
