@@ -73,3 +73,24 @@ pub enum FinishReason {
     /// Any other reason, as the provider named it.
     Other(String),
 }
+
+impl FinishReason {
+    /// The reason's name as telemetry and stop reasons write it (`stop`, `tool_calls`,
+    /// `length`, `content_filter`, `aborted`, or the provider's own name).
+    ///
+    /// ```
+    /// use agentry_core::FinishReason;
+    /// assert_eq!(FinishReason::ToolCalls.as_str(), "tool_calls");
+    /// assert_eq!(FinishReason::Other("pause_turn".into()).as_str(), "pause_turn");
+    /// ```
+    pub fn as_str(&self) -> &str {
+        match self {
+            FinishReason::Stop => "stop",
+            FinishReason::ToolCalls => "tool_calls",
+            FinishReason::Length => "length",
+            FinishReason::ContentFilter => "content_filter",
+            FinishReason::Aborted(_) => "aborted",
+            FinishReason::Other(other) => other,
+        }
+    }
+}

@@ -161,10 +161,5 @@ pub(crate) fn sha256_file(path: &Path) -> Result<String, Error> {
         }
         hasher.update(&buf[..n]);
     }
-    Ok(hex(&hasher.finalize()))
-}
-
-/// Lowercase hex of bytes.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    Ok(format!("{:x}", hasher.finalize()))
 }

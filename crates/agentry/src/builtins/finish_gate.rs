@@ -1,13 +1,13 @@
 //! [`FinishGate`]: a check on the final answer that sends the model back to work, a bounded
 //! number of times.
 
+use super::per_run::PerRun;
 use agentry_core::hooks::{
     Events, Hook, HookCtx, HookExt, HookRegistration, HookResult, IntoHook, RunEnd, RunError, Stop,
 };
 use serde_json::Value;
-use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// A check of the final answer: `Err(message)` rejects it with what the model should fix.
 type Check = Arc<dyn Fn(&Value) -> Result<(), String> + Send + Sync>;
@@ -75,7 +75,7 @@ impl IntoHook for FinishGate {
     fn into_hook(self) -> HookRegistration {
         GateHook {
             gate: self,
-            rejections: Mutex::default(),
+            rejections: PerRun::default(),
         }
         .named("finish-gate")
     }
@@ -84,16 +84,7 @@ impl IntoHook for FinishGate {
 struct GateHook {
     gate: FinishGate,
     /// Rejections so far, by run.
-    rejections: Mutex<HashMap<String, u32>>,
-}
-
-impl GateHook {
-    fn forget(&self, run: &str) {
-        self.rejections
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(run);
-    }
+    rejections: PerRun<u32>,
 }
 
 impl Hook for GateHook {
@@ -104,7 +95,7 @@ impl Hook for GateHook {
     fn stop(&self, mut ev: Stop, ctx: &HookCtx) -> impl Future<Output = HookResult<Stop>> + Send {
         if let Some(answer) = ev.output.as_ref().filter(|_| ev.reason.is_natural()) {
             if let Err(message) = (self.gate.check)(answer) {
-                let mut rejections = self.rejections.lock().unwrap_or_else(|p| p.into_inner());
+                let mut rejections = self.rejections.lock();
                 let count = rejections.entry(ctx.run_id().to_owned()).or_default();
                 if *count < self.gate.max_rejections {
                     *count += 1;
@@ -128,7 +119,7 @@ impl Hook for GateHook {
         ev: RunEnd,
         ctx: &HookCtx,
     ) -> impl Future<Output = HookResult<RunEnd>> + Send {
-        self.forget(ctx.run_id());
+        self.rejections.forget(ctx.run_id());
         async move { Ok(ev) }
     }
 
@@ -137,7 +128,7 @@ impl Hook for GateHook {
         ev: RunError,
         ctx: &HookCtx,
     ) -> impl Future<Output = HookResult<RunError>> + Send {
-        self.forget(ctx.run_id());
+        self.rejections.forget(ctx.run_id());
         async move { Ok(ev) }
     }
 }

@@ -1,5 +1,6 @@
 //! [`Guards`]: limits on steps, tokens, wall time and cost, and finish reasons that stop a run.
 
+use super::per_run::PerRun;
 use agentry_core::hooks::{
     AfterModel, AfterStep, BeforeStep, Events, Hook, HookCtx, HookExt, HookRegistration,
     HookResult, IntoHook, RunEnd, RunError, RunStart,
@@ -7,7 +8,7 @@ use agentry_core::hooks::{
 use agentry_core::{FinishReason, Limit, StopReason, Usage};
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The priority guards run at: before other hooks on `Before*` events, after them on `After*`
@@ -163,7 +164,7 @@ impl IntoHook for Guards {
     fn into_hook(self) -> HookRegistration {
         GuardHook {
             guards: self,
-            runs: Mutex::default(),
+            runs: PerRun::default(),
         }
         .named("guards")
         .priority(GUARD_PRIORITY)
@@ -183,12 +184,12 @@ struct Budget {
 
 struct GuardHook {
     guards: Guards,
-    runs: Mutex<HashMap<String, Budget>>,
+    runs: PerRun<Budget>,
 }
 
 impl GuardHook {
     fn runs(&self) -> std::sync::MutexGuard<'_, HashMap<String, Budget>> {
-        self.runs.lock().unwrap_or_else(|p| p.into_inner())
+        self.runs.lock()
     }
 
     fn stop(&self, ctx: &HookCtx, limit: Limit) -> StopReason {
@@ -331,12 +332,8 @@ impl Hook for GuardHook {
             .and_then(|run| run.finished_with.take());
         if let Some(reason) = finished {
             let reason = match reason {
-                FinishReason::Stop => "stop".to_owned(),
-                FinishReason::ToolCalls => "tool_calls".to_owned(),
-                FinishReason::Length => "length".to_owned(),
-                FinishReason::ContentFilter => "content_filter".to_owned(),
                 FinishReason::Aborted(why) => format!("aborted: {why}"),
-                FinishReason::Other(other) => other,
+                other => other.as_str().to_owned(),
             };
             ev.stop_with(self.stop(ctx, Limit::FinishReason { reason }));
         }
@@ -348,7 +345,7 @@ impl Hook for GuardHook {
         ev: RunEnd,
         ctx: &HookCtx,
     ) -> impl Future<Output = HookResult<RunEnd>> + Send {
-        self.runs().remove(ctx.run_id());
+        self.runs.forget(ctx.run_id());
         async move { Ok(ev) }
     }
 
@@ -357,7 +354,7 @@ impl Hook for GuardHook {
         ev: RunError,
         ctx: &HookCtx,
     ) -> impl Future<Output = HookResult<RunError>> + Send {
-        self.runs().remove(ctx.run_id());
+        self.runs.forget(ctx.run_id());
         async move { Ok(ev) }
     }
 }

@@ -14,6 +14,7 @@
 mod finish_gate;
 mod guards;
 mod mocks;
+mod per_run;
 mod recorder;
 mod telemetry;
 mod tool_policy;

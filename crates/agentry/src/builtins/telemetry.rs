@@ -1,14 +1,13 @@
 //! [`Telemetry`]: `tracing` spans for runs, steps, model calls, tool calls and sub-agents, with
 //! the attribute names of the OpenTelemetry GenAI semantic conventions.
 
-use agentry_core::FinishReason;
+use super::per_run::PerRun;
 use agentry_core::hooks::{
     AfterModel, AfterStep, AfterTool, BeforeModel, BeforeStep, BeforeSubAgent, BeforeTool, Events,
     Hook, HookCtx, HookExt, HookRegistration, HookResult, IntoHook, RunEnd, RunError, RunStart,
 };
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::Mutex;
 use tracing::field::Empty;
 use tracing::{Span, info_span};
 
@@ -45,14 +44,10 @@ impl IntoHook for Telemetry {
     }
 }
 
-/// The open spans, by run and what they cover.
+/// The open spans, by run and then by what they cover (`run`, `step`, `model`, `tool/<id>`).
 #[derive(Default)]
 struct TelemetryHook {
-    spans: Mutex<HashMap<String, Span>>,
-}
-
-fn key(run: &str, what: &str) -> String {
-    format!("{run}/{what}")
+    spans: PerRun<HashMap<String, Span>>,
 }
 
 /// A token count as the signed integer OpenTelemetry attributes hold (an unsigned one above
@@ -61,32 +56,21 @@ fn int(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-fn finish_reason(reason: &FinishReason) -> &str {
-    match reason {
-        FinishReason::Stop => "stop",
-        FinishReason::ToolCalls => "tool_calls",
-        FinishReason::Length => "length",
-        FinishReason::ContentFilter => "content_filter",
-        FinishReason::Aborted(_) => "aborted",
-        FinishReason::Other(other) => other,
-    }
-}
-
 impl TelemetryHook {
-    fn spans(&self) -> std::sync::MutexGuard<'_, HashMap<String, Span>> {
-        self.spans.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     fn get(&self, run: &str, what: &str) -> Option<Span> {
-        self.spans().get(&key(run, what)).cloned()
+        self.spans.lock().get(run)?.get(what).cloned()
     }
 
     fn open(&self, run: &str, what: &str, span: Span) {
-        self.spans().insert(key(run, what), span);
+        let mut spans = self.spans.lock();
+        spans
+            .entry(run.to_owned())
+            .or_default()
+            .insert(what.to_owned(), span);
     }
 
     fn close(&self, run: &str, what: &str) -> Option<Span> {
-        self.spans().remove(&key(run, what))
+        self.spans.lock().get_mut(run)?.remove(what)
     }
 
     /// The span a new span of run `run` goes under: its step, else the run itself.
@@ -203,7 +187,7 @@ impl Hook for TelemetryHook {
             span.record("gen_ai.usage.output_tokens", int(usage.output_tokens));
             span.record(
                 "gen_ai.response.finish_reasons",
-                format!("[\"{}\"]", finish_reason(&ev.response.finish_reason)),
+                format!("[\"{}\"]", ev.response.finish_reason.as_str()),
             );
         }
         async move { Ok(ev) }
@@ -260,8 +244,12 @@ impl Hook for TelemetryHook {
         ev: RunEnd,
         ctx: &HookCtx,
     ) -> impl Future<Output = HookResult<RunEnd>> + Send {
-        self.close(ctx.run_id(), "step");
-        if let Some(span) = self.close(ctx.run_id(), "run") {
+        // Forgetting the run closes whatever of it is still open.
+        if let Some(span) = self
+            .spans
+            .forget(ctx.run_id())
+            .and_then(|mut s| s.remove("run"))
+        {
             span.record("gen_ai.usage.input_tokens", int(ev.usage.input_tokens));
             span.record("gen_ai.usage.output_tokens", int(ev.usage.output_tokens));
             span.record("agentry.stop_reason", ev.stop.to_string());
@@ -274,9 +262,11 @@ impl Hook for TelemetryHook {
         ev: RunError,
         ctx: &HookCtx,
     ) -> impl Future<Output = HookResult<RunError>> + Send {
-        self.close(ctx.run_id(), "step");
-        self.close(ctx.run_id(), "model");
-        if let Some(span) = self.close(ctx.run_id(), "run") {
+        if let Some(span) = self
+            .spans
+            .forget(ctx.run_id())
+            .and_then(|mut s| s.remove("run"))
+        {
             span.record("error.type", "run_error");
             span.record("otel.status_code", "ERROR");
             span.record("agentry.stop_reason", ev.error.to_string());

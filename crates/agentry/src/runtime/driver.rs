@@ -40,6 +40,8 @@ pub(crate) struct Driver {
     pub rt: Arc<RuntimeInner>,
     pub scope: Scope,
     pub model: Arc<dyn Model>,
+    /// The model's name, shared by every AfterModel event of the run.
+    pub model_name: Arc<str>,
     pub machine: RunMachine,
     pub last_checkpoint: Option<RunSnapshot>,
     /// True between the start of a step and its end.
@@ -82,6 +84,7 @@ impl Driver {
                 hooks,
                 ctx: RunContext::new(spec),
             },
+            model_name: Arc::from(model.name()),
             model,
             machine: RunMachine::new(),
             last_checkpoint: None,
@@ -143,7 +146,7 @@ impl Driver {
                     self.scope.ctx.set_step(step);
                     self.run_tools(turn).await?;
                     if let Some(stop) = self.end_step(step).await? {
-                        self.stop_event(stop.clone()).await?;
+                        self.stop_event(stop.clone(), None).await?;
                         return Ok((None, stop));
                     }
                 }
@@ -161,7 +164,7 @@ impl Driver {
                 StepStart::Begin(step) => step,
                 StepStart::Limit(limit) => {
                     let stop = StopReason::MaxSteps { limit };
-                    self.stop_event(stop.clone()).await?;
+                    self.stop_event(stop.clone(), None).await?;
                     return Ok((None, stop));
                 }
             };
@@ -176,7 +179,7 @@ impl Driver {
                     Some(StepDecision::Skip) => {
                         self.step_started(step);
                         if let Some(stop) = self.end_step(step).await? {
-                            self.stop_event(stop.clone()).await?;
+                            self.stop_event(stop.clone(), None).await?;
                             return Ok((None, stop));
                         }
                         continue;
@@ -185,7 +188,7 @@ impl Driver {
                         self.machine.step -= 1;
                         self.in_step = false;
                         let stop = stop_reason(decision, by.as_deref());
-                        self.stop_event(stop.clone()).await?;
+                        self.stop_event(stop.clone(), None).await?;
                         return Ok((None, stop));
                     }
                     None => {}
@@ -210,7 +213,7 @@ impl Driver {
             if let Some(reason) = aborted {
                 self.end_step(step).await?;
                 let stop = StopReason::Aborted { reason };
-                self.stop_event(stop.clone()).await?;
+                self.stop_event(stop.clone(), None).await?;
                 return Ok((None, stop));
             }
 
@@ -248,7 +251,7 @@ impl Driver {
             let hook_stop = self.end_step(step).await?;
             if let Some(output) = final_output {
                 let stop = StopReason::FinalAnswer;
-                if let Some(veto) = self.final_stop_event(stop.clone(), &output).await? {
+                if let Some(veto) = self.stop_event(stop.clone(), Some(&output)).await? {
                     let m = self.machine.add_user(veto);
                     self.scope.added(m).await?;
                     self.checkpoint(None, None).await?;
@@ -257,7 +260,7 @@ impl Driver {
                 return Ok((Some(output), stop));
             }
             if let Some(stop) = hook_stop {
-                self.stop_event(stop.clone()).await?;
+                self.stop_event(stop.clone(), None).await?;
                 return Ok((None, stop));
             }
         }
@@ -287,29 +290,21 @@ impl Driver {
         Ok(stop)
     }
 
-    /// Fires Stop for a final answer; returns the veto message when a hook vetoed it.
-    async fn final_stop_event(
+    /// Fires Stop, with the final answer when the run stops with one; returns the veto message
+    /// when a hook vetoed a natural stop.
+    async fn stop_event(
         &mut self,
         reason: StopReason,
-        output: &Value,
+        output: Option<&Value>,
     ) -> Result<Option<String>, Error> {
         if !self.scope.wants(Events::STOP) {
             return Ok(None);
         }
-        let ev = Stop::with_output(reason, self.machine.step, output.clone());
+        let ev = match output {
+            Some(output) => Stop::with_output(reason, self.machine.step, output.clone()),
+            None => Stop::new(reason, self.machine.step),
+        };
         let ev = self.scope.hook(ev).await?;
-        Ok(ev.vetoed().map(str::to_string))
-    }
-
-    /// Fires Stop; returns the veto message when a hook vetoed a natural stop.
-    async fn stop_event(&mut self, reason: StopReason) -> Result<Option<String>, Error> {
-        if !self.scope.wants(Events::STOP) {
-            return Ok(None);
-        }
-        let ev = self
-            .scope
-            .hook(Stop::new(reason, self.machine.step))
-            .await?;
         Ok(ev.vetoed().map(str::to_string))
     }
 
@@ -349,7 +344,7 @@ impl Driver {
             snapshot.stop = Some(StopReason::Cancelled);
             store.save(&snapshot).await?;
         }
-        self.stop_event(StopReason::Cancelled).await?;
+        self.stop_event(StopReason::Cancelled, None).await?;
         Ok((None, StopReason::Cancelled))
     }
 

@@ -41,9 +41,9 @@ impl Driver {
                 return Ok(response);
             }
             let model = if answered_by_hook {
-                ""
+                Arc::from("")
             } else {
-                self.model.name()
+                self.model_name.clone()
             };
             let mut slot = Some(AfterModel::from_model(model, response));
             self.scope.run_hooks(&mut slot).await?;
