@@ -38,6 +38,7 @@ pub use model::{
     Model, ModelError, ModelErrorKind, ModelEvent, ModelParams, ModelRequest, ModelResponse,
     ModelStream,
 };
+pub use run::approval::{Decision, PendingApproval};
 pub use run::context::{HookCtx, Notice, RunContext, RunContextSpec, RunInfo, ToolCtx};
 pub use run::events::RunEvent;
 pub use run::machine::{RunMachine, RunSnapshot, SNAPSHOT_VERSION, StepStart, Turn, Verdict};
@@ -45,6 +46,9 @@ pub use run::options::RunOptions;
 pub use run::output::RunOutput;
 pub use run::stop::{Limit, StopReason};
 pub use state::{AgentState, ErasedState, StateError, StateSource};
-pub use store::{MemoryStore, RunStore, StoreError};
+pub use store::{
+    Checkpoint, MemoryStore, RecordedEvent, RunQuery, RunStatus, RunStore, RunSummary, StoreError,
+    StoredEvent, StoredRun,
+};
 pub use tool::{IntoToolOutput, Json, Tool, ToolFailure, ToolOutput, ToolSpec, TypedTool, tool};
 pub use usage::{FinishReason, Usage};

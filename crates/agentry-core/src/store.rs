@@ -1,49 +1,307 @@
-//! Where runs are checkpointed: the `RunStore` trait and an in-memory store.
+//! Where runs are checkpointed: the `RunStore` trait, its records, and an in-memory store.
+//!
+//! # The contract every store keeps
+//! - **Checkpoints.** [`RunStore::save`] writes a run's snapshot and the events recorded since the
+//!   previous checkpoint in one transaction: either both are stored or neither.
+//! - **Leases.** Every run has a lease number, 0 when it is first saved. A process that wants to
+//!   continue a stored run first [claims](RunStore::claim) it with the lease it loaded; the claim
+//!   succeeds for exactly one claimant and moves the lease on by one. A save with a lease that is
+//!   no longer current fails with [`StoreError::Conflict`] and changes nothing, so a process that
+//!   lost a run cannot overwrite the one that took it over.
+//! - **Events** get consecutive sequence numbers per run, from 1, in the order they were saved.
+//! - **Listing** returns the newest runs first: the reverse of the order in which they were first
+//!   saved.
 
-use crate::RunSnapshot;
+use crate::{RunSnapshot, StopReason};
 use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::collections::HashMap;
+use std::fmt;
 use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A store failure.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("run store `{store}` failed: {message}")]
-pub struct StoreError {
-    /// The store.
-    pub store: String,
-    /// What went wrong and what to do.
-    pub message: String,
+#[non_exhaustive]
+pub enum StoreError {
+    /// Another process holds the run: its lease moved on since this one loaded it.
+    #[error(
+        "run store `{store}`: run `{run_id}` was taken over by another process (lease {expected} \
+         is no longer current); load it again to see where it stands"
+    )]
+    Conflict {
+        /// The store.
+        store: String,
+        /// The run.
+        run_id: String,
+        /// The lease this process held.
+        expected: u64,
+    },
+    /// The store has no run with this id.
+    #[error("run store `{store}` has no run `{run_id}`")]
+    NotFound {
+        /// The store.
+        store: String,
+        /// The run.
+        run_id: String,
+    },
+    /// The store itself failed (connection, disk, a record it cannot read).
+    #[error("run store `{store}` failed: {message}")]
+    Backend {
+        /// The store.
+        store: String,
+        /// What went wrong and what to do.
+        message: String,
+    },
 }
 
-/// Persists run snapshots. The runtime saves one after every step when a store is configured.
+impl StoreError {
+    /// A backend failure of `store`.
+    pub fn backend(store: impl Into<String>, message: impl fmt::Display) -> Self {
+        StoreError::Backend {
+            store: store.into(),
+            message: message.to_string(),
+        }
+    }
+}
+
+/// Where a stored run stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Under way, or its process died before it ended (resume it).
+    Running,
+    /// Paused until the pending tool calls are decided.
+    AwaitingApproval,
+    /// Cancelled; it can be resumed from its last checkpoint.
+    Cancelled,
+    /// Ended for good.
+    Finished,
+}
+
+impl RunStatus {
+    /// The status of a run whose snapshot has this stop reason.
+    pub fn of(stop: Option<&StopReason>) -> Self {
+        match stop {
+            None => RunStatus::Running,
+            Some(StopReason::AwaitingApproval { .. }) => RunStatus::AwaitingApproval,
+            Some(StopReason::Cancelled) => RunStatus::Cancelled,
+            Some(_) => RunStatus::Finished,
+        }
+    }
+    /// The status as stored: `running`, `awaiting_approval`, `cancelled` or `finished`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::AwaitingApproval => "awaiting_approval",
+            RunStatus::Cancelled => "cancelled",
+            RunStatus::Finished => "finished",
+        }
+    }
+    /// The status of its stored name.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "running" => RunStatus::Running,
+            "awaiting_approval" => RunStatus::AwaitingApproval,
+            "cancelled" => RunStatus::Cancelled,
+            "finished" => RunStatus::Finished,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl RunSnapshot {
+    /// Where the run stands.
+    pub fn status(&self) -> RunStatus {
+        RunStatus::of(self.stop.as_ref())
+    }
+}
+
+/// One event of a run, as the runtime records it for the store.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RecordedEvent {
+    /// When it happened, in milliseconds since the Unix epoch.
+    pub at_ms: i64,
+    /// Its kind (`run_started`, `tool_finished`, ...).
+    pub kind: String,
+    /// Its data.
+    pub data: Value,
+}
+
+impl RecordedEvent {
+    /// An event of `kind` with `data`, happening now.
+    pub fn now(kind: impl Into<String>, data: Value) -> Self {
+        RecordedEvent {
+            at_ms: now_ms(),
+            kind: kind.into(),
+            data,
+        }
+    }
+}
+
+/// A stored event: a recorded event with its sequence number in its run (from 1).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StoredEvent {
+    /// Its place in the run's history, from 1.
+    pub seq: u64,
+    /// The event.
+    #[serde(flatten)]
+    pub event: RecordedEvent,
+}
+
+/// What [`RunStore::save`] writes: a snapshot, the lease it is saved under, and the events since
+/// the last checkpoint.
+#[derive(Clone, Copy, Debug)]
+pub struct Checkpoint<'a> {
+    /// The run as it stands.
+    pub snapshot: &'a RunSnapshot,
+    /// The lease of the process saving it (0 for a new run).
+    pub lease: u64,
+    /// Events since the previous checkpoint, oldest first.
+    pub events: &'a [RecordedEvent],
+}
+
+/// A run as loaded from a store.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredRun {
+    /// Its last checkpoint.
+    pub snapshot: RunSnapshot,
+    /// Its current lease: claim it with this number to continue it.
+    pub lease: u64,
+}
+
+/// One line of a listing.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// The run.
+    pub run_id: String,
+    /// Its agent.
+    pub agent: String,
+    /// Its session, if any.
+    pub session_id: Option<String>,
+    /// Its parent run, for sub-agent runs.
+    pub parent_run_id: Option<String>,
+    /// Where it stands.
+    pub status: RunStatus,
+    /// Steps completed.
+    pub step: u32,
+    /// First saved, in milliseconds since the Unix epoch.
+    pub created_ms: i64,
+    /// Last saved, in milliseconds since the Unix epoch.
+    pub updated_ms: i64,
+}
+
+/// Which runs to list. The default lists every run, newest first.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunQuery {
+    /// Only runs of this session.
+    pub session_id: Option<String>,
+    /// Only runs of this agent.
+    pub agent: Option<String>,
+    /// Only runs in this status.
+    pub status: Option<RunStatus>,
+    /// At most this many runs.
+    pub limit: Option<u32>,
+}
+
+impl RunQuery {
+    /// Every run.
+    pub fn all() -> Self {
+        RunQuery::default()
+    }
+    /// The runs of a session.
+    pub fn session(session_id: impl Into<String>) -> Self {
+        RunQuery {
+            session_id: Some(session_id.into()),
+            ..RunQuery::default()
+        }
+    }
+    /// Only runs in `status`.
+    pub fn status(mut self, status: RunStatus) -> Self {
+        self.status = Some(status);
+        self
+    }
+    /// Only runs of `agent`.
+    pub fn agent(mut self, agent: impl Into<String>) -> Self {
+        self.agent = Some(agent.into());
+        self
+    }
+    /// At most `n` runs.
+    pub fn limit(mut self, n: u32) -> Self {
+        self.limit = Some(n);
+        self
+    }
+    /// True when `summary` passes the filters (not the limit).
+    pub fn matches(&self, summary: &RunSummary) -> bool {
+        self.session_id
+            .as_ref()
+            .is_none_or(|s| summary.session_id.as_ref() == Some(s))
+            && self.agent.as_ref().is_none_or(|a| summary.agent == *a)
+            && self.status.is_none_or(|s| summary.status == s)
+    }
+}
+
+/// Persists runs: their checkpoints, leases and event histories. See the module docs for the
+/// contract; `agentry-store` has SQLite and Postgres implementations.
 pub trait RunStore: Send + Sync + 'static {
-    /// Saves (or replaces) the snapshot of a run.
-    fn save<'a>(
+    /// The store's name, for errors (`memory`, `sqlite:runs.db`, ...).
+    fn name(&self) -> &str;
+    /// Saves a checkpoint and its events in one transaction. A new run is created with lease 0;
+    /// an existing one is written only when `checkpoint.lease` is its current lease, else
+    /// [`StoreError::Conflict`].
+    fn save<'a>(&'a self, checkpoint: Checkpoint<'a>) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// Loads a run's last checkpoint and its lease.
+    fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<Option<StoredRun>, StoreError>>;
+    /// Takes a run over: when `lease` is its current lease, moves it on by one and returns the
+    /// new lease; else [`StoreError::Conflict`] ([`StoreError::NotFound`] for an unknown run).
+    fn claim<'a>(&'a self, run_id: &'a str, lease: u64) -> BoxFuture<'a, Result<u64, StoreError>>;
+    /// Lists runs, newest first.
+    fn list<'a>(
         &'a self,
-        snapshot: &'a crate::RunSnapshot,
-    ) -> BoxFuture<'a, Result<(), StoreError>>;
-    /// Loads the last snapshot of a run.
-    fn load<'a>(
-        &'a self,
-        run_id: &'a str,
-    ) -> BoxFuture<'a, Result<Option<RunSnapshot>, StoreError>>;
+        query: &'a RunQuery,
+    ) -> BoxFuture<'a, Result<Vec<RunSummary>, StoreError>>;
+    /// A run's event history, oldest first (empty for an unknown run).
+    fn events<'a>(&'a self, run_id: &'a str)
+    -> BoxFuture<'a, Result<Vec<StoredEvent>, StoreError>>;
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
 }
 
 /// A store in memory, for tests and single-process use. Clones share the same runs.
 ///
 /// ```
-/// # tokio_test_block(async {
-/// use agentry_core::{MemoryStore, RunStore};
+/// # futures::executor::block_on(async {
+/// use agentry_core::{MemoryStore, RunQuery, RunStore};
 /// let store = MemoryStore::new();
 /// assert!(store.load("nope").await.unwrap().is_none());
+/// assert!(store.list(&RunQuery::all()).await.unwrap().is_empty());
 /// # });
-/// # fn tokio_test_block(f: impl std::future::Future<Output = ()>) {
-/// #     futures::executor::block_on(f)
-/// # }
 /// ```
 #[derive(Clone, Default)]
 pub struct MemoryStore {
-    runs: Arc<Mutex<HashMap<String, RunSnapshot>>>,
+    runs: Arc<Mutex<HashMap<String, MemoryRun>>>,
+}
+
+struct MemoryRun {
+    /// The order of first saves, store-wide.
+    order: u64,
+    snapshot: RunSnapshot,
+    lease: u64,
+    created_ms: i64,
+    updated_ms: i64,
+    events: Vec<StoredEvent>,
 }
 
 impl MemoryStore {
@@ -53,31 +311,128 @@ impl MemoryStore {
     }
     /// The ids of the runs it holds.
     pub fn run_ids(&self) -> Vec<String> {
-        self.runs
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .keys()
-            .cloned()
-            .collect()
+        self.lock().keys().cloned().collect()
+    }
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, MemoryRun>> {
+        self.runs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    fn conflict(run_id: &str, expected: u64) -> StoreError {
+        StoreError::Conflict {
+            store: "memory".into(),
+            run_id: run_id.to_string(),
+            expected,
+        }
     }
 }
 
 impl RunStore for MemoryStore {
-    fn save<'a>(&'a self, snapshot: &'a RunSnapshot) -> BoxFuture<'a, Result<(), StoreError>> {
-        let mut runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
-        runs.insert(snapshot.run_id.clone(), snapshot.clone());
-        Box::pin(async { Ok(()) })
+    fn name(&self) -> &str {
+        "memory"
     }
-    fn load<'a>(
+
+    fn save<'a>(&'a self, checkpoint: Checkpoint<'a>) -> BoxFuture<'a, Result<(), StoreError>> {
+        let result = (|| {
+            let now = now_ms();
+            let snapshot = checkpoint.snapshot;
+            let mut runs = self.lock();
+            let run = match runs.get_mut(&snapshot.run_id) {
+                Some(run) if run.lease != checkpoint.lease => {
+                    return Err(Self::conflict(&snapshot.run_id, checkpoint.lease));
+                }
+                Some(run) => run,
+                None if checkpoint.lease != 0 => {
+                    return Err(Self::conflict(&snapshot.run_id, checkpoint.lease));
+                }
+                None => {
+                    let order = runs.len() as u64;
+                    runs.entry(snapshot.run_id.clone()).or_insert(MemoryRun {
+                        order,
+                        snapshot: snapshot.clone(),
+                        lease: 0,
+                        created_ms: now,
+                        updated_ms: now,
+                        events: Vec::new(),
+                    })
+                }
+            };
+            run.snapshot = snapshot.clone();
+            run.updated_ms = now;
+            for event in checkpoint.events {
+                let seq = run.events.len() as u64 + 1;
+                run.events.push(StoredEvent {
+                    seq,
+                    event: event.clone(),
+                });
+            }
+            Ok(())
+        })();
+        Box::pin(async move { result })
+    }
+
+    fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<Option<StoredRun>, StoreError>> {
+        let found = self.lock().get(run_id).map(|r| StoredRun {
+            snapshot: r.snapshot.clone(),
+            lease: r.lease,
+        });
+        Box::pin(async move { Ok(found) })
+    }
+
+    fn claim<'a>(&'a self, run_id: &'a str, lease: u64) -> BoxFuture<'a, Result<u64, StoreError>> {
+        let result = match self.lock().get_mut(run_id) {
+            None => Err(StoreError::NotFound {
+                store: "memory".into(),
+                run_id: run_id.to_string(),
+            }),
+            Some(run) if run.lease != lease => Err(Self::conflict(run_id, lease)),
+            Some(run) => {
+                run.lease += 1;
+                Ok(run.lease)
+            }
+        };
+        Box::pin(async move { result })
+    }
+
+    fn list<'a>(
+        &'a self,
+        query: &'a RunQuery,
+    ) -> BoxFuture<'a, Result<Vec<RunSummary>, StoreError>> {
+        let mut found: Vec<(u64, RunSummary)> = self
+            .lock()
+            .values()
+            .map(|r| {
+                (
+                    r.order,
+                    RunSummary {
+                        run_id: r.snapshot.run_id.clone(),
+                        agent: r.snapshot.agent.clone(),
+                        session_id: r.snapshot.session_id.clone(),
+                        parent_run_id: r.snapshot.parent_run_id.clone(),
+                        status: r.snapshot.status(),
+                        step: r.snapshot.step,
+                        created_ms: r.created_ms,
+                        updated_ms: r.updated_ms,
+                    },
+                )
+            })
+            .filter(|(_, s)| query.matches(s))
+            .collect();
+        found.sort_by_key(|(order, _)| std::cmp::Reverse(*order));
+        if let Some(limit) = query.limit {
+            found.truncate(limit as usize);
+        }
+        let found = found.into_iter().map(|(_, s)| s).collect();
+        Box::pin(async move { Ok(found) })
+    }
+
+    fn events<'a>(
         &'a self,
         run_id: &'a str,
-    ) -> BoxFuture<'a, Result<Option<RunSnapshot>, StoreError>> {
-        let found = self
-            .runs
+    ) -> BoxFuture<'a, Result<Vec<StoredEvent>, StoreError>> {
+        let events = self
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
             .get(run_id)
-            .cloned();
-        Box::pin(async move { Ok(found) })
+            .map(|r| r.events.clone())
+            .unwrap_or_default();
+        Box::pin(async move { Ok(events) })
     }
 }

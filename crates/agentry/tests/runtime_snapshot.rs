@@ -143,7 +143,8 @@ async fn an_interrupted_run_resumed_from_json_ends_like_an_uninterrupted_one() {
         .load("run-b")
         .await
         .unwrap()
-        .expect("B was checkpointed");
+        .expect("B was checkpointed")
+        .snapshot;
     assert_eq!(snapshot.version, SNAPSHOT_VERSION);
     assert_eq!(snapshot.agent, "counter");
     assert_eq!(snapshot.stop, Some(StopReason::Cancelled));
@@ -188,7 +189,7 @@ async fn resume_run_by_id_from_the_store() {
     assert_same_run(&resumed, &a);
 
     // The store now holds the finished run, which cannot be resumed again.
-    let snap = store.load("run-b").await.unwrap().unwrap();
+    let snap = store.load("run-b").await.unwrap().unwrap().snapshot;
     assert_eq!(snap.stop, Some(StopReason::FinalAnswer));
     assert_eq!(snap.output, Some(json!("the total is 10")));
     let err = rt
@@ -202,7 +203,7 @@ async fn resume_run_by_id_from_the_store() {
 async fn resume_runs_pending_tool_calls_first() {
     let (a, _) = run_a().await;
     let store = run_b().await;
-    let mut snapshot = store.load("run-b").await.unwrap().unwrap();
+    let mut snapshot = store.load("run-b").await.unwrap().unwrap().snapshot;
     // A checkpoint taken after the model asked for call c3 but before it ran (what a durable
     // runtime may store).
     let call = ToolCall::new("c3", "add", &json!({"by": 3}));
@@ -285,7 +286,7 @@ async fn a_run_cancelled_mid_tool_resumes_from_its_last_checkpoint() {
         .unwrap();
     assert_eq!(out.stop, StopReason::Cancelled);
 
-    let snapshot = store.load("run-f").await.unwrap().unwrap();
+    let snapshot = store.load("run-f").await.unwrap().unwrap().snapshot;
     assert_eq!(snapshot.stop, Some(StopReason::Cancelled));
     assert_eq!(snapshot.messages.to_vec(), [Message::user("go")]);
 
@@ -315,7 +316,7 @@ fn resume_message(err: Error) -> String {
 #[tokio::test]
 async fn resume_rejects_a_snapshot_of_another_agent() {
     let store = run_b().await;
-    let snapshot = store.load("run-b").await.unwrap().unwrap();
+    let snapshot = store.load("run-b").await.unwrap().unwrap().snapshot;
     let other = Agent::builder("other")
         .model(model(3..=N + 1))
         .state(Tally::default())
@@ -330,7 +331,7 @@ async fn resume_rejects_a_snapshot_of_another_agent() {
 #[tokio::test]
 async fn resume_rejects_a_finished_run() {
     let (_, store) = run_a().await;
-    let mut snapshot = store.load("run-a").await.unwrap().unwrap();
+    let mut snapshot = store.load("run-a").await.unwrap().unwrap().snapshot;
     assert_eq!(snapshot.stop, Some(StopReason::FinalAnswer));
     snapshot.run_id = "run-b".into();
     let m = model(1..=N + 1);
@@ -347,7 +348,7 @@ async fn resume_rejects_a_finished_run() {
 #[tokio::test]
 async fn resume_rejects_another_format_version() {
     let store = run_b().await;
-    let mut snapshot = store.load("run-b").await.unwrap().unwrap();
+    let mut snapshot = store.load("run-b").await.unwrap().unwrap().snapshot;
     snapshot.version = SNAPSHOT_VERSION + 1;
     let err = Runtime::new()
         .resume(&counter().with_model(model(3..=N + 1)), snapshot)
@@ -363,7 +364,7 @@ async fn resume_rejects_another_format_version() {
 #[tokio::test]
 async fn resume_rejects_a_state_of_another_shape() {
     let store = run_b().await;
-    let mut snapshot = store.load("run-b").await.unwrap().unwrap();
+    let mut snapshot = store.load("run-b").await.unwrap().unwrap().snapshot;
     snapshot.state = json!({"total": "three"});
     let err = Runtime::new()
         .resume(&counter().with_model(model(3..=N + 1)), snapshot)
@@ -431,7 +432,7 @@ async fn a_run_cancelled_before_a_step_counts_only_the_steps_it_took() {
         .await
         .unwrap();
     assert_eq!(out.stop, StopReason::Cancelled);
-    let snapshot = store.load("run-b").await.unwrap().unwrap();
+    let snapshot = store.load("run-b").await.unwrap().unwrap().snapshot;
     assert_eq!(snapshot.step, 2);
     assert_eq!(
         out.steps, snapshot.step,

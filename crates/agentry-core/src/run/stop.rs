@@ -36,6 +36,19 @@ pub enum StopReason {
     },
     /// The run was cancelled.
     Cancelled,
+    /// The run paused: these tool calls wait for a person's decision. It goes on when they are
+    /// decided (`Runtime::decide` in the `agentry` crate), in any process that opens its store.
+    AwaitingApproval {
+        /// The calls waiting, in call order.
+        pending: Vec<crate::PendingApproval>,
+    },
+    /// A person rejected a tool call and stopped the run.
+    StoppedByHuman {
+        /// The call they rejected.
+        call_id: String,
+        /// The reason they gave.
+        reason: String,
+    },
     /// The run failed and a RunError hook recovered it with an output.
     Recovered {
         /// The hook that recovered it.
@@ -50,6 +63,11 @@ impl StopReason {
     pub fn is_natural(&self) -> bool {
         matches!(self, StopReason::FinalAnswer)
     }
+
+    /// True when the run only paused (awaiting approval) and will go on once decided.
+    pub fn is_paused(&self) -> bool {
+        matches!(self, StopReason::AwaitingApproval { .. })
+    }
 }
 
 impl fmt::Display for StopReason {
@@ -61,6 +79,17 @@ impl fmt::Display for StopReason {
             StopReason::Hook { hook, reason } => write!(f, "stopped by hook `{hook}`: {reason}"),
             StopReason::Aborted { reason } => write!(f, "model stream aborted: {reason}"),
             StopReason::Cancelled => f.write_str("cancelled"),
+            StopReason::AwaitingApproval { pending } => {
+                f.write_str("awaiting approval of ")?;
+                for (i, p) in pending.iter().enumerate() {
+                    let sep = if i == 0 { "" } else { ", " };
+                    write!(f, "{sep}`{}` ({})", p.tool, p.call_id)?;
+                }
+                Ok(())
+            }
+            StopReason::StoppedByHuman { call_id, reason } => {
+                write!(f, "stopped by a person at call {call_id}: {reason}")
+            }
             StopReason::Recovered { hook, error } => {
                 write!(f, "recovered by hook `{hook}` from: {error}")
             }

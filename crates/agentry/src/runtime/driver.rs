@@ -7,7 +7,7 @@ use agentry_core::hooks::{
     AfterStep, BeforeStep, Events, Hooks, RunEnd, RunError, RunStart, StepDecision, Stop,
 };
 use agentry_core::{
-    AgentDef, ErasedState, Error, FinishReason, Model, RunContext, RunContextSpec, RunEvent,
+    AgentDef, Checkpoint, ErasedState, Error, FinishReason, Model, RunContext, RunContextSpec, RunEvent,
     RunMachine, RunSnapshot, SNAPSHOT_VERSION, StepStart, StopReason, Turn, Verdict,
 };
 use serde_json::Value;
@@ -44,6 +44,8 @@ pub(crate) struct Driver {
     pub model_name: Arc<str>,
     pub machine: RunMachine,
     pub last_checkpoint: Option<RunSnapshot>,
+    /// The run's lease in the store: the runtime saves under it (0 for a new run).
+    pub lease: u64,
     /// True between the start of a step and its end.
     pub in_step: bool,
 }
@@ -88,6 +90,7 @@ impl Driver {
             model,
             machine: RunMachine::new(),
             last_checkpoint: None,
+            lease: 0,
             in_step: false,
         })
     }
@@ -342,7 +345,7 @@ impl Driver {
                 None => self.snapshot(None, None)?,
             };
             snapshot.stop = Some(StopReason::Cancelled);
-            store.save(&snapshot).await?;
+            store.save(self.checkpoint_of(&snapshot)).await?;
         }
         self.stop_event(StopReason::Cancelled, None).await?;
         Ok((None, StopReason::Cancelled))
@@ -388,9 +391,18 @@ impl Driver {
             return Ok(());
         };
         let snapshot = self.snapshot(stop.cloned(), output.cloned())?;
-        store.save(&snapshot).await?;
+        store.save(self.checkpoint_of(&snapshot)).await?;
         self.last_checkpoint = Some(snapshot);
         Ok(())
+    }
+
+    /// What a save of `snapshot` writes: it, under the run's lease.
+    fn checkpoint_of<'a>(&self, snapshot: &'a RunSnapshot) -> Checkpoint<'a> {
+        Checkpoint {
+            snapshot,
+            lease: self.lease,
+            events: &[],
+        }
     }
 
     /// The run as it stands, serializable.

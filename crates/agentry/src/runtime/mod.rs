@@ -185,6 +185,11 @@ impl Runtime {
             hooks: Hooks::new(),
         };
         let mut driver = self.driver(def, options, None, None)?;
+        if let Some(store) = &self.inner.store
+            && let Some(stored) = store.load(&snapshot.run_id).await?
+        {
+            driver.lease = store.claim(&snapshot.run_id, stored.lease).await?;
+        }
         driver.scope.ctx.take_state(state);
         driver.machine = RunMachine::restore(&snapshot);
         driver.scope.ctx.set_step(snapshot.step);
@@ -201,10 +206,14 @@ impl Runtime {
             run_id: run_id.to_string(),
             message: "this runtime has no store; configure one with `Runtime::store(..)`".into(),
         })?;
-        let snapshot = store.load(run_id).await?.ok_or_else(|| Error::Resume {
-            run_id: run_id.to_string(),
-            message: "the store has no run with this id".into(),
-        })?;
+        let snapshot = store
+            .load(run_id)
+            .await?
+            .ok_or_else(|| Error::Resume {
+                run_id: run_id.to_string(),
+                message: "the store has no run with this id".into(),
+            })?
+            .snapshot;
         self.resume(agent, snapshot).await
     }
 
