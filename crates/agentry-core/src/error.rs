@@ -45,6 +45,16 @@ pub enum Error {
         /// The limit.
         limit: u32,
     },
+    /// Compacting the history failed and the compaction's policy fails the run.
+    #[error(
+        "agent `{agent}`: compacting the history failed: {error}; use `OnCompactError::Continue` to go on uncompacted, or a CompactError hook to supply a summary"
+    )]
+    Compaction {
+        /// The agent.
+        agent: String,
+        /// The summarising call's failure.
+        error: ModelError,
+    },
     /// The agent definition is invalid.
     #[error("invalid agent `{agent}`: {message}")]
     Definition {

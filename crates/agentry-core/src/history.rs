@@ -64,6 +64,17 @@ impl History {
         self.0.retain(|m| keep(m));
     }
 
+    /// Replaces the messages `start..end` with `message`: O(log n), the other messages shared.
+    ///
+    /// # Panics
+    /// When `start > end` or `end > len()`.
+    pub fn replace_range(&mut self, start: usize, end: usize, message: impl Into<Arc<Message>>) {
+        let mut tail = self.0.split_off(start);
+        let kept = tail.split_off(end - start);
+        self.0.push_back(message.into());
+        self.0.append(kept);
+    }
+
     /// Drops every message from `len` on.
     pub fn truncate(&mut self, len: usize) {
         self.0.truncate(len);

@@ -26,6 +26,7 @@ mod model;
 pub mod run;
 mod state;
 pub mod store;
+mod tokens;
 pub mod tool;
 mod usage;
 
@@ -50,5 +51,6 @@ pub use store::{
     Checkpoint, MemoryStore, RecordedEvent, RunQuery, RunStatus, RunStore, RunSummary, StoreError,
     StoredEvent, StoredRun,
 };
+pub use tokens::{EstimateCounter, MESSAGE_OVERHEAD, TokenCounter, message_tokens, prompt_tokens};
 pub use tool::{IntoToolOutput, Json, Tool, ToolFailure, ToolOutput, ToolSpec, TypedTool, tool};
 pub use usage::{FinishReason, Usage};

@@ -89,6 +89,12 @@ pub trait Model: Send + Sync + 'static {
 
     /// Starts one turn.
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> ModelStream<'a>;
+
+    /// The model's own token counter, when it knows its tokenizer (used to size prompts, e.g.
+    /// for context compaction). `None`, the default, means an estimate is used.
+    fn token_counter(&self) -> Option<Arc<dyn crate::TokenCounter>> {
+        None
+    }
 }
 
 /// A shared model is a model: one client can serve many agents.
@@ -99,6 +105,10 @@ impl<M: Model + ?Sized> Model for Arc<M> {
 
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> ModelStream<'a> {
         (**self).stream(request)
+    }
+
+    fn token_counter(&self) -> Option<Arc<dyn crate::TokenCounter>> {
+        (**self).token_counter()
     }
 }
 
@@ -118,6 +128,26 @@ pub struct ModelResponse {
 }
 
 impl ModelResponse {
+    /// Calls `model` once and assembles its whole response, without hooks (for calls a run makes
+    /// on its own behalf, such as summarising for compaction).
+    pub async fn complete(model: &dyn Model, request: &ModelRequest) -> Result<Self, ModelError> {
+        use futures::StreamExt;
+        let mut stream = model.stream(request);
+        let mut response = ModelResponse::default();
+        while let Some(event) = stream.next().await {
+            match event? {
+                ModelEvent::TextDelta(text) => response.text.push_str(&text),
+                ModelEvent::ToolCall(call) => response.tool_calls.push(call),
+                ModelEvent::Usage(usage) => response.usage = usage,
+                ModelEvent::Finish(reason) => response.finish_reason = reason,
+                ModelEvent::ThinkingDelta(_)
+                | ModelEvent::ThinkingSignature(_)
+                | ModelEvent::ThinkingReplay(_) => {}
+            }
+        }
+        Ok(response)
+    }
+
     /// A response with text only.
     pub fn text(text: impl Into<String>) -> Self {
         ModelResponse {

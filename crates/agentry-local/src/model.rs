@@ -9,7 +9,8 @@ use crate::tokenizer::{GgufTokenizer, from_metadata};
 use crate::weights::{LoadProgress, load};
 use crate::{CatalogModel, Error, ModelCache};
 use agentry_core::{
-    FinishReason, Model, ModelError, ModelErrorKind, ModelEvent, ModelRequest, ModelStream, Usage,
+    FinishReason, Model, ModelError, ModelErrorKind, ModelEvent, ModelRequest, ModelStream,
+    TokenCounter, Usage,
 };
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -334,9 +335,26 @@ impl Inner {
     }
 }
 
+/// A local model's own tokenizer, as a [`TokenCounter`].
+struct LocalTokenCounter(LocalModel);
+
+impl TokenCounter for LocalTokenCounter {
+    fn name(&self) -> &str {
+        &self.0.inner.name
+    }
+    fn count(&self, text: &str) -> usize {
+        self.0.count_tokens(text)
+    }
+}
+
 impl Model for LocalModel {
     fn name(&self) -> &str {
         &self.inner.name
+    }
+
+    /// The model's own tokenizer (from its GGUF file).
+    fn token_counter(&self) -> Option<Arc<dyn TokenCounter>> {
+        Some(Arc::new(LocalTokenCounter(self.clone())))
     }
 
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> ModelStream<'a> {

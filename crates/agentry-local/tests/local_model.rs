@@ -64,6 +64,12 @@ async fn loads_a_llama_gguf_with_its_tokenizer() {
     // Digits are split one per token by this tokenizer: at least 5 of them plus the words.
     assert!((8..=14).contains(&n), "{n} tokens");
     assert_eq!(model.count_tokens(""), 0);
+    // The model sizes prompts (for compaction) with this same tokenizer.
+    let counter = model
+        .token_counter()
+        .expect("a local model knows its tokenizer");
+    assert_eq!(counter.count("Hello, world! 12345"), n);
+    assert_eq!(counter.name(), "local:smollm2-135m");
 }
 
 #[tokio::test]

@@ -49,6 +49,7 @@ mod scripted;
 mod spec;
 #[cfg(test)]
 mod test_request;
+mod tiktoken;
 
 pub use anthropic::{Anthropic, AnthropicBuilder};
 pub use error::Error;
@@ -56,3 +57,4 @@ pub use http::RetryPolicy;
 pub use openai::{OpenAi, OpenAiBuilder, OpenAiResponses, OpenAiResponsesBuilder};
 pub use scripted::{ScriptedModel, ScriptedTurn};
 pub use spec::from_spec;
+pub use tiktoken::Tiktoken;

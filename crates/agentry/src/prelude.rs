@@ -1,10 +1,12 @@
 //! Everything an agent author usually needs: `use agentry::prelude::*;`.
 
+pub use crate::agent::{CompactStrategy, Compaction, OnCompactError};
 pub use crate::hooks::{
-    AfterModel, AfterStep, AfterSubAgent, AfterTool, BeforeModel, BeforeStep, BeforeSubAgent,
-    BeforeTool, Custom, EventKind, Events, Hook, HookExt, HookFailed, HookFinished, HookName,
-    HookResult, HookStarted, MessageAdded, Next, RunEnd, RunError, RunStart, StateChange, Stop,
-    SubAgentError, TextDelta, Thinking, ToolCallRequest, ToolError, on, on_sync,
+    AfterCompact, AfterModel, AfterStep, AfterSubAgent, AfterTool, BeforeCompact, BeforeModel,
+    BeforeStep, BeforeSubAgent, BeforeTool, CompactError, Custom, EventKind, Events, Hook, HookExt,
+    HookFailed, HookFinished, HookName, HookResult, HookStarted, MessageAdded, Next, RunEnd,
+    RunError, RunStart, StateChange, Stop, SubAgentError, TextDelta, Thinking, ToolCallRequest,
+    ToolError, on, on_sync,
 };
 pub use crate::{
     Agent, Anthropic, Error, History, HookCtx, Json, MemoryStore, Message, Model, ModelErrorKind,

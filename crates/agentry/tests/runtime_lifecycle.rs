@@ -136,7 +136,12 @@ async fn cancel_through_the_handle_while_a_tool_runs() {
         other => panic!("the stream should end with RunFinished, got {other:?}"),
     }
     // The state is checkpointed, marked cancelled.
-    let snap = store.load(&run_id).await.unwrap().expect("a checkpoint").snapshot;
+    let snap = store
+        .load(&run_id)
+        .await
+        .unwrap()
+        .expect("a checkpoint")
+        .snapshot;
     assert_eq!(snap.stop, Some(StopReason::Cancelled));
     assert_eq!(snap.messages[0].text(), "go");
 }

@@ -1,6 +1,6 @@
 //! The agent builder.
 
-use super::{Agent, AgentDef, AgentTool, OutputSpec};
+use super::{Agent, AgentDef, AgentTool, Compaction, OutputSpec};
 use crate::hooks::events::*;
 use crate::hooks::{
     HookCtx, HookResult, Hooks, IntoHook, ModelOutcome, Next, ToolCallRequest, ToolOutcome, on,
@@ -61,6 +61,7 @@ pub struct AgentBuilder<S, O> {
     max_steps: u32,
     parallel_tool_calls: bool,
     params: ModelParams,
+    compaction: Option<Compaction>,
     _types: PhantomData<fn() -> (S, O)>,
 }
 
@@ -81,6 +82,7 @@ impl AgentBuilder<(), String> {
             max_steps: DEFAULT_MAX_STEPS,
             parallel_tool_calls: true,
             params: ModelParams::default(),
+            compaction: None,
             _types: PhantomData,
         }
     }
@@ -123,8 +125,16 @@ impl<S, O> AgentBuilder<S, O> {
             max_steps: self.max_steps,
             parallel_tool_calls: self.parallel_tool_calls,
             params: self.params,
+            compaction: self.compaction,
             _types: PhantomData,
         }
+    }
+
+    /// Compacts the run's history when its prompt grows past the compaction's threshold: older
+    /// messages are summarised by a model call or dropped (see [`Compaction`]).
+    pub fn compaction(mut self, compaction: Compaction) -> Self {
+        self.compaction = Some(compaction);
+        self
     }
 
     /// The system prompt.
@@ -333,6 +343,7 @@ impl<S, O> AgentBuilder<S, O> {
             max_steps: self.max_steps,
             parallel_tool_calls: self.parallel_tool_calls,
             params: self.params,
+            compaction: self.compaction,
         }))
     }
 }

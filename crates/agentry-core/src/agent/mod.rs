@@ -1,9 +1,14 @@
 //! Agent definitions: instructions, model, tools, sub-agents, state, output type, hooks, limits.
 
 mod builder;
+mod compaction;
 mod output;
 
 pub use builder::AgentBuilder;
+pub use compaction::{
+    CompactPlan, CompactStrategy, Compaction, DEFAULT_SUMMARY_INSTRUCTIONS, OnCompactError,
+    SUMMARY_HEADING, transcript,
+};
 pub use output::OutputSpec;
 
 use crate::hooks::Hooks;
@@ -147,6 +152,8 @@ pub struct AgentDef {
     pub parallel_tool_calls: bool,
     /// Model parameters.
     pub params: ModelParams,
+    /// Context compaction, when the agent compacts its history.
+    pub compaction: Option<Compaction>,
 }
 
 impl AgentDef {
@@ -170,6 +177,7 @@ impl AgentDef {
             initial_state: self.initial_state.clone_box(),
             hooks: self.hooks.clone(),
             max_steps: self.max_steps,
+            compaction: self.compaction.clone(),
             parallel_tool_calls: self.parallel_tool_calls,
             params: self.params.clone(),
         }

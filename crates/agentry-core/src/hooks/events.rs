@@ -9,6 +9,8 @@ use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use super::context_events::{AfterCompact, BeforeCompact, CompactError};
+
 /// Whether a hook took a terminal decision (block, mock, skip, stop, ...), which ends the chain of
 /// hooks for this event.
 pub trait Decides {

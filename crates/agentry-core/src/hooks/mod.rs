@@ -34,6 +34,9 @@ macro_rules! with_events {
             [BeforeSubAgent, before_sub_agent, BEFORE_SUB_AGENT, "A sub-agent is about to run: rewrite its input, or block it.", before_sub_agent],
             [AfterSubAgent, after_sub_agent, AFTER_SUB_AGENT, "A sub-agent returned: rewrite its output.", after_sub_agent],
             [SubAgentError, sub_agent_error, SUB_AGENT_ERROR, "A sub-agent failed: recover with an output.", sub_agent_error],
+            [BeforeCompact, before_compact, BEFORE_COMPACT, "The history is about to be compacted: veto, or change the plan.", before_compact],
+            [AfterCompact, after_compact, AFTER_COMPACT, "The history was compacted: rewrite the summary.", after_compact],
+            [CompactError, compact_error, COMPACT_ERROR, "The summarising call failed: supply a summary, or choose to go on or fail.", compact_error],
             [StateChange, state_change, STATE_CHANGE, "The state changed: observe the previous and new state and the source.", state_change],
             [MessageAdded, message_added, MESSAGE_ADDED, "A message was added to the history: observe it.", message_added],
             [Custom, custom, CUSTOM, "A tool or hook emitted a custom event: observe it.", custom],
@@ -46,6 +49,7 @@ macro_rules! with_events {
 pub(crate) use with_events;
 
 mod closure;
+mod context_events;
 mod dispatch;
 mod error;
 pub mod events;

@@ -80,6 +80,17 @@ pub enum RunEvent {
         /// The agent path.
         agent_path: Arc<str>,
     },
+    /// The history was compacted: `removed` older messages were replaced by one message.
+    Compacted {
+        /// How many messages were folded.
+        removed: usize,
+        /// `summarize` or `window`.
+        strategy: &'static str,
+        /// The text that replaced them.
+        summary: String,
+        /// The agent path.
+        agent_path: Arc<str>,
+    },
     /// A custom event emitted by a tool or hook.
     Custom {
         /// The event name.
@@ -122,6 +133,7 @@ impl RunEvent {
             | RunEvent::ToolFinished { agent_path, .. }
             | RunEvent::StatePatch { agent_path, .. }
             | RunEvent::Message { agent_path, .. }
+            | RunEvent::Compacted { agent_path, .. }
             | RunEvent::Custom { agent_path, .. }
             | RunEvent::RunFinished { agent_path, .. }
             | RunEvent::RunFailed { agent_path, .. } => agent_path,

@@ -161,6 +161,12 @@ impl Model for OpenAiResponses {
         let body = Bytes::from(self.body(request).to_string());
         turn_stream(&self.endpoint, body, ResponsesDecoder::default)
     }
+
+    /// `tiktoken` with the model's encoding, when the model is one `tiktoken` knows.
+    fn token_counter(&self) -> Option<std::sync::Arc<dyn agentry_core::TokenCounter>> {
+        crate::Tiktoken::for_model(&self.model)
+            .map(|t| std::sync::Arc::new(t) as std::sync::Arc<dyn agentry_core::TokenCounter>)
+    }
 }
 
 impl OpenAiResponsesBuilder {

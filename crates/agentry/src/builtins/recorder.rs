@@ -192,6 +192,11 @@ impl Hook for RecorderHook {
         before_sub_agent(BeforeSubAgent) => |ev| Value::Null;
         after_sub_agent(AfterSubAgent) => |ev| Value::Null;
         sub_agent_error(SubAgentError) => |ev| Value::Null;
+        before_compact(BeforeCompact) => |ev| json!({
+            "tokens": ev.tokens, "start": ev.plan.start, "end": ev.plan.end,
+            "strategy": ev.plan.strategy.as_str()});
+        after_compact(AfterCompact) => |ev| json!({"summary": ev.summary});
+        compact_error(CompactError) => |ev| json!({"error": ev.error.to_string()});
         state_change(StateChange) => |ev| Value::Null;
         message_added(MessageAdded) => |ev| Value::Null;
         custom(Custom) => |ev| Value::Null;

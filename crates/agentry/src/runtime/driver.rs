@@ -7,8 +7,8 @@ use agentry_core::hooks::{
     AfterStep, BeforeStep, Events, Hooks, RunEnd, RunError, RunStart, StepDecision, Stop,
 };
 use agentry_core::{
-    AgentDef, Checkpoint, ErasedState, Error, FinishReason, Model, RunContext, RunContextSpec, RunEvent,
-    RunMachine, RunSnapshot, SNAPSHOT_VERSION, StepStart, StopReason, Turn, Verdict,
+    AgentDef, Checkpoint, ErasedState, Error, FinishReason, Model, RunContext, RunContextSpec,
+    RunEvent, RunMachine, RunSnapshot, SNAPSHOT_VERSION, StepStart, StopReason, Turn, Verdict,
 };
 use serde_json::Value;
 use std::sync::Arc;
@@ -48,6 +48,8 @@ pub(crate) struct Driver {
     pub lease: u64,
     /// True between the start of a step and its end.
     pub in_step: bool,
+    /// The prompt's running size, kept when the agent compacts its history.
+    pub prompt_size: Option<super::compact::PromptSize>,
 }
 
 /// The hooks a run dispatches to: `base` alone when the other scopes add nothing (shared, no
@@ -92,6 +94,7 @@ impl Driver {
             last_checkpoint: None,
             lease: 0,
             in_step: false,
+            prompt_size: None,
         })
     }
 
@@ -199,6 +202,7 @@ impl Driver {
             }
             self.step_started(step);
 
+            self.compact_phase().await?;
             let response = self.model_phase(step).await?;
             if self.scope.ctx.is_cancelled() {
                 return Ok(CANCELLED);

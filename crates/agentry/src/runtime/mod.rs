@@ -1,5 +1,6 @@
 //! The in-process runtime: runs agents on tokio.
 
+mod compact;
 mod driver;
 mod handle;
 mod model_call;

@@ -1,0 +1,107 @@
+//! The payloads of the `context` event group: BeforeCompact, AfterCompact, CompactError.
+
+use super::events::Decides;
+use crate::agent::{CompactPlan, OnCompactError};
+use crate::{History, ModelError};
+
+/// The history is about to be compacted. A hook may veto this compaction (the step goes on with
+/// the history as it is) or change the plan: fold more or fewer messages, or switch strategy.
+/// A changed plan is moved onto safe boundaries (see [`CompactPlan::aligned`]).
+#[derive(Clone, Debug)]
+pub struct BeforeCompact {
+    /// The prompt's size, in tokens, as counted.
+    pub tokens: usize,
+    /// The threshold it passed.
+    pub threshold: usize,
+    /// The history as it stands (shared, not copied).
+    pub messages: History,
+    /// What will be folded, and how.
+    pub plan: CompactPlan,
+    veto: Option<String>,
+}
+impl BeforeCompact {
+    /// A new event.
+    pub fn new(tokens: usize, threshold: usize, messages: History, plan: CompactPlan) -> Self {
+        BeforeCompact {
+            tokens,
+            threshold,
+            messages,
+            plan,
+            veto: None,
+        }
+    }
+    /// Skips this compaction; the reason is logged.
+    pub fn veto(&mut self, reason: impl Into<String>) {
+        self.veto = Some(reason.into());
+    }
+    /// The veto's reason, if a hook vetoed.
+    pub fn vetoed(&self) -> Option<&str> {
+        self.veto.as_deref()
+    }
+}
+impl Decides for BeforeCompact {
+    fn decided(&self) -> bool {
+        self.veto.is_some()
+    }
+}
+
+/// The history was compacted: the folded messages are about to be replaced by one user message
+/// with `summary`. A hook may rewrite the summary.
+#[derive(Clone, Debug)]
+pub struct AfterCompact {
+    /// What was folded, and how.
+    pub plan: CompactPlan,
+    /// The prompt's size before, in tokens.
+    pub tokens_before: usize,
+    /// The text that replaces the folded messages (the heading and the model's summary, or the
+    /// window's note).
+    pub summary: String,
+}
+impl AfterCompact {
+    /// A new event.
+    pub fn new(plan: CompactPlan, tokens_before: usize, summary: String) -> Self {
+        AfterCompact {
+            plan,
+            tokens_before,
+            summary,
+        }
+    }
+}
+impl Decides for AfterCompact {}
+
+/// The summarising call failed. A hook may supply the summary itself, or change what the run
+/// does next (`policy`: go on uncompacted, or fail).
+#[derive(Clone, Debug)]
+pub struct CompactError {
+    /// The failure.
+    pub error: ModelError,
+    /// What was to be folded.
+    pub plan: CompactPlan,
+    /// What happens next unless a hook recovers: the compaction's configured policy.
+    pub policy: OnCompactError,
+    recovery: Option<String>,
+}
+impl CompactError {
+    /// A new event.
+    pub fn new(error: ModelError, plan: CompactPlan, policy: OnCompactError) -> Self {
+        CompactError {
+            error,
+            plan,
+            policy,
+            recovery: None,
+        }
+    }
+    /// Compacts with this summary instead.
+    pub fn recover(&mut self, summary: impl Into<String>) {
+        self.recovery = Some(summary.into());
+    }
+    /// The summary a hook supplied, if any.
+    pub fn recovery(&self) -> Option<&str> {
+        self.recovery.as_deref()
+    }
+}
+impl Decides for CompactError {
+    fn decided(&self) -> bool {
+        self.recovery.is_some()
+    }
+}

@@ -1,0 +1,55 @@
+//! Durable run stores for agentry: [`SqliteStore`] (a file, for one machine) and
+//! [`PostgresStore`] (a server, for many), both implementations of agentry's
+//! [`RunStore`](agentry_core::RunStore).
+//!
+//! They keep the contract of the trait (see [`agentry_core::store`]) as
+//! [`MemoryStore`](agentry_core::MemoryStore) does, but across processes and restarts:
+//! - a checkpoint's snapshot and events are written in one transaction;
+//! - a run's lease starts at 0 and each [claim](agentry_core::RunStore::claim) moves it on by
+//!   one, atomically in the database, so of several processes claiming a run exactly one wins;
+//!   a save under a stale lease fails with [`StoreError::Conflict`](agentry_core::StoreError)
+//!   and changes nothing;
+//! - events are numbered 1, 2, ... per run; listings are newest first.
+//!
+//! Each store creates or updates its schema (the tables `runs` and `run_events`) when it is
+//! opened, from migrations shipped inside the crate.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use agentry_core::{Checkpoint, RecordedEvent, RunSnapshot, RunStore};
+//! use agentry_store::SqliteStore;
+//! use serde_json::json;
+//!
+//! let dir = std::env::temp_dir().join(format!("agentry-store-doc-{}", std::process::id()));
+//! let store = SqliteStore::open(dir.join("runs.db")).await?;
+//!
+//! let snapshot: RunSnapshot = serde_json::from_value(json!({
+//!     "version": 1, "run_id": "run-1", "agent": "helper", "messages": [], "state": null,
+//!     "step": 0, "usage": {"input_tokens": 0, "output_tokens": 0},
+//!     "model_calls": 0, "output_attempts": 0,
+//! }))?;
+//! let started = [RecordedEvent::now("run_started", json!({"agent": "helper"}))];
+//! store
+//!     .save(Checkpoint { snapshot: &snapshot, lease: 0, events: &started })
+//!     .await?;
+//!
+//! let stored = store.load("run-1").await?.expect("the run was saved");
+//! assert_eq!((stored.snapshot, stored.lease), (snapshot, 0));
+//! assert_eq!(store.events("run-1").await?[0].seq, 1);
+//! # drop(store);
+//! # std::fs::remove_dir_all(dir)?;
+//! # Ok(())
+//! # }
+//! ```
+
+#![warn(missing_docs)]
+
+mod error;
+mod migrations;
+mod postgres;
+mod rows;
+mod sqlite;
+
+pub use postgres::PostgresStore;
+pub use sqlite::SqliteStore;

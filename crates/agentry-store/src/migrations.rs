@@ -1,0 +1,45 @@
+//! The schema migrations shipped with the crate, embedded in the binary.
+//!
+//! They are built from `include_str!` rather than with `sqlx::migrate!`, which would pull in
+//! sqlx's macro crate (and the database drivers a second time, for the build host).
+
+use sqlx::SqlSafeStr;
+use sqlx::migrate::{Migration, MigrationType, Migrator};
+
+/// The table recording which migrations a database has had: a name of its own, so the store can
+/// share a database with an application that runs its own sqlx migrations.
+const TABLE: &str = "agentry_store_migrations";
+
+/// The SQLite schema's migrations.
+pub(crate) fn sqlite() -> Migrator {
+    migrator(vec![migration(
+        1,
+        "runs",
+        include_str!("../migrations/sqlite/0001_runs.sql"),
+    )])
+}
+
+/// The PostgreSQL schema's migrations.
+pub(crate) fn postgres() -> Migrator {
+    migrator(vec![migration(
+        1,
+        "runs",
+        include_str!("../migrations/postgres/0001_runs.sql"),
+    )])
+}
+
+fn migration(version: i64, description: &'static str, sql: &'static str) -> Migration {
+    Migration::new(
+        version,
+        description.into(),
+        MigrationType::Simple,
+        sql.into_sql_str(),
+        false,
+    )
+}
+
+fn migrator(migrations: Vec<Migration>) -> Migrator {
+    let mut migrator = Migrator::with_migrations(migrations);
+    migrator.dangerous_set_table_name(TABLE);
+    migrator
+}

@@ -1,0 +1,485 @@
+//! The `RunStore` contract as tests, shared by every store: each test file opens its store and
+//! instantiates the suite with `conformance_tests!`, one test per property.
+
+use agentry_core::{
+    Checkpoint, History, Message, PendingApproval, RecordedEvent, RunQuery, RunSnapshot, RunStatus,
+    RunStore, RunSummary, SNAPSHOT_VERSION, StopReason, StoreError, StoredEvent, ToolCall, Usage,
+};
+use serde_json::json;
+use std::any::Any;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// One test's store, fresh and empty, with a second handle on the same data.
+pub struct Stores {
+    /// The store under test.
+    pub store: Box<dyn RunStore>,
+    /// Another handle on the same runs, as a second process would open it (for the file and
+    /// server stores, another connection pool).
+    pub other: Box<dyn RunStore>,
+    /// Whatever must outlive the stores (a temporary directory, a test database): dropped
+    /// after them, it removes what the test set up.
+    pub _cleanup: Option<Box<dyn Any + Send>>,
+}
+
+/// One test per property of the contract, for the stores that `$open` (an expression giving a
+/// future of `Option<Stores>`; `None` skips the test) opens.
+macro_rules! conformance_tests {
+    ($open:expr) => {
+        conformance_tests!(@each $open;
+            a_new_run_round_trips_with_lease_zero,
+            a_save_under_a_stale_lease_conflicts_and_changes_nothing,
+            a_claim_moves_the_lease_on_by_one,
+            of_two_concurrent_claims_exactly_one_wins,
+            concurrent_saves_of_one_run_all_land_with_their_events_in_sequence,
+            a_claim_of_an_unknown_run_is_not_found,
+            events_are_numbered_from_one_across_saves,
+            listing_filters_and_puts_the_newest_first,
+            the_status_follows_the_stop_reason,
+        );
+    };
+    (@each $open:expr; $($property:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $property() {
+                if let Some(stores) = $open.await {
+                    $crate::conformance::$property(&stores).await;
+                }
+            }
+        )*
+    };
+}
+
+/// A run with only what every run has.
+pub fn snapshot(run_id: &str) -> RunSnapshot {
+    RunSnapshot {
+        version: SNAPSHOT_VERSION,
+        run_id: run_id.to_string(),
+        parent_run_id: None,
+        agent: "helper".to_string(),
+        session_id: None,
+        user_id: None,
+        tags: Vec::new(),
+        metadata: serde_json::Map::new(),
+        messages: History::new(),
+        state: serde_json::Value::Null,
+        step: 0,
+        usage: Usage::default(),
+        model_calls: 0,
+        output_attempts: 0,
+        pending_tool_calls: Vec::new(),
+        stop: None,
+        output: None,
+    }
+}
+
+/// A run with every field set.
+pub fn full_snapshot(run_id: &str) -> RunSnapshot {
+    let metadata = json!({"tenant": "acme", "priority": 2, "nested": {"z": 1, "a": [1.5, null]}});
+    RunSnapshot {
+        parent_run_id: Some("parent-1".to_string()),
+        agent: "researcher".to_string(),
+        session_id: Some("session-1".to_string()),
+        user_id: Some("user-1".to_string()),
+        tags: vec!["nightly".to_string(), "ünïcødé ✓".to_string()],
+        metadata: metadata.as_object().cloned().unwrap(),
+        messages: History::from(vec![
+            Message::system("You are careful."),
+            Message::user("What's the weather in Paris? Say \"please\"."),
+            Message::assistant("Let me check."),
+        ]),
+        state: json!({"notes": ["a", "b"], "count": 3, "ratio": 0.25, "big": u64::MAX}),
+        step: 4,
+        usage: Usage {
+            input_tokens: 1200,
+            output_tokens: 345,
+            cached_input_tokens: 1000,
+            cache_write_input_tokens: 7,
+            reasoning_tokens: 12,
+        },
+        model_calls: 4,
+        output_attempts: 1,
+        pending_tool_calls: vec![ToolCall::new(
+            "call-1",
+            "get_weather",
+            &json!({"city": "Paris"}),
+        )],
+        stop: Some(StopReason::FinalAnswer),
+        output: Some(json!({"answer": "sunny", "confidence": 0.9})),
+        ..snapshot(run_id)
+    }
+}
+
+/// An event of `kind`, at a fixed time derived from it.
+pub fn event(kind: &str, n: i64) -> RecordedEvent {
+    RecordedEvent {
+        at_ms: 1_700_000_000_000 + n,
+        kind: kind.to_string(),
+        data: json!({"n": n, "kind": kind}),
+    }
+}
+
+/// Saves `snapshot` under `lease` with `events`.
+pub async fn save(
+    store: &dyn RunStore,
+    snapshot: &RunSnapshot,
+    lease: u64,
+    events: &[RecordedEvent],
+) -> Result<(), StoreError> {
+    store
+        .save(Checkpoint {
+            snapshot,
+            lease,
+            events,
+        })
+        .await
+}
+
+/// The run ids of a listing, in its order.
+pub async fn listed(store: &dyn RunStore, query: &RunQuery) -> Vec<String> {
+    let found = store.list(query).await.expect("listing runs");
+    found.into_iter().map(|s| s.run_id).collect()
+}
+
+fn assert_conflict(
+    result: Result<impl std::fmt::Debug, StoreError>,
+    store: &str,
+    run: &str,
+    at: u64,
+) {
+    match result {
+        Err(StoreError::Conflict {
+            store: s,
+            run_id,
+            expected,
+        }) => assert_eq!((s.as_str(), run_id.as_str(), expected), (store, run, at)),
+        other => panic!("expected a conflict on `{run}` at lease {at}, got {other:?}"),
+    }
+}
+
+pub async fn a_new_run_round_trips_with_lease_zero(s: &Stores) {
+    let store = &*s.store;
+    assert_eq!(store.load("run-1").await.unwrap(), None);
+
+    let run = full_snapshot("run-1");
+    save(store, &run, 0, &[]).await.unwrap();
+    let stored = store
+        .load("run-1")
+        .await
+        .unwrap()
+        .expect("the run was saved");
+    assert_eq!(stored.snapshot, run);
+    assert_eq!(stored.lease, 0);
+    // Another handle (process) sees the same run.
+    let seen = s.other.load("run-1").await.unwrap().expect("saved for all");
+    assert_eq!((seen.snapshot, seen.lease), (run.clone(), 0));
+
+    // A later checkpoint under lease 0 replaces the snapshot and keeps the lease.
+    let later = RunSnapshot {
+        step: 5,
+        stop: None,
+        ..run
+    };
+    save(store, &later, 0, &[]).await.unwrap();
+    let stored = store.load("run-1").await.unwrap().unwrap();
+    assert_eq!((stored.snapshot, stored.lease), (later, 0));
+}
+
+pub async fn a_save_under_a_stale_lease_conflicts_and_changes_nothing(s: &Stores) {
+    let store = &*s.store;
+    let name = store.name().to_string();
+    let first = snapshot("run-1");
+    save(store, &first, 0, &[event("run_started", 1)])
+        .await
+        .unwrap();
+    assert_eq!(s.other.claim("run-1", 0).await.unwrap(), 1);
+
+    // The process that loaded lease 0 lost the run: its save is refused, events and all.
+    let stale = RunSnapshot {
+        step: 9,
+        ..first.clone()
+    };
+    let result = save(store, &stale, 0, &[event("step_finished", 2)]).await;
+    assert_conflict(result, &name, "run-1", 0);
+    let stored = store.load("run-1").await.unwrap().unwrap();
+    assert_eq!((stored.snapshot, stored.lease), (first.clone(), 1));
+    let events = store.events("run-1").await.unwrap();
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0].event, event("run_started", 1));
+
+    // A lease the run never had is refused too; the current one is accepted.
+    assert_conflict(save(store, &stale, 7, &[]).await, &name, "run-1", 7);
+    assert_conflict(
+        save(store, &stale, u64::MAX, &[]).await,
+        &name,
+        "run-1",
+        u64::MAX,
+    );
+    save(store, &stale, 1, &[]).await.unwrap();
+    assert_eq!(store.load("run-1").await.unwrap().unwrap().snapshot, stale);
+
+    // A run that was never saved is not created by a save under another lease than 0.
+    let result = save(store, &snapshot("run-2"), 3, &[event("x", 1)]).await;
+    assert_conflict(result, &name, "run-2", 3);
+    assert_eq!(store.load("run-2").await.unwrap(), None);
+    assert!(store.events("run-2").await.unwrap().is_empty());
+    assert_eq!(listed(store, &RunQuery::all()).await, ["run-1"]);
+}
+
+pub async fn a_claim_moves_the_lease_on_by_one(s: &Stores) {
+    let store = &*s.store;
+    let name = store.name().to_string();
+    save(store, &snapshot("run-1"), 0, &[]).await.unwrap();
+
+    assert_eq!(store.claim("run-1", 0).await.unwrap(), 1);
+    assert_eq!(store.load("run-1").await.unwrap().unwrap().lease, 1);
+    assert_conflict(store.claim("run-1", 0).await, &name, "run-1", 0);
+    assert_conflict(store.claim("run-1", 2).await, &name, "run-1", 2);
+    assert_eq!(s.other.claim("run-1", 1).await.unwrap(), 2);
+    assert_eq!(store.claim("run-1", 2).await.unwrap(), 3);
+    assert_eq!(s.other.load("run-1").await.unwrap().unwrap().lease, 3);
+    // Saving does not move the lease.
+    save(store, &snapshot("run-1"), 3, &[]).await.unwrap();
+    assert_eq!(store.load("run-1").await.unwrap().unwrap().lease, 3);
+}
+
+pub async fn of_two_concurrent_claims_exactly_one_wins(s: &Stores) {
+    save(&*s.store, &snapshot("run-1"), 0, &[]).await.unwrap();
+    for lease in 0..10 {
+        let (a, b) = tokio::join!(s.store.claim("run-1", lease), s.other.claim("run-1", lease));
+        let (won, lost) = match (a, b) {
+            (Ok(new), lost @ Err(_)) | (lost @ Err(_), Ok(new)) => (new, lost),
+            other => panic!("round {lease}: expected exactly one winner, got {other:?}"),
+        };
+        assert_eq!(won, lease + 1);
+        assert!(
+            matches!(lost, Err(StoreError::Conflict { expected, .. }) if expected == lease),
+            "round {lease}: {lost:?}"
+        );
+    }
+    assert_eq!(s.store.load("run-1").await.unwrap().unwrap().lease, 10);
+}
+
+pub async fn concurrent_saves_of_one_run_all_land_with_their_events_in_sequence(s: &Stores) {
+    // Both handles save the same new run at once, then again and again: the first saves race
+    // to create it, the later ones to number their events.
+    let run = snapshot("run-1");
+    for round in 0..5 {
+        let mine = [event("a", round * 10), event("b", round * 10 + 1)];
+        let theirs = [event("c", round * 10 + 2), event("d", round * 10 + 3)];
+        let (a, b) = tokio::join!(
+            save(&*s.store, &run, 0, &mine),
+            save(&*s.other, &run, 0, &theirs)
+        );
+        a.unwrap();
+        b.unwrap();
+    }
+    assert_eq!(listed(&*s.store, &RunQuery::all()).await, ["run-1"]);
+    let events = s.store.events("run-1").await.unwrap();
+    let numbers: Vec<u64> = events.iter().map(|e| e.seq).collect();
+    assert_eq!(numbers, (1..=20).collect::<Vec<u64>>());
+    // Each save's events stay together and in order.
+    for pair in events.chunks(2) {
+        let kinds = (pair[0].event.kind.as_str(), pair[1].event.kind.as_str());
+        assert!(matches!(kinds, ("a", "b") | ("c", "d")), "{events:?}");
+        assert_eq!(pair[0].event.at_ms + 1, pair[1].event.at_ms);
+    }
+}
+
+pub async fn a_claim_of_an_unknown_run_is_not_found(s: &Stores) {
+    let store = &*s.store;
+    save(store, &snapshot("run-1"), 0, &[]).await.unwrap();
+    match store.claim("run-2", 0).await {
+        Err(StoreError::NotFound {
+            store: name,
+            run_id,
+        }) => {
+            assert_eq!((name.as_str(), run_id.as_str()), (store.name(), "run-2"));
+        }
+        other => panic!("expected NotFound, got {other:?}"),
+    }
+    assert_eq!(store.load("run-2").await.unwrap(), None);
+}
+
+pub async fn events_are_numbered_from_one_across_saves(s: &Stores) {
+    let store = &*s.store;
+    let run = snapshot("run-1");
+    let recorded = [
+        event("run_started", 1),
+        event("model_finished", 2),
+        event("tool_started", 3),
+        event("tool_finished", 4),
+        event("step_finished", 5),
+    ];
+    save(store, &run, 0, &recorded[..2]).await.unwrap();
+    save(store, &run, 0, &[]).await.unwrap();
+    save(store, &run, 0, &recorded[2..]).await.unwrap();
+    let expected: Vec<StoredEvent> = (1..)
+        .zip(&recorded)
+        .map(|(seq, e)| StoredEvent {
+            seq,
+            event: e.clone(),
+        })
+        .collect();
+    assert_eq!(store.events("run-1").await.unwrap(), expected);
+    assert_eq!(s.other.events("run-1").await.unwrap(), expected);
+
+    // Numbering goes on under a new lease, and each run has its own.
+    let lease = store.claim("run-1", 0).await.unwrap();
+    save(&*s.other, &run, lease, &[event("run_resumed", 6)])
+        .await
+        .unwrap();
+    let events = store.events("run-1").await.unwrap();
+    let numbers: Vec<u64> = events.iter().map(|e| e.seq).collect();
+    assert_eq!(numbers, [1, 2, 3, 4, 5, 6]);
+    assert_eq!(events[5].event, event("run_resumed", 6));
+
+    save(store, &snapshot("run-2"), 0, &[event("run_started", 7)])
+        .await
+        .unwrap();
+    let other_run = store.events("run-2").await.unwrap();
+    assert_eq!(
+        other_run,
+        [StoredEvent {
+            seq: 1,
+            event: event("run_started", 7)
+        }]
+    );
+    assert!(store.events("unknown").await.unwrap().is_empty());
+}
+
+pub async fn listing_filters_and_puts_the_newest_first(s: &Stores) {
+    let store = &*s.store;
+    let run =
+        |id: &str, agent: &str, session: Option<&str>, stop: Option<StopReason>| RunSnapshot {
+            agent: agent.to_string(),
+            session_id: session.map(str::to_string),
+            stop,
+            ..snapshot(id)
+        };
+    assert!(store.list(&RunQuery::all()).await.unwrap().is_empty());
+    let r1 = run("r1", "planner", Some("s1"), None);
+    let r2 = RunSnapshot {
+        parent_run_id: Some("r1".to_string()),
+        step: 3,
+        ..run("r2", "coder", Some("s1"), Some(StopReason::FinalAnswer))
+    };
+    let r3 = run("r3", "planner", Some("s2"), Some(StopReason::FinalAnswer));
+    let r4 = run("r4", "coder", None, Some(StopReason::Cancelled));
+    let r5 = run("r5", "planner", Some("s1"), None);
+    for r in [&r1, &r2, &r3, &r4, &r5] {
+        save(store, r, 0, &[]).await.unwrap();
+    }
+    // Saving r1 again does not make it newer: listings follow first saves.
+    save(store, &r1, 0, &[]).await.unwrap();
+
+    assert_eq!(
+        listed(store, &RunQuery::all()).await,
+        ["r5", "r4", "r3", "r2", "r1"]
+    );
+    assert_eq!(
+        listed(&*s.other, &RunQuery::all()).await,
+        ["r5", "r4", "r3", "r2", "r1"]
+    );
+    assert_eq!(
+        listed(store, &RunQuery::session("s1")).await,
+        ["r5", "r2", "r1"]
+    );
+    assert_eq!(
+        listed(store, &RunQuery::all().agent("coder")).await,
+        ["r4", "r2"]
+    );
+    let finished = RunQuery::all().status(RunStatus::Finished);
+    assert_eq!(listed(store, &finished).await, ["r3", "r2"]);
+    let query = RunQuery::session("s1")
+        .agent("planner")
+        .status(RunStatus::Running);
+    assert_eq!(listed(store, &query).await, ["r5", "r1"]);
+    assert_eq!(listed(store, &RunQuery::all().limit(2)).await, ["r5", "r4"]);
+    assert_eq!(
+        listed(store, &RunQuery::session("s1").limit(1)).await,
+        ["r5"]
+    );
+    assert!(listed(store, &RunQuery::all().limit(0)).await.is_empty());
+    assert!(listed(store, &RunQuery::session("none")).await.is_empty());
+
+    let summaries = store.list(&RunQuery::all().agent("coder")).await.unwrap();
+    let RunSummary {
+        created_ms,
+        updated_ms,
+        ..
+    } = summaries[1];
+    assert_eq!(
+        summaries[1],
+        RunSummary {
+            run_id: "r2".to_string(),
+            agent: "coder".to_string(),
+            session_id: Some("s1".to_string()),
+            parent_run_id: Some("r1".to_string()),
+            status: RunStatus::Finished,
+            step: 3,
+            created_ms,
+            updated_ms,
+        }
+    );
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    assert!(
+        (now - 60_000..=now).contains(&created_ms) && created_ms <= updated_ms,
+        "created {created_ms}, updated {updated_ms}, now {now}"
+    );
+    assert_eq!(summaries[0].session_id, None);
+    let r1 = &store.list(&RunQuery::all()).await.unwrap()[4];
+    assert!(r1.updated_ms >= r1.created_ms);
+}
+
+pub async fn the_status_follows_the_stop_reason(s: &Stores) {
+    let store = &*s.store;
+    let pending = PendingApproval {
+        call_id: "call-1".to_string(),
+        tool: "delete_file".to_string(),
+        input: json!({"path": "notes.txt"}),
+        reason: "deletes a file".to_string(),
+    };
+    let cases = [
+        (None, RunStatus::Running),
+        (
+            Some(StopReason::AwaitingApproval {
+                pending: vec![pending],
+            }),
+            RunStatus::AwaitingApproval,
+        ),
+        (Some(StopReason::Cancelled), RunStatus::Cancelled),
+        (None, RunStatus::Running),
+        (Some(StopReason::FinalAnswer), RunStatus::Finished),
+        (Some(StopReason::MaxSteps { limit: 3 }), RunStatus::Finished),
+    ];
+    let all = [
+        RunStatus::Running,
+        RunStatus::AwaitingApproval,
+        RunStatus::Cancelled,
+        RunStatus::Finished,
+    ];
+    for (stop, status) in cases {
+        let run = RunSnapshot {
+            stop: stop.clone(),
+            ..snapshot("run-1")
+        };
+        save(store, &run, 0, &[]).await.unwrap();
+        let summary = &store.list(&RunQuery::all()).await.unwrap()[0];
+        assert_eq!(summary.status, status, "for {stop:?}");
+        for other in all {
+            let found = listed(store, &RunQuery::all().status(other)).await;
+            assert_eq!(
+                found.len(),
+                usize::from(other == status),
+                "{other} for {stop:?}"
+            );
+        }
+        assert_eq!(
+            store.load("run-1").await.unwrap().unwrap().snapshot.stop,
+            stop
+        );
+    }
+}

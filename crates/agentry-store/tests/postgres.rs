@@ -1,0 +1,218 @@
+//! `PostgresStore`: the conformance suite, then what is particular to a server.
+//!
+//! The tests need a PostgreSQL server whose URL is in `AGENTRY_TEST_POSTGRES_URL` (a user that
+//! may create databases, e.g. `postgres://postgres@127.0.0.1:5432/postgres`). Each test creates
+//! a database of its own and drops it at the end, so they can run in parallel. Without the
+//! variable, or with the server unreachable, each test says so and passes without running.
+
+#[macro_use]
+mod conformance;
+
+use agentry_core::{RunStore, StoreError};
+use agentry_store::PostgresStore;
+use conformance::{Stores, full_snapshot, save, snapshot};
+use sqlx::Connection;
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+const URL_VAR: &str = "AGENTRY_TEST_POSTGRES_URL";
+
+/// A database of its own for one test, dropped (with its connections) when this is dropped.
+struct TestDatabase {
+    /// The server's URL, as given.
+    server: String,
+    /// The database's name.
+    name: String,
+}
+
+impl TestDatabase {
+    /// A new, empty database on the test server, or `None` (said on stderr) without one.
+    async fn create() -> Option<TestDatabase> {
+        let Ok(server) = std::env::var(URL_VAR) else {
+            eprintln!(
+                "skipping: no Postgres server at ${URL_VAR} (unset); set {URL_VAR}, e.g. \
+                 postgres://postgres@127.0.0.1:5432/postgres"
+            );
+            return None;
+        };
+        let mut admin = match admin(&server).await {
+            Ok(admin) => admin,
+            Err(why) => {
+                eprintln!(
+                    "skipping: no Postgres server at {}: {why}; set {URL_VAR}",
+                    where_(&server)
+                );
+                return None;
+            }
+        };
+        static COUNT: AtomicU32 = AtomicU32::new(0);
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos();
+        let name = format!(
+            "agentry_test_{}_{nanos}_{}",
+            std::process::id(),
+            COUNT.fetch_add(1, Ordering::Relaxed)
+        );
+        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+            .execute(&mut admin)
+            .await
+            .expect("creating the test database");
+        admin.close().await.ok();
+        Some(TestDatabase { server, name })
+    }
+
+    /// The URL of the test database: the server's, with the database's name as its path.
+    fn url(&self) -> String {
+        let (base, params) = match self.server.split_once('?') {
+            Some((base, params)) => (base, format!("?{params}")),
+            None => (self.server.as_str(), String::new()),
+        };
+        let authority = base.find("://").map_or(0, |i| i + 3);
+        let base = match base[authority..].find('/') {
+            Some(slash) => &base[..authority + slash],
+            None => base,
+        };
+        format!("{base}/{}{params}", self.name)
+    }
+
+    /// A pool on the test database.
+    async fn pool(&self) -> PgPool {
+        let options: PgConnectOptions = self.server.parse().unwrap();
+        PgPool::connect_with(options.database(&self.name))
+            .await
+            .unwrap()
+    }
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        // No async drop: drop the database from a thread with a runtime of its own.
+        let (server, name) = (self.server.clone(), self.name.clone());
+        let dropped = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async {
+                let mut admin = admin(&server).await?;
+                let sql = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
+                sqlx::query(sqlx::AssertSqlSafe(sql))
+                    .execute(&mut admin)
+                    .await?;
+                admin.close().await
+            })
+        })
+        .join();
+        if !matches!(dropped, Ok(Ok(()))) {
+            eprintln!(
+                "could not drop the test database {}: {dropped:?}",
+                self.name
+            );
+        }
+    }
+}
+
+/// A connection to the server's maintenance database, within 5 seconds.
+async fn admin(server: &str) -> Result<PgConnection, sqlx::Error> {
+    tokio::time::timeout(Duration::from_secs(5), PgConnection::connect(server))
+        .await
+        .unwrap_or(Err(sqlx::Error::PoolTimedOut))
+}
+
+/// Where the server is, without the user and password.
+fn where_(server: &str) -> String {
+    match server.parse::<PgConnectOptions>() {
+        Ok(o) => format!("{}:{}", o.get_host(), o.get_port()),
+        Err(_) => format!("${URL_VAR} (not a valid URL)"),
+    }
+}
+
+/// Two stores on a new database: one on a pool of the test's, one connected by URL.
+async fn open() -> Option<Stores> {
+    let database = TestDatabase::create().await?;
+    let store = PostgresStore::from_pool(database.pool().await)
+        .await
+        .unwrap();
+    let other = PostgresStore::connect(&database.url()).await.unwrap();
+    Some(Stores {
+        store: Box::new(store),
+        other: Box::new(other),
+        _cleanup: Some(Box::new(database)),
+    })
+}
+
+conformance_tests!(open());
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_stores_may_connect_to_a_new_database_at_once() {
+    let Some(database) = TestDatabase::create().await else {
+        return;
+    };
+    let url = database.url();
+    let connects = (0..4).map(|_| PostgresStore::connect(&url));
+    let stores = futures::future::try_join_all(connects).await.unwrap();
+    let run = full_snapshot("run-1");
+    save(&stores[0], &run, 0, &[]).await.unwrap();
+    for store in &stores {
+        assert_eq!(store.load("run-1").await.unwrap().unwrap().snapshot, run);
+        assert_eq!(
+            store.name(),
+            format!("postgres:{}/{}", where_(&url), database.name)
+        );
+    }
+    let applied: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM agentry_store_migrations")
+        .fetch_one(stores[0].pool())
+        .await
+        .unwrap();
+    assert_eq!(applied, 1, "the schema's one migration, applied once");
+}
+
+#[tokio::test]
+async fn an_unreadable_snapshot_is_a_backend_error_naming_the_run() {
+    let Some(database) = TestDatabase::create().await else {
+        return;
+    };
+    let store = PostgresStore::connect(&database.url()).await.unwrap();
+    save(&store, &snapshot("run-1"), 0, &[]).await.unwrap();
+    sqlx::query("UPDATE runs SET snapshot = '[1, 2, 3]' WHERE run_id = 'run-1'")
+        .execute(store.pool())
+        .await
+        .unwrap();
+    match store.load("run-1").await {
+        Err(StoreError::Backend {
+            store: name,
+            message,
+        }) => {
+            assert_eq!(name, store.name());
+            assert!(message.contains("run `run-1`"), "{message}");
+            assert!(message.contains("unreadable"), "{message}");
+        }
+        other => panic!("expected a backend error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn an_unreachable_server_is_an_error_that_says_what_to_check() {
+    // Nothing listens on port 1; the test needs no server.
+    let err = PostgresStore::connect("postgres://agentry:hunter2@127.0.0.1:1/runs")
+        .await
+        .unwrap_err();
+    let message = err.to_string();
+    assert!(matches!(err, StoreError::Backend { .. }), "{err:?}");
+    assert!(message.contains("postgres:127.0.0.1:1/runs"), "{message}");
+    assert!(message.contains("server is running"), "{message}");
+    assert!(!message.contains("hunter2"), "{message}");
+}
+
+#[tokio::test]
+async fn an_invalid_url_is_an_error_that_does_not_echo_it() {
+    let err = PostgresStore::connect("mysql://agentry:hunter2@db/runs")
+        .await
+        .unwrap_err();
+    let message = err.to_string();
+    assert!(message.contains("connection URL"), "{message}");
+    assert!(!message.contains("hunter2"), "{message}");
+}

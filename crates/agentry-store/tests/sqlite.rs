@@ -1,0 +1,199 @@
+//! `SqliteStore`: the conformance suite on a file (two stores on it, as two processes would
+//! open it) and in memory, then what is particular to files: persistence, the schema's set-up,
+//! records that cannot be read back.
+
+#[macro_use]
+mod conformance;
+
+use agentry_core::{RunQuery, RunStore, StoreError};
+use agentry_store::SqliteStore;
+use conformance::{Stores, event, full_snapshot, save, snapshot};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// A directory of its own for one test, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> TempDir {
+        static COUNT: AtomicU32 = AtomicU32::new(0);
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos();
+        let name = format!(
+            "agentry-store-test-{}-{nanos}-{}",
+            std::process::id(),
+            COUNT.fetch_add(1, Ordering::Relaxed)
+        );
+        let dir = std::env::temp_dir().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+mod file {
+    use super::*;
+
+    /// Two stores on one new file.
+    async fn open() -> Option<Stores> {
+        let dir = TempDir::new();
+        let path = dir.path().join("runs.db");
+        Some(Stores {
+            store: Box::new(SqliteStore::open(&path).await.unwrap()),
+            other: Box::new(SqliteStore::open(&path).await.unwrap()),
+            _cleanup: Some(Box::new(dir)),
+        })
+    }
+
+    conformance_tests!(open());
+}
+
+mod in_memory {
+    use super::*;
+
+    /// A store in memory and a clone of it (a second `in_memory` would be another database).
+    async fn open() -> Option<Stores> {
+        let store = SqliteStore::in_memory().await.unwrap();
+        Some(Stores {
+            other: Box::new(store.clone()),
+            store: Box::new(store),
+            _cleanup: None,
+        })
+    }
+
+    conformance_tests!(open());
+}
+
+#[tokio::test]
+async fn runs_outlive_the_store_and_reopening_keeps_the_schema() {
+    let dir = TempDir::new();
+    let path = dir.path().join("runs.db");
+    let run = full_snapshot("run-1");
+    {
+        let store = SqliteStore::open(&path).await.unwrap();
+        save(&store, &run, 0, &[event("run_started", 1)])
+            .await
+            .unwrap();
+        assert_eq!(store.claim("run-1", 0).await.unwrap(), 1);
+        store.pool().close().await;
+    }
+
+    for _ in 0..2 {
+        let store = SqliteStore::open(&path).await.unwrap();
+        let stored = store
+            .load("run-1")
+            .await
+            .unwrap()
+            .expect("the run persisted");
+        assert_eq!((&stored.snapshot, stored.lease), (&run, 1));
+        assert_eq!(store.events("run-1").await.unwrap().len(), 1);
+        let applied: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM agentry_store_migrations")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        assert_eq!(applied, 1, "the schema's one migration, applied once");
+        let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        assert_eq!(mode, "wal");
+        store.pool().close().await;
+    }
+}
+
+#[tokio::test]
+async fn opening_creates_missing_directories_and_names_the_store_by_its_path() {
+    let dir = TempDir::new();
+    let path = dir.path().join("a").join("b").join("runs.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    assert!(path.is_file());
+    assert_eq!(store.name(), format!("sqlite:{}", path.display()));
+    assert!(format!("{store:?}").contains("SqliteStore"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_stores_may_open_a_new_file_at_once() {
+    let dir = TempDir::new();
+    let path = dir.path().join("runs.db");
+    let opens = (0..8).map(|_| SqliteStore::open(&path));
+    let stores: Vec<SqliteStore> = futures::future::try_join_all(opens).await.unwrap();
+    save(&stores[0], &snapshot("run-1"), 0, &[]).await.unwrap();
+    for store in &stores {
+        assert!(store.load("run-1").await.unwrap().is_some());
+    }
+}
+
+#[tokio::test]
+async fn a_path_that_cannot_be_a_directory_is_an_error_naming_it() {
+    let dir = TempDir::new();
+    let file = dir.path().join("plain-file");
+    std::fs::write(&file, "not a directory").unwrap();
+    let err = SqliteStore::open(file.join("runs.db")).await.unwrap_err();
+    let message = err.to_string();
+    assert!(matches!(err, StoreError::Backend { .. }), "{err:?}");
+    assert!(message.contains("cannot create the directory"), "{message}");
+    assert!(message.contains("plain-file"), "{message}");
+}
+
+#[tokio::test]
+async fn a_file_that_is_not_a_database_is_an_error() {
+    let dir = TempDir::new();
+    let path = dir.path().join("runs.db");
+    std::fs::write(
+        &path,
+        "this is not a SQLite database, but it is long enough to look at",
+    )
+    .unwrap();
+    let err = SqliteStore::open(&path).await.unwrap_err();
+    let message = err.to_string();
+    assert!(matches!(err, StoreError::Backend { .. }), "{err:?}");
+    assert!(
+        message.contains(&format!("sqlite:{}", path.display())),
+        "{message}"
+    );
+    assert!(message.contains("not a database"), "{message}");
+}
+
+#[tokio::test]
+async fn an_unreadable_snapshot_is_a_backend_error_naming_the_run() {
+    let store = SqliteStore::in_memory().await.unwrap();
+    save(&store, &snapshot("run-1"), 0, &[]).await.unwrap();
+    sqlx::query("UPDATE runs SET snapshot = '{\"garbage\": true}' WHERE run_id = 'run-1'")
+        .execute(store.pool())
+        .await
+        .unwrap();
+    match store.load("run-1").await {
+        Err(StoreError::Backend {
+            store: name,
+            message,
+        }) => {
+            assert_eq!(name, "sqlite::memory:");
+            assert!(message.contains("run `run-1`"), "{message}");
+            assert!(message.contains("unreadable"), "{message}");
+            assert!(message.contains("missing field"), "{message}");
+        }
+        other => panic!("expected a backend error, got {other:?}"),
+    }
+
+    sqlx::query("UPDATE runs SET status = 'sleeping' WHERE run_id = 'run-1'")
+        .execute(store.pool())
+        .await
+        .unwrap();
+    let err = store.list(&RunQuery::all()).await.unwrap_err().to_string();
+    assert!(
+        err.contains("run `run-1`") && err.contains("`sleeping`"),
+        "{err}"
+    );
+}
