@@ -23,6 +23,7 @@ mod history;
 pub mod hooks;
 mod message;
 mod model;
+pub mod redact;
 pub mod run;
 mod state;
 pub mod store;
@@ -39,6 +40,7 @@ pub use model::{
     Model, ModelError, ModelErrorKind, ModelEvent, ModelParams, ModelRequest, ModelResponse,
     ModelStream,
 };
+pub use redact::Redact;
 pub use run::approval::{Decision, PendingApproval};
 pub use run::context::{HookCtx, Notice, RunContext, RunContextSpec, RunInfo, ToolCtx};
 pub use run::events::RunEvent;

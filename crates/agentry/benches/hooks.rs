@@ -23,6 +23,7 @@ fn context() -> RunContext {
         observe_state: false,
         events: None,
         step: 0,
+        redactor: None,
     })
 }
 

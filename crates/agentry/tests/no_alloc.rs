@@ -94,6 +94,7 @@ fn context() -> RunContext {
         observe_state: false,
         events: None,
         step: 1,
+        redactor: None,
     })
 }
 

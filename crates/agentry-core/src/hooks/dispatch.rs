@@ -205,7 +205,7 @@ async fn run_chain<E: Event>(
                 }
                 match backup {
                     Some(before) => {
-                        tracing::warn!(hook = %err.hook, event = %err.event, error = %err.failure, "advisory hook failed; the run goes on");
+                        advisory_failed(&err, run);
                         slot = Some(before);
                     }
                     None => return Err(err),
@@ -301,7 +301,7 @@ fn run_sync_stretch<'a, E: Event>(
                     };
                     match backup.take() {
                         Some(before) => {
-                            advisory_failed(&err);
+                            advisory_failed(&err, ctx.get());
                             *ev = before;
                             continue;
                         }
@@ -324,7 +324,7 @@ fn run_sync_stretch<'a, E: Event>(
                 };
                 match backup.take() {
                     Some(before) => {
-                        advisory_failed(&err);
+                        advisory_failed(&err, ctx.get());
                         *ev = before;
                     }
                     None => return Stretch::Failed(err),
@@ -334,8 +334,11 @@ fn run_sync_stretch<'a, E: Event>(
     }
 }
 
-fn advisory_failed(err: &HookError) {
-    tracing::warn!(hook = %err.hook, event = %err.event, error = %err.failure, "advisory hook failed; the run goes on");
+/// Logs an advisory hook's failure (its message masked by the run's redactor).
+fn advisory_failed(err: &HookError, run: &RunContext) {
+    let error = err.failure.to_string();
+    let error = run.redact(&error);
+    tracing::warn!(hook = %err.hook, event = %err.event, %error, "advisory hook failed; the run goes on");
 }
 
 /// Dispatches a meta event to its observers, without meta events of its own.

@@ -204,7 +204,9 @@ impl<Req: Clone + Send + 'static, Out: AroundOutput> Next<Req, Out> {
             }
             match fallback {
                 Some((next, req)) => {
-                    tracing::warn!(hook = %err.hook, event = %err.event, error = %err.failure, "advisory middleware failed; skipping it");
+                    let error = err.failure.to_string();
+                    let error = ctx.redact(&error);
+                    tracing::warn!(hook = %err.hook, event = %err.event, %error, "advisory middleware failed; skipping it");
                     next.run(req).await
                 }
                 None => Out::from_hook_error(err),

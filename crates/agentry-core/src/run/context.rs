@@ -68,6 +68,9 @@ pub struct RunContextSpec {
     pub events: Option<UnboundedSender<RunEvent>>,
     /// The first step number.
     pub step: u32,
+    /// Masks secrets in what the run reports (events, and what hooks record through
+    /// [`RunContext::redact`]).
+    pub redactor: Option<Arc<dyn crate::Redact>>,
 }
 
 struct RunShared {
@@ -83,6 +86,7 @@ struct RunShared {
     dirty: AtomicBool,
     notices: Mutex<Vec<Notice>>,
     events: Option<UnboundedSender<RunEvent>>,
+    redactor: Option<Arc<dyn crate::Redact>>,
 }
 
 /// The shared context of one run. Cheap to clone (one `Arc`).
@@ -121,6 +125,7 @@ impl RunContext {
             dirty: AtomicBool::new(false),
             notices: Mutex::new(Vec::new()),
             events: spec.events,
+            redactor: spec.redactor,
         }))
     }
 
@@ -276,8 +281,36 @@ impl RunContext {
     /// Sends an event to the run's stream, if any; `make` is only called when someone listens.
     pub fn send_event(&self, make: impl FnOnce(&Arc<str>) -> RunEvent) {
         if let Some(tx) = &self.0.events {
-            let _ = tx.unbounded_send(make(&self.0.agent_path));
+            let event = make(&self.0.agent_path);
+            let event = match &self.0.redactor {
+                Some(r) => event.redacted(&**r),
+                None => event,
+            };
+            let _ = tx.unbounded_send(event);
         }
+    }
+
+    /// `text` with secrets masked by the run's redactor (unchanged when it has none). Hooks
+    /// that keep or export what they see (telemetry, audit logs, recorders) pass text through
+    /// this.
+    pub fn redact<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
+        match &self.0.redactor {
+            Some(r) => r.redact(text),
+            None => std::borrow::Cow::Borrowed(text),
+        }
+    }
+
+    /// `value` with secrets masked in every string (unchanged when the run has no redactor).
+    pub fn redact_value(&self, mut value: serde_json::Value) -> serde_json::Value {
+        if let Some(r) = &self.0.redactor {
+            crate::redact::redact_value(&**r, &mut value);
+        }
+        value
+    }
+
+    /// The run's redactor, for child runs.
+    pub fn redactor(&self) -> Option<&Arc<dyn crate::Redact>> {
+        self.0.redactor.as_ref()
     }
 
     /// The event stream's sender, for child runs.

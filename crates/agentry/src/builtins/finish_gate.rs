@@ -105,7 +105,7 @@ impl Hook for GateHook {
                         hook = %ctx.hook_name(),
                         run = %ctx.run_id(),
                         rejections = *count,
-                        reason = %message,
+                        reason = %ctx.redact(&message),
                         "the finish gate gives up: the answer stands"
                     );
                 }

@@ -142,7 +142,8 @@ impl Recorder {
         self.lock().push(Recorded {
             kind: E::KIND,
             agent_path: ctx.agent_path().to_owned(),
-            detail,
+            // Masked by the run's redactor, when the runtime has one.
+            detail: ctx.redact_value(detail),
         });
     }
 }

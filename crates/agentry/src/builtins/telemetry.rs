@@ -20,7 +20,8 @@ use tracing::{Span, info_span};
 ///
 /// The spans go to whatever `tracing` subscriber the program installs; with
 /// `tracing-opentelemetry` they become OpenTelemetry spans (see the `telemetry` example). The
-/// target is `agentry`, at level INFO. Message contents are not recorded.
+/// target is `agentry`, at level INFO. Message contents are not recorded, and the texts it
+/// does record (stop reasons, errors) pass through the run's redactor.
 ///
 /// Attach it to the runtime (`Runtime::new().with(Telemetry::new())`) to trace every run; it is
 /// an advisory hook named `telemetry` at priority 250, so it wraps the guards and a failure of
@@ -252,7 +253,10 @@ impl Hook for TelemetryHook {
         {
             span.record("gen_ai.usage.input_tokens", int(ev.usage.input_tokens));
             span.record("gen_ai.usage.output_tokens", int(ev.usage.output_tokens));
-            span.record("agentry.stop_reason", ev.stop.to_string());
+            span.record(
+                "agentry.stop_reason",
+                ctx.redact(&ev.stop.to_string()).as_ref(),
+            );
         }
         async move { Ok(ev) }
     }
@@ -269,7 +273,10 @@ impl Hook for TelemetryHook {
         {
             span.record("error.type", "run_error");
             span.record("otel.status_code", "ERROR");
-            span.record("agentry.stop_reason", ev.error.to_string());
+            span.record(
+                "agentry.stop_reason",
+                ctx.redact(&ev.error.to_string()).as_ref(),
+            );
         }
         async move { Ok(ev) }
     }

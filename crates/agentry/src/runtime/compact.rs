@@ -44,7 +44,8 @@ impl Driver {
             let ev = BeforeCompact::new(tokens, compaction.threshold(), messages.clone(), plan);
             let (ev, by) = self.scope.hook_decided(ev).await?;
             if let Some(reason) = ev.vetoed() {
-                tracing::info!(agent = %def.name, hook = by.as_deref().unwrap_or_default(), reason, "compaction vetoed");
+                let reason = self.scope.ctx.redact(reason);
+                tracing::info!(agent = %def.name, hook = by.as_deref().unwrap_or_default(), %reason, "compaction vetoed");
                 return Ok(());
             }
             match ev.plan.aligned(&messages) {
@@ -135,6 +136,8 @@ impl Driver {
         }
         match policy {
             OnCompactError::Continue => {
+                let error = error.to_string();
+                let error = self.scope.ctx.redact(&error);
                 tracing::warn!(agent = %self.def.name, %error, "compaction failed; the run goes on uncompacted");
                 Ok(None)
             }

@@ -12,8 +12,9 @@ pub use handle::RunHandle;
 
 use agentry_core::hooks::{Hooks, IntoHook};
 use agentry_core::{
-    Agent, AgentDef, AgentState, Error, Model, RunContextSpec, RunEvent, RunInfo, RunMachine,
-    RunOptions, RunOutput, RunSnapshot, RunStore, SNAPSHOT_VERSION, StateError, StopReason,
+    Agent, AgentDef, AgentState, Error, Model, Redact, RunContextSpec, RunEvent, RunInfo,
+    RunMachine, RunOptions, RunOutput, RunSnapshot, RunStore, SNAPSHOT_VERSION, StateError,
+    StopReason,
 };
 use driver::{Driver, Finished, Start, scoped_hooks};
 use futures::channel::mpsc::{UnboundedSender, unbounded};
@@ -26,6 +27,7 @@ pub(crate) struct RuntimeInner {
     hooks: Arc<Hooks>,
     default_model: Option<Arc<dyn Model>>,
     store: Option<Arc<dyn RunStore>>,
+    redactor: Option<Arc<dyn Redact>>,
 }
 
 /// Runs agents in-process on tokio. Cheap to clone; clones share hooks, default model and store.
@@ -61,6 +63,7 @@ impl std::fmt::Debug for Runtime {
                     .map(|m| m.name().to_string()),
             )
             .field("store", &self.inner.store.is_some())
+            .field("redactor", &self.inner.redactor.is_some())
             .finish()
     }
 }
@@ -87,6 +90,15 @@ impl Runtime {
     /// Checkpoints every run to `store` after every step, so it can be resumed.
     pub fn store(mut self, store: impl RunStore) -> Self {
         Arc::make_mut(&mut self.inner).store = Some(Arc::new(store));
+        self
+    }
+
+    /// Masks secrets in everything runs report: their event streams and histories, and what
+    /// hooks record through [`HookCtx::redact`](agentry_core::RunContext::redact) (the built-in
+    /// telemetry and recorder do). What the model and the tools receive is not changed; see
+    /// [`Redactor`](crate::builtins::Redactor) for masking those too.
+    pub fn redact(mut self, redactor: impl Redact) -> Self {
+        Arc::make_mut(&mut self.inner).redactor = Some(Arc::new(redactor));
         self
     }
 
@@ -242,6 +254,7 @@ impl Runtime {
             observe_state: false,
             events,
             step: 0,
+            redactor: self.inner.redactor.clone(),
         };
         Driver::new(def, &self.inner, hooks, spec)
     }

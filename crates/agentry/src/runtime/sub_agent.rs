@@ -89,6 +89,7 @@ impl Driver {
             observe_state: false,
             events: parent.event_sender().cloned(),
             step: 0,
+            redactor: parent.redactor().cloned(),
         };
         Driver::new(child, &self.rt, hooks, spec)
     }

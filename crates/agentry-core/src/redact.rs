@@ -1,0 +1,104 @@
+//! Redaction: masking secrets in what a run reports (its event stream, event history, hooks'
+//! telemetry and records, logs) without changing what the run itself works with.
+//!
+//! A runtime configured with a [`Redact`] applies it to every [`RunEvent`] before it leaves the
+//! run, and hands it to hooks through [`RunContext::redact`](crate::RunContext::redact), which
+//! observers (telemetry, recorders, audit hooks) call on any text they keep. The history, the
+//! model's requests and the tools' inputs are not touched: masking those is a separate choice
+//! (the `Redactor` hook of the `agentry` crate can do it when asked).
+
+use crate::{Message, RunEvent};
+use serde_json::Value;
+use std::borrow::Cow;
+use std::sync::Arc;
+
+/// Masks secrets in text.
+pub trait Redact: Send + Sync + 'static {
+    /// `text` with every secret masked; borrowed when there was none.
+    fn redact<'a>(&self, text: &'a str) -> Cow<'a, str>;
+}
+
+/// Masks every string in a JSON value, in place (object keys are kept).
+pub fn redact_value(r: &dyn Redact, value: &mut Value) {
+    match value {
+        Value::String(s) => {
+            if let Cow::Owned(masked) = r.redact(s) {
+                *s = masked;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| redact_value(r, v)),
+        Value::Object(map) => map.values_mut().for_each(|v| redact_value(r, v)),
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+fn redact_string(r: &dyn Redact, s: &mut String) {
+    if let Cow::Owned(masked) = r.redact(s) {
+        *s = masked;
+    }
+}
+
+/// A message with every secret masked: its text, its tool calls' arguments, its tool result.
+pub fn redact_message(r: &dyn Redact, message: &Message) -> Message {
+    let mut m = message.clone();
+    match &mut m {
+        Message::System { content } | Message::User { content } => redact_string(r, content),
+        Message::Assistant {
+            content,
+            tool_calls,
+            thinking,
+        } => {
+            redact_string(r, content);
+            if let Some(t) = thinking {
+                redact_string(r, &mut t.text);
+            }
+            for c in tool_calls {
+                redact_string(r, &mut c.arguments);
+            }
+        }
+        Message::Tool(result) => redact_string(r, &mut result.content),
+    }
+    m
+}
+
+impl RunEvent {
+    /// The event with every secret masked.
+    ///
+    /// Streamed text is masked piece by piece, so a secret split across two
+    /// [`RunEvent::TextDelta`]s may pass; the complete turn's [`RunEvent::Message`] is masked
+    /// whole.
+    pub fn redacted(mut self, r: &dyn Redact) -> RunEvent {
+        match &mut self {
+            RunEvent::TextDelta { text, .. } | RunEvent::ThinkingDelta { text, .. } => {
+                redact_string(r, text)
+            }
+            RunEvent::ToolStarted { input, .. } => redact_value(r, input),
+            RunEvent::ToolFinished { result, .. } => redact_string(r, &mut result.content),
+            RunEvent::StatePatch { patch, .. } => {
+                let mut v = serde_json::to_value(&*patch).unwrap_or(Value::Null);
+                redact_value(r, &mut v);
+                if let Ok(p) = serde_json::from_value(v) {
+                    *patch = p;
+                }
+            }
+            RunEvent::Message { message, .. } => {
+                *message = Arc::new(redact_message(r, message));
+            }
+            RunEvent::Custom { data, .. } => redact_value(r, data),
+            RunEvent::Compacted { summary, .. } => redact_string(r, summary),
+            RunEvent::RunFailed { error, .. } => redact_string(r, error),
+            RunEvent::RunFinished { stop, .. } => {
+                // Stop reasons carry hooks' reasons, errors and pending calls' inputs.
+                let mut v = serde_json::to_value(&*stop).unwrap_or(Value::Null);
+                redact_value(r, &mut v);
+                if let Ok(s) = serde_json::from_value(v) {
+                    *stop = s;
+                }
+            }
+            RunEvent::RunStarted { .. }
+            | RunEvent::StepStarted { .. }
+            | RunEvent::StepFinished { .. } => {}
+        }
+        self
+    }
+}
