@@ -74,6 +74,14 @@ pub enum Error {
         /// Why.
         message: String,
     },
+    /// A run of a session cannot continue the session's conversation.
+    #[error("cannot continue session `{session_id}`: {message}")]
+    Session {
+        /// The session.
+        session_id: String,
+        /// Why, and what to do.
+        message: String,
+    },
     /// The run store failed.
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),

@@ -85,6 +85,12 @@ impl RunEvent {
                 *message = Arc::new(redact_message(r, message));
             }
             RunEvent::Custom { data, .. } => redact_value(r, data),
+            RunEvent::AwaitingApproval { pending, .. } => {
+                for p in pending {
+                    redact_value(r, &mut p.input);
+                    redact_string(r, &mut p.reason);
+                }
+            }
             RunEvent::Compacted { summary, .. } => redact_string(r, summary),
             RunEvent::RunFailed { error, .. } => redact_string(r, error),
             RunEvent::RunFinished { stop, .. } => {

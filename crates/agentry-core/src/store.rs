@@ -272,6 +272,34 @@ pub trait RunStore: Send + Sync + 'static {
     -> BoxFuture<'a, Result<Vec<StoredEvent>, StoreError>>;
 }
 
+/// A shared store is a store: `Arc<dyn RunStore>` can be handed to a runtime.
+impl<S: RunStore + ?Sized> RunStore for Arc<S> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn save<'a>(&'a self, checkpoint: Checkpoint<'a>) -> BoxFuture<'a, Result<(), StoreError>> {
+        (**self).save(checkpoint)
+    }
+    fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<Option<StoredRun>, StoreError>> {
+        (**self).load(run_id)
+    }
+    fn claim<'a>(&'a self, run_id: &'a str, lease: u64) -> BoxFuture<'a, Result<u64, StoreError>> {
+        (**self).claim(run_id, lease)
+    }
+    fn list<'a>(
+        &'a self,
+        query: &'a RunQuery,
+    ) -> BoxFuture<'a, Result<Vec<RunSummary>, StoreError>> {
+        (**self).list(query)
+    }
+    fn events<'a>(
+        &'a self,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<StoredEvent>, StoreError>> {
+        (**self).events(run_id)
+    }
+}
+
 /// Milliseconds since the Unix epoch, now.
 pub fn now_ms() -> i64 {
     SystemTime::now()

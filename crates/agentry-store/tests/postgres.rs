@@ -7,128 +7,13 @@
 
 #[macro_use]
 mod conformance;
+mod support;
+
+use support::*;
 
 use agentry_core::{RunStore, StoreError};
 use agentry_store::PostgresStore;
 use conformance::{Stores, full_snapshot, save, snapshot};
-use sqlx::Connection;
-use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-const URL_VAR: &str = "AGENTRY_TEST_POSTGRES_URL";
-
-/// A database of its own for one test, dropped (with its connections) when this is dropped.
-struct TestDatabase {
-    /// The server's URL, as given.
-    server: String,
-    /// The database's name.
-    name: String,
-}
-
-impl TestDatabase {
-    /// A new, empty database on the test server, or `None` (said on stderr) without one.
-    async fn create() -> Option<TestDatabase> {
-        let Ok(server) = std::env::var(URL_VAR) else {
-            eprintln!(
-                "skipping: no Postgres server at ${URL_VAR} (unset); set {URL_VAR}, e.g. \
-                 postgres://postgres@127.0.0.1:5432/postgres"
-            );
-            return None;
-        };
-        let mut admin = match admin(&server).await {
-            Ok(admin) => admin,
-            Err(why) => {
-                eprintln!(
-                    "skipping: no Postgres server at {}: {why}; set {URL_VAR}",
-                    where_(&server)
-                );
-                return None;
-            }
-        };
-        static COUNT: AtomicU32 = AtomicU32::new(0);
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .subsec_nanos();
-        let name = format!(
-            "agentry_test_{}_{nanos}_{}",
-            std::process::id(),
-            COUNT.fetch_add(1, Ordering::Relaxed)
-        );
-        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-            .execute(&mut admin)
-            .await
-            .expect("creating the test database");
-        admin.close().await.ok();
-        Some(TestDatabase { server, name })
-    }
-
-    /// The URL of the test database: the server's, with the database's name as its path.
-    fn url(&self) -> String {
-        let (base, params) = match self.server.split_once('?') {
-            Some((base, params)) => (base, format!("?{params}")),
-            None => (self.server.as_str(), String::new()),
-        };
-        let authority = base.find("://").map_or(0, |i| i + 3);
-        let base = match base[authority..].find('/') {
-            Some(slash) => &base[..authority + slash],
-            None => base,
-        };
-        format!("{base}/{}{params}", self.name)
-    }
-
-    /// A pool on the test database.
-    async fn pool(&self) -> PgPool {
-        let options: PgConnectOptions = self.server.parse().unwrap();
-        PgPool::connect_with(options.database(&self.name))
-            .await
-            .unwrap()
-    }
-}
-
-impl Drop for TestDatabase {
-    fn drop(&mut self) {
-        // No async drop: drop the database from a thread with a runtime of its own.
-        let (server, name) = (self.server.clone(), self.name.clone());
-        let dropped = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            runtime.block_on(async {
-                let mut admin = admin(&server).await?;
-                let sql = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
-                sqlx::query(sqlx::AssertSqlSafe(sql))
-                    .execute(&mut admin)
-                    .await?;
-                admin.close().await
-            })
-        })
-        .join();
-        if !matches!(dropped, Ok(Ok(()))) {
-            eprintln!(
-                "could not drop the test database {}: {dropped:?}",
-                self.name
-            );
-        }
-    }
-}
-
-/// A connection to the server's maintenance database, within 5 seconds.
-async fn admin(server: &str) -> Result<PgConnection, sqlx::Error> {
-    tokio::time::timeout(Duration::from_secs(5), PgConnection::connect(server))
-        .await
-        .unwrap_or(Err(sqlx::Error::PoolTimedOut))
-}
-
-/// Where the server is, without the user and password.
-fn where_(server: &str) -> String {
-    match server.parse::<PgConnectOptions>() {
-        Ok(o) => format!("{}:{}", o.get_host(), o.get_port()),
-        Err(_) => format!("${URL_VAR} (not a valid URL)"),
-    }
-}
 
 /// Two stores on a new database: one on a pool of the test's, one connected by URL.
 async fn open() -> Option<Stores> {

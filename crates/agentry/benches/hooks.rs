@@ -24,6 +24,7 @@ fn context() -> RunContext {
         events: None,
         step: 0,
         redactor: None,
+        record_events: false,
     })
 }
 

@@ -95,6 +95,7 @@ fn context() -> RunContext {
         events: None,
         step: 1,
         redactor: None,
+        record_events: false,
     })
 }
 

@@ -161,7 +161,7 @@ async fn an_interrupted_run_resumed_from_json_ends_like_an_uninterrupted_one() {
 
     let rest = model(3..=N + 1);
     let resumed = Runtime::new()
-        .resume(&counter().with_model(rest.clone()), back)
+        .resume_snapshot(&counter().with_model(rest.clone()), back)
         .await
         .unwrap();
     assert_same_run(&resumed, &a);
@@ -183,7 +183,7 @@ async fn resume_run_by_id_from_the_store() {
     let store = run_b().await;
     let rt = Runtime::new().store(store.clone());
     let resumed = rt
-        .resume_run(&counter().with_model(model(3..=N + 1)), "run-b")
+        .resume(&counter().with_model(model(3..=N + 1)), "run-b")
         .await
         .unwrap();
     assert_same_run(&resumed, &a);
@@ -193,7 +193,7 @@ async fn resume_run_by_id_from_the_store() {
     assert_eq!(snap.stop, Some(StopReason::FinalAnswer));
     assert_eq!(snap.output, Some(json!("the total is 10")));
     let err = rt
-        .resume_run(&counter().with_model(model(3..=N + 1)), "run-b")
+        .resume(&counter().with_model(model(3..=N + 1)), "run-b")
         .await
         .unwrap_err();
     assert!(matches!(err, Error::Resume { .. }), "{err:?}");
@@ -221,7 +221,7 @@ async fn resume_runs_pending_tool_calls_first() {
 
     let rest = model(4..=N + 1);
     let resumed = Runtime::new()
-        .resume(&counter().with_model(rest.clone()), snapshot)
+        .resume_snapshot(&counter().with_model(rest.clone()), snapshot)
         .await
         .unwrap();
     assert_same_run(&resumed, &a);
@@ -257,13 +257,12 @@ async fn a_run_cancelled_mid_tool_resumes_from_its_last_checkpoint() {
             }
         },
     );
-    let script = || {
-        ScriptedModel::new()
-            .turn(ScriptedTurn::new().with_tool_call_id("f1", "flaky", json!({})))
-            .text("finished")
-    };
     let agent = Agent::builder("flaky-agent")
-        .model(script())
+        .model(
+            ScriptedModel::new()
+                .turn(ScriptedTurn::new().with_tool_call_id("f1", "flaky", json!({})))
+                .text("finished"),
+        )
         .tool(flaky)
         .build()
         .unwrap();
@@ -286,18 +285,21 @@ async fn a_run_cancelled_mid_tool_resumes_from_its_last_checkpoint() {
         .unwrap();
     assert_eq!(out.stop, StopReason::Cancelled);
 
+    // The model's turn was saved before its call ran: the call is pending, not lost.
     let snapshot = store.load("run-f").await.unwrap().unwrap().snapshot;
     assert_eq!(snapshot.stop, Some(StopReason::Cancelled));
-    assert_eq!(snapshot.messages.to_vec(), [Message::user("go")]);
+    assert_eq!(snapshot.messages.len(), 2);
+    assert_eq!(snapshot.pending_tool_calls[0].id, "f1");
 
-    let again = script();
+    // Resuming issues the call again (the model is not asked for it again), then goes on.
+    let rest = ScriptedModel::new().text("finished");
     let resumed = Runtime::new()
-        .resume(&agent.with_model(again.clone()), snapshot)
+        .resume_snapshot(&agent.with_model(rest.clone()), snapshot)
         .await
         .unwrap();
     assert_eq!(resumed.output.as_deref(), Some("finished"));
     assert_eq!(resumed.steps, 2);
-    assert_eq!(again.calls(), 2);
+    assert_eq!(rest.calls(), 1);
     assert_eq!(calls.load(Ordering::SeqCst), 2);
     let texts: Vec<&str> = resumed.messages.iter().map(Message::text).collect();
     assert_eq!(texts, ["go", "", "answered", "finished"]);
@@ -322,7 +324,10 @@ async fn resume_rejects_a_snapshot_of_another_agent() {
         .state(Tally::default())
         .build()
         .unwrap();
-    let err = Runtime::new().resume(&other, snapshot).await.unwrap_err();
+    let err = Runtime::new()
+        .resume_snapshot(&other, snapshot)
+        .await
+        .unwrap_err();
     let msg = resume_message(err);
     assert!(msg.contains("`counter`"), "{msg}");
     assert!(msg.contains("`other`"), "{msg}");
@@ -336,7 +341,7 @@ async fn resume_rejects_a_finished_run() {
     snapshot.run_id = "run-b".into();
     let m = model(1..=N + 1);
     let err = Runtime::new()
-        .resume(&counter().with_model(m.clone()), snapshot)
+        .resume_snapshot(&counter().with_model(m.clone()), snapshot)
         .await
         .unwrap_err();
     let msg = resume_message(err);
@@ -351,7 +356,7 @@ async fn resume_rejects_another_format_version() {
     let mut snapshot = store.load("run-b").await.unwrap().unwrap().snapshot;
     snapshot.version = SNAPSHOT_VERSION + 1;
     let err = Runtime::new()
-        .resume(&counter().with_model(model(3..=N + 1)), snapshot)
+        .resume_snapshot(&counter().with_model(model(3..=N + 1)), snapshot)
         .await
         .unwrap_err();
     let msg = resume_message(err);
@@ -367,7 +372,7 @@ async fn resume_rejects_a_state_of_another_shape() {
     let mut snapshot = store.load("run-b").await.unwrap().unwrap().snapshot;
     snapshot.state = json!({"total": "three"});
     let err = Runtime::new()
-        .resume(&counter().with_model(model(3..=N + 1)), snapshot)
+        .resume_snapshot(&counter().with_model(model(3..=N + 1)), snapshot)
         .await
         .unwrap_err();
     assert!(matches!(err, Error::State(_)), "{err:?}");
@@ -376,14 +381,11 @@ async fn resume_rejects_a_state_of_another_shape() {
 #[tokio::test]
 async fn resume_run_needs_a_store_and_a_known_id() {
     let agent = counter();
-    let err = Runtime::new()
-        .resume_run(&agent, "run-b")
-        .await
-        .unwrap_err();
+    let err = Runtime::new().resume(&agent, "run-b").await.unwrap_err();
     assert!(resume_message(err).contains("no store"));
     let err = Runtime::new()
         .store(MemoryStore::new())
-        .resume_run(&agent, "run-b")
+        .resume(&agent, "run-b")
         .await
         .unwrap_err();
     assert!(resume_message(err).contains("no run with this id"));

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use super::context_events::{AfterCompact, BeforeCompact, CompactError};
+pub use super::human_events::{ApprovalRequested, ApprovalResolved, Resolver, StoppedByHuman};
 
 /// Whether a hook took a terminal decision (block, mock, skip, stop, ...), which ends the chain of
 /// hooks for this event.
@@ -354,6 +355,9 @@ pub enum ToolDecision {
     /// The call is answered with this content; the tool never runs and the result is flagged
     /// `mocked`.
     Mock(String),
+    /// The call waits for a person's approval (or an ApprovalRequested hook's decision); the
+    /// reason is shown to them.
+    NeedsApproval(String),
 }
 
 /// A tool call is about to run. Hooks may rewrite the input, block the call, or answer it with a
@@ -364,6 +368,7 @@ pub struct BeforeTool {
     /// The input the tool will receive (validated against its schema after the hooks).
     pub input: Value,
     decision: Option<ToolDecision>,
+    approved: bool,
 }
 impl BeforeTool {
     /// A new event for a call given by id and tool name.
@@ -376,6 +381,24 @@ impl BeforeTool {
             call,
             input,
             decision: None,
+            approved: false,
+        }
+    }
+    /// Marks the call as approved by a person (runtimes use this when a run resumes with the
+    /// call approved): [`require_approval`](Self::require_approval) is then ignored.
+    pub fn approved(mut self) -> Self {
+        self.approved = true;
+        self
+    }
+    /// True when a person already approved this call.
+    pub fn is_approved(&self) -> bool {
+        self.approved
+    }
+    /// Pauses the run until a person (or an ApprovalRequested hook) decides on this call;
+    /// `reason` is shown to them. Ignored for a call that was already approved.
+    pub fn require_approval(&mut self, reason: impl Into<String>) {
+        if !self.approved {
+            self.decision = Some(ToolDecision::NeedsApproval(reason.into()));
         }
     }
     /// The call id.

@@ -34,6 +34,9 @@ macro_rules! with_events {
             [BeforeSubAgent, before_sub_agent, BEFORE_SUB_AGENT, "A sub-agent is about to run: rewrite its input, or block it.", before_sub_agent],
             [AfterSubAgent, after_sub_agent, AFTER_SUB_AGENT, "A sub-agent returned: rewrite its output.", after_sub_agent],
             [SubAgentError, sub_agent_error, SUB_AGENT_ERROR, "A sub-agent failed: recover with an output.", sub_agent_error],
+            [ApprovalRequested, approval_requested, APPROVAL_REQUESTED, "A tool call needs approval: decide it, or let the run pause for a person.", approval_requested],
+            [ApprovalResolved, approval_resolved, APPROVAL_RESOLVED, "An approval was decided: observe who decided what.", approval_resolved],
+            [StoppedByHuman, stopped_by_human, STOPPED_BY_HUMAN, "A person rejected a call and stopped the run: observe.", stopped_by_human],
             [BeforeCompact, before_compact, BEFORE_COMPACT, "The history is about to be compacted: veto, or change the plan.", before_compact],
             [AfterCompact, after_compact, AFTER_COMPACT, "The history was compacted: rewrite the summary.", after_compact],
             [CompactError, compact_error, COMPACT_ERROR, "The summarising call failed: supply a summary, or choose to go on or fail.", compact_error],
@@ -54,6 +57,7 @@ mod dispatch;
 mod error;
 pub mod events;
 mod hook;
+mod human_events;
 mod kinds;
 mod middleware;
 mod name;

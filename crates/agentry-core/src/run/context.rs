@@ -71,6 +71,9 @@ pub struct RunContextSpec {
     /// Masks secrets in what the run reports (events, and what hooks record through
     /// [`RunContext::redact`]).
     pub redactor: Option<Arc<dyn crate::Redact>>,
+    /// Whether the run's events are kept for its store's event history (see
+    /// [`RunContext::take_recorded`]).
+    pub record_events: bool,
 }
 
 struct RunShared {
@@ -87,6 +90,7 @@ struct RunShared {
     notices: Mutex<Vec<Notice>>,
     events: Option<UnboundedSender<RunEvent>>,
     redactor: Option<Arc<dyn crate::Redact>>,
+    recorded: Option<Mutex<Vec<crate::RecordedEvent>>>,
 }
 
 /// The shared context of one run. Cheap to clone (one `Arc`).
@@ -126,6 +130,7 @@ impl RunContext {
             notices: Mutex::new(Vec::new()),
             events: spec.events,
             redactor: spec.redactor,
+            recorded: spec.record_events.then(|| Mutex::new(Vec::new())),
         }))
     }
 
@@ -273,21 +278,45 @@ impl RunContext {
         std::mem::take(&mut *lock(&self.0.notices))
     }
 
-    /// True when someone listens to this run's event stream.
+    /// True when someone listens to this run's events: an event stream, or the store's event
+    /// history.
     pub fn has_event_stream(&self) -> bool {
-        self.0.events.is_some()
+        self.0.events.is_some() || self.0.recorded.is_some()
     }
 
-    /// Sends an event to the run's stream, if any; `make` is only called when someone listens.
+    /// Sends an event to the run's stream and records it for the store's event history, masked
+    /// by the run's redactor; `make` is only called when someone listens.
     pub fn send_event(&self, make: impl FnOnce(&Arc<str>) -> RunEvent) {
+        if !self.has_event_stream() {
+            return;
+        }
+        let event = make(&self.0.agent_path);
+        let event = match &self.0.redactor {
+            Some(r) => event.redacted(&**r),
+            None => event,
+        };
+        if let Some(recorded) = &self.0.recorded
+            && let Some(r) = event.to_recorded()
+        {
+            lock(recorded).push(r);
+        }
         if let Some(tx) = &self.0.events {
-            let event = make(&self.0.agent_path);
-            let event = match &self.0.redactor {
-                Some(r) => event.redacted(&**r),
-                None => event,
-            };
             let _ = tx.unbounded_send(event);
         }
+    }
+
+    /// Takes the events recorded since the last call, oldest first (runtimes save them with each
+    /// checkpoint).
+    pub fn take_recorded(&self) -> Vec<crate::RecordedEvent> {
+        match &self.0.recorded {
+            Some(recorded) => std::mem::take(&mut *lock(recorded)),
+            None => Vec::new(),
+        }
+    }
+
+    /// Whether the run's events are recorded for its store.
+    pub fn records_events(&self) -> bool {
+        self.0.recorded.is_some()
     }
 
     /// `text` with secrets masked by the run's redactor (unchanged when it has none). Hooks

@@ -100,6 +100,13 @@ pub enum RunEvent {
         /// The agent path.
         agent_path: Arc<str>,
     },
+    /// The run paused: these calls wait for a person's decision.
+    AwaitingApproval {
+        /// The calls waiting, in call order.
+        pending: Vec<crate::PendingApproval>,
+        /// The agent path.
+        agent_path: Arc<str>,
+    },
     /// The run ended.
     RunFinished {
         /// The run id.
@@ -134,9 +141,69 @@ impl RunEvent {
             | RunEvent::StatePatch { agent_path, .. }
             | RunEvent::Message { agent_path, .. }
             | RunEvent::Compacted { agent_path, .. }
+            | RunEvent::AwaitingApproval { agent_path, .. }
             | RunEvent::Custom { agent_path, .. }
             | RunEvent::RunFinished { agent_path, .. }
             | RunEvent::RunFailed { agent_path, .. } => agent_path,
         }
+    }
+}
+
+impl RunEvent {
+    /// The event's kind, as its history records it (`run_started`, `tool_finished`, ...).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            RunEvent::RunStarted { .. } => "run_started",
+            RunEvent::StepStarted { .. } => "step_started",
+            RunEvent::StepFinished { .. } => "step_finished",
+            RunEvent::TextDelta { .. } => "text_delta",
+            RunEvent::ThinkingDelta { .. } => "thinking_delta",
+            RunEvent::ToolStarted { .. } => "tool_started",
+            RunEvent::ToolFinished { .. } => "tool_finished",
+            RunEvent::StatePatch { .. } => "state_patch",
+            RunEvent::Message { .. } => "message",
+            RunEvent::Compacted { .. } => "compacted",
+            RunEvent::Custom { .. } => "custom",
+            RunEvent::AwaitingApproval { .. } => "awaiting_approval",
+            RunEvent::RunFinished { .. } => "run_finished",
+            RunEvent::RunFailed { .. } => "run_failed",
+        }
+    }
+
+    /// The event as its history records it, now; `None` for streamed text and reasoning
+    /// pieces, which the complete turn's `message` event holds whole.
+    pub fn to_recorded(&self) -> Option<crate::RecordedEvent> {
+        use serde_json::json;
+        let data = match self {
+            RunEvent::TextDelta { .. } | RunEvent::ThinkingDelta { .. } => return None,
+            RunEvent::RunStarted { run_id, agent_path } => {
+                json!({"run_id": run_id, "agent_path": agent_path})
+            }
+            RunEvent::StepStarted { step, .. } | RunEvent::StepFinished { step, .. } => {
+                json!({"step": step})
+            }
+            RunEvent::ToolStarted {
+                call_id,
+                name,
+                input,
+                ..
+            } => json!({"call_id": call_id, "name": name, "input": input}),
+            RunEvent::ToolFinished { result, .. } => json!({"result": result}),
+            RunEvent::StatePatch { patch, source, .. } => {
+                json!({"patch": patch, "source": source})
+            }
+            RunEvent::Message { message, .. } => json!({"message": message}),
+            RunEvent::Compacted {
+                removed,
+                strategy,
+                summary,
+                ..
+            } => json!({"removed": removed, "strategy": strategy, "summary": summary}),
+            RunEvent::Custom { name, data, .. } => json!({"name": name, "data": data}),
+            RunEvent::AwaitingApproval { pending, .. } => json!({"pending": pending}),
+            RunEvent::RunFinished { stop, .. } => json!({"stop": stop}),
+            RunEvent::RunFailed { error, .. } => json!({"error": error}),
+        };
+        Some(crate::RecordedEvent::now(self.kind(), data))
     }
 }

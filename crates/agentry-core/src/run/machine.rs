@@ -53,6 +53,10 @@ pub struct RunSnapshot {
     /// Tool calls the model asked for whose results are not in the history yet.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pending_tool_calls: Vec<ToolCall>,
+    /// Results of pending calls that already settled (the others wait for approval, or were in
+    /// flight when the run stopped).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settled_results: Vec<ToolResult>,
     /// Set once the run has ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<StopReason>,
@@ -110,6 +114,8 @@ pub struct RunMachine {
     pub output_attempts: u32,
     /// The model turn whose tool calls are waiting for results (shared with the history).
     pub pending: Option<Arc<Message>>,
+    /// Results of pending calls that already settled, while others wait.
+    pub settled: Vec<ToolResult>,
 }
 
 impl RunMachine {
@@ -133,12 +139,18 @@ impl RunMachine {
                     tool_calls: s.pending_tool_calls.clone(),
                 })
             }),
+            settled: s.settled_results.clone(),
         }
     }
 
     /// The tool calls waiting for results.
     pub fn pending_calls(&self) -> &[ToolCall] {
         self.pending.as_deref().map_or(&[], Message::tool_calls)
+    }
+
+    /// The settled result of the pending call `call_id`, if it settled.
+    pub fn settled_result(&self, call_id: &str) -> Option<&ToolResult> {
+        self.settled.iter().find(|r| r.call_id == call_id)
     }
 
     /// Starts a step, unless `max_steps` are done.
@@ -184,6 +196,7 @@ impl RunMachine {
     /// Appends the results of the pending calls, in call order, and clears them.
     pub fn accept_tool_results(&mut self, results: Vec<ToolResult>) -> Vec<Arc<Message>> {
         self.pending = None;
+        self.settled.clear();
         results
             .into_iter()
             .map(|r| self.push(Message::Tool(r)))

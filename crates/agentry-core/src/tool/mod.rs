@@ -46,6 +46,13 @@ pub trait Tool: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
         self.call(input.clone(), ctx)
     }
+
+    /// True when every call needs a person's approval before it runs: the run pauses with the
+    /// call pending (see `StopReason::AwaitingApproval`). Default false; typed tools set it
+    /// with `TypedTool::needs_approval`.
+    fn needs_approval(&self) -> bool {
+        false
+    }
 }
 
 /// What a tool returns on success: the content the model sees.

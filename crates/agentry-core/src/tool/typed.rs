@@ -13,6 +13,7 @@ use std::marker::PhantomData;
 pub struct TypedTool<A, F> {
     spec: ToolSpec,
     f: F,
+    needs_approval: bool,
     _input: PhantomData<fn(A)>,
 }
 
@@ -53,7 +54,17 @@ where
             parameters: schema_of::<A>(),
         },
         f,
+        needs_approval: false,
         _input: PhantomData,
+    }
+}
+
+impl<A, F> TypedTool<A, F> {
+    /// Every call of this tool waits for a person's approval: the run pauses with the call
+    /// pending, and goes on once it is decided.
+    pub fn needs_approval(mut self) -> Self {
+        self.needs_approval = true;
+        self
     }
 }
 
@@ -77,6 +88,10 @@ where
 {
     fn spec(&self) -> &ToolSpec {
         &self.spec
+    }
+
+    fn needs_approval(&self) -> bool {
+        self.needs_approval
     }
 
     fn call<'a>(

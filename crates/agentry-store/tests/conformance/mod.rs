@@ -67,6 +67,7 @@ pub fn snapshot(run_id: &str) -> RunSnapshot {
         model_calls: 0,
         output_attempts: 0,
         pending_tool_calls: Vec::new(),
+        settled_results: Vec::new(),
         stop: None,
         output: None,
     }

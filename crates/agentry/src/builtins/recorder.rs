@@ -193,6 +193,13 @@ impl Hook for RecorderHook {
         before_sub_agent(BeforeSubAgent) => |ev| Value::Null;
         after_sub_agent(AfterSubAgent) => |ev| Value::Null;
         sub_agent_error(SubAgentError) => |ev| Value::Null;
+        approval_requested(ApprovalRequested) => |ev| json!({
+            "tool": ev.pending.tool, "call_id": ev.pending.call_id, "input": ev.pending.input,
+            "reason": ev.pending.reason});
+        approval_resolved(ApprovalResolved) => |ev| json!({
+            "call_id": ev.pending.call_id, "decision": ev.decision,
+            "by": match &ev.by { Resolver::Person => "person".to_string(), Resolver::Hook(h) => h.clone() }});
+        stopped_by_human(StoppedByHuman) => |ev| json!({"call_id": ev.call_id, "reason": ev.reason});
         before_compact(BeforeCompact) => |ev| json!({
             "tokens": ev.tokens, "start": ev.plan.start, "end": ev.plan.end,
             "strategy": ev.plan.strategy.as_str()});

@@ -15,6 +15,8 @@ use std::sync::Arc;
 ///   matching an allow pattern may run; in the default mode the allow list is not needed.
 /// - **Argument rules**: per-tool rules on string arguments ([`ArgRule`]), e.g. a regex that must
 ///   not match a shell command.
+/// - **Approval**: calls of the tools [`require_approval`](ToolPolicyBuilder::require_approval)
+///   names pause the run until a person decides.
 ///
 /// Patterns are globs: `*` (any run of characters), `?`, `[abc]`, `{a,b}`. Attach the policy to
 /// an agent (`.with(policy)`) or to a runtime (every run and sub-agent run). It is a synchronous
@@ -46,6 +48,7 @@ pub struct ToolPolicyBuilder {
     deny_unless_allowed: bool,
     allow: Vec<String>,
     deny: Vec<String>,
+    approve: Vec<String>,
     rules: Vec<ArgRule>,
 }
 
@@ -54,6 +57,7 @@ struct Compiled {
     deny_unless_allowed: bool,
     allow: Patterns,
     deny: Patterns,
+    approve: Patterns,
     rules: Vec<CompiledRule>,
 }
 
@@ -227,9 +231,18 @@ impl ToolPolicy {
         Ok(())
     }
 
+    /// Why a call of `tool` needs a person's approval, when the policy says it does.
+    pub fn approval_reason(&self, tool: &str) -> Option<String> {
+        self.inner.approve.first_match(tool).map(|pattern| {
+            format!("the tool policy requires approval for `{tool}` (it matches `{pattern}`)")
+        })
+    }
+
     fn before_tool(&self, ev: &mut BeforeTool, _ctx: &HookCtx) -> HookResult<()> {
         if let Err(reason) = self.check(ev.name(), &ev.input) {
             ev.block(reason);
+        } else if let Some(reason) = self.approval_reason(ev.name()) {
+            ev.require_approval(reason);
         }
         Ok(())
     }
@@ -245,6 +258,13 @@ impl ToolPolicyBuilder {
     /// Blocks tools whose names match `pattern`, whatever the allow list says.
     pub fn deny(mut self, pattern: impl Into<String>) -> Self {
         self.deny.push(pattern.into());
+        self
+    }
+
+    /// Calls of tools whose names match `pattern` (and that the policy allows) wait for a
+    /// person's approval: the run pauses with them pending.
+    pub fn require_approval(mut self, pattern: impl Into<String>) -> Self {
+        self.approve.push(pattern.into());
         self
     }
 
@@ -273,6 +293,7 @@ impl ToolPolicyBuilder {
                 deny_unless_allowed: self.deny_unless_allowed,
                 allow: Patterns::compile(&self.allow)?,
                 deny: Patterns::compile(&self.deny)?,
+                approve: Patterns::compile(&self.approve)?,
                 rules,
             }),
         })

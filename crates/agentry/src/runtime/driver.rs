@@ -3,14 +3,18 @@
 
 use super::RuntimeInner;
 use super::scope::Scope;
+use super::tool_call::ToolsOutcome;
 use agentry_core::hooks::{
-    AfterStep, BeforeStep, Events, Hooks, RunEnd, RunError, RunStart, StepDecision, Stop,
+    AfterStep, BeforeStep, Events, Hooks, Resolver, RunEnd, RunError, RunStart, StepDecision, Stop,
+    StoppedByHuman,
 };
 use agentry_core::{
-    AgentDef, Checkpoint, ErasedState, Error, FinishReason, Model, RunContext, RunContextSpec,
-    RunEvent, RunMachine, RunSnapshot, SNAPSHOT_VERSION, StepStart, StopReason, Turn, Verdict,
+    AgentDef, Checkpoint, Decision, ErasedState, Error, FinishReason, Model, PendingApproval,
+    RunContext, RunContextSpec, RunEvent, RunMachine, RunSnapshot, SNAPSHOT_VERSION, StepStart,
+    StopReason, Turn, Verdict,
 };
 use serde_json::Value;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// How a run begins.
@@ -50,6 +54,10 @@ pub(crate) struct Driver {
     pub in_step: bool,
     /// The prompt's running size, kept when the agent compacts its history.
     pub prompt_size: Option<super::compact::PromptSize>,
+    /// A person's decisions on the pending calls, by call id (when a paused run resumes).
+    pub decisions: HashMap<String, Decision>,
+    /// The calls the run paused on, when it resumes with decisions.
+    pub last_paused: Option<Vec<PendingApproval>>,
 }
 
 /// The hooks a run dispatches to: `base` alone when the other scopes add nothing (shared, no
@@ -80,7 +88,8 @@ impl Driver {
             .ok_or_else(|| Error::NoModel {
                 agent: def.name.to_string(),
             })?;
-        spec.observe_state = hooks.wants(Events::STATE_CHANGE) || spec.events.is_some();
+        spec.observe_state =
+            hooks.wants(Events::STATE_CHANGE) || spec.events.is_some() || spec.record_events;
         Ok(Driver {
             def: def.clone(),
             rt: rt.clone(),
@@ -95,6 +104,8 @@ impl Driver {
             lease: 0,
             in_step: false,
             prompt_size: None,
+            decisions: HashMap::new(),
+            last_paused: None,
         })
     }
 
@@ -129,6 +140,12 @@ impl Driver {
                     error: msg,
                     agent_path: p.clone(),
                 });
+                // The run stays resumable from its last checkpoint; its history gains the
+                // failure. A store that fails here cannot change the outcome: the run's own
+                // error is the one reported.
+                if let Err(store_error) = self.save_events().await {
+                    tracing::warn!(%store_error, "the failed run's last events were not saved");
+                }
                 Err(e)
             }
         }
@@ -147,10 +164,17 @@ impl Driver {
                 self.checkpoint(None, None).await?;
             }
             Start::Resume => {
+                // Saved first, under the lease just claimed: a process that lost the run to
+                // another fails here, before any effect.
+                self.checkpoint(None, None).await?;
+                self.resolved_by_person().await?;
                 if let Some(turn) = self.machine.pending.clone() {
                     let step = self.machine.step;
                     self.scope.ctx.set_step(step);
-                    self.run_tools(turn).await?;
+                    self.in_step = true;
+                    if let Some(ending) = self.tools_phase(turn, step).await? {
+                        return Ok(ending);
+                    }
                     if let Some(stop) = self.end_step(step).await? {
                         self.stop_event(stop.clone(), None).await?;
                         return Ok((None, stop));
@@ -227,7 +251,12 @@ impl Driver {
             let mut final_output = None;
             match turn {
                 Turn::Tools => {
-                    self.run_tools(message).await?;
+                    // The turn is saved before its calls run: a process that dies now resumes
+                    // by re-issuing them, with the same call ids (and idempotency keys).
+                    self.checkpoint(None, None).await?;
+                    if let Some(ending) = self.tools_phase(message, step).await? {
+                        return Ok(ending);
+                    }
                     if self.scope.ctx.is_cancelled() {
                         return Ok(CANCELLED);
                     }
@@ -271,6 +300,75 @@ impl Driver {
                 return Ok((None, stop));
             }
         }
+    }
+
+    /// Runs the calls of a turn; returns how the run ends when it pauses for approval or a
+    /// person stopped it.
+    async fn tools_phase(
+        &mut self,
+        turn: Arc<agentry_core::Message>,
+        step: u32,
+    ) -> Result<Option<Ending>, Error> {
+        match self.run_tools(turn).await? {
+            ToolsOutcome::Done => Ok(None),
+            ToolsOutcome::Paused(pending) => self.pause(pending).await.map(Some),
+            ToolsOutcome::Stopped {
+                call_id,
+                reason,
+                by,
+            } => {
+                if self.scope.wants(Events::STOPPED_BY_HUMAN) {
+                    let ev = StoppedByHuman {
+                        call_id: call_id.clone(),
+                        reason: reason.clone(),
+                        by,
+                    };
+                    self.scope.hook(ev).await?;
+                }
+                self.end_step(step).await?;
+                let stop = StopReason::StoppedByHuman { call_id, reason };
+                self.stop_event(stop.clone(), None).await?;
+                Ok(Some((None, stop)))
+            }
+        }
+    }
+
+    /// Pauses the run until its pending calls are decided: the step stays open, and the run
+    /// ends this call with [`StopReason::AwaitingApproval`] (checkpointed by `end`).
+    async fn pause(&mut self, pending: Vec<PendingApproval>) -> Result<Ending, Error> {
+        self.in_step = false;
+        let p = pending.clone();
+        self.scope
+            .ctx
+            .send_event(|path| RunEvent::AwaitingApproval {
+                pending: p,
+                agent_path: path.clone(),
+            });
+        let stop = StopReason::AwaitingApproval { pending };
+        self.stop_event(stop.clone(), None).await?;
+        Ok((None, stop))
+    }
+
+    /// Fires ApprovalResolved for the decisions a person gave (when a paused run resumes).
+    async fn resolved_by_person(&mut self) -> Result<(), Error> {
+        if self.decisions.is_empty() || !self.scope.wants(Events::APPROVAL_RESOLVED) {
+            return Ok(());
+        }
+        let pending = match self.last_paused.take() {
+            Some(p) => p,
+            None => return Ok(()),
+        };
+        for p in pending {
+            if let Some(decision) = self.decisions.get(&p.call_id).cloned() {
+                let ev = agentry_core::hooks::ApprovalResolved {
+                    pending: p,
+                    decision,
+                    by: Resolver::Person,
+                };
+                self.scope.hook(ev).await?;
+            }
+        }
+        Ok(())
     }
 
     fn step_started(&self, step: u32) {
@@ -349,7 +447,15 @@ impl Driver {
                 None => self.snapshot(None, None)?,
             };
             snapshot.stop = Some(StopReason::Cancelled);
-            store.save(self.checkpoint_of(&snapshot)).await?;
+            let events = self.scope.ctx.take_recorded();
+            store
+                .save(Checkpoint {
+                    snapshot: &snapshot,
+                    lease: self.lease,
+                    events: &events,
+                })
+                .await?;
+            self.last_checkpoint = Some(snapshot);
         }
         self.stop_event(StopReason::Cancelled, None).await?;
         Ok((None, StopReason::Cancelled))
@@ -365,9 +471,6 @@ impl Driver {
             };
             self.scope.hook(ev).await?;
         }
-        if stop != StopReason::Cancelled {
-            self.checkpoint(Some(&stop), output.as_ref()).await?;
-        }
         let run_id = self.scope.ctx.run_id().to_string();
         let s = stop.clone();
         self.scope.ctx.send_event(|p| RunEvent::RunFinished {
@@ -375,6 +478,11 @@ impl Driver {
             stop: s,
             agent_path: p.clone(),
         });
+        if stop != StopReason::Cancelled {
+            self.checkpoint(Some(&stop), output.as_ref()).await?;
+        } else {
+            self.save_events().await?;
+        }
         let state = self.scope.ctx.take_state(Box::new(()));
         Ok(Finished {
             run_id,
@@ -383,6 +491,27 @@ impl Driver {
             machine: self.machine,
             state,
         })
+    }
+
+    /// Saves the events recorded since the last checkpoint with that checkpoint again (when the
+    /// run ends without a new one: cancelled or failed).
+    async fn save_events(&mut self) -> Result<(), Error> {
+        let (Some(store), Some(snapshot)) = (self.rt.store.clone(), self.last_checkpoint.as_ref())
+        else {
+            return Ok(());
+        };
+        let events = self.scope.ctx.take_recorded();
+        if events.is_empty() {
+            return Ok(());
+        }
+        store
+            .save(Checkpoint {
+                snapshot,
+                lease: self.lease,
+                events: &events,
+            })
+            .await?;
+        Ok(())
     }
 
     /// Saves a snapshot when the runtime has a store.
@@ -395,18 +524,16 @@ impl Driver {
             return Ok(());
         };
         let snapshot = self.snapshot(stop.cloned(), output.cloned())?;
-        store.save(self.checkpoint_of(&snapshot)).await?;
+        let events = self.scope.ctx.take_recorded();
+        store
+            .save(Checkpoint {
+                snapshot: &snapshot,
+                lease: self.lease,
+                events: &events,
+            })
+            .await?;
         self.last_checkpoint = Some(snapshot);
         Ok(())
-    }
-
-    /// What a save of `snapshot` writes: it, under the run's lease.
-    fn checkpoint_of<'a>(&self, snapshot: &'a RunSnapshot) -> Checkpoint<'a> {
-        Checkpoint {
-            snapshot,
-            lease: self.lease,
-            events: &[],
-        }
     }
 
     /// The run as it stands, serializable.
@@ -433,6 +560,7 @@ impl Driver {
             model_calls: self.machine.model_calls,
             output_attempts: self.machine.output_attempts,
             pending_tool_calls: self.machine.pending_calls().to_vec(),
+            settled_results: self.machine.settled.clone(),
             stop,
             output,
         })

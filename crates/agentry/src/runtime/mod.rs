@@ -12,13 +12,14 @@ pub use handle::RunHandle;
 
 use agentry_core::hooks::{Hooks, IntoHook};
 use agentry_core::{
-    Agent, AgentDef, AgentState, Error, Model, Redact, RunContextSpec, RunEvent, RunInfo,
-    RunMachine, RunOptions, RunOutput, RunSnapshot, RunStore, SNAPSHOT_VERSION, StateError,
-    StopReason,
+    Agent, AgentDef, AgentState, Decision, Error, Model, PendingApproval, Redact, RunContextSpec,
+    RunEvent, RunInfo, RunMachine, RunOptions, RunOutput, RunQuery, RunSnapshot, RunStatus,
+    RunStore, SNAPSHOT_VERSION, StateError, StopReason,
 };
 use driver::{Driver, Finished, Start, scoped_hooks};
 use futures::channel::mpsc::{UnboundedSender, unbounded};
 use serde::de::DeserializeOwned;
+use std::collections::HashMap;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -123,7 +124,8 @@ impl Runtime {
         input: impl Into<String>,
         options: RunOptions,
     ) -> Result<RunOutput<S, O>, Error> {
-        let driver = self.driver(agent.def(), options, None, None)?;
+        let mut driver = self.driver(agent.def(), options, None, None)?;
+        self.continue_session(&mut driver).await?;
         typed(driver.drive(Start::New(input.into())).await?)
     }
 
@@ -147,7 +149,12 @@ impl Runtime {
         };
         let cancel = CancellationToken::new();
         let driver = self.driver(agent.def(), options, Some(tx), Some(cancel.clone()));
-        let join = tokio::spawn(async move { typed(driver?.drive(Start::New(input)).await?) });
+        let rt = self.clone();
+        let join = tokio::spawn(async move {
+            let mut driver = driver?;
+            rt.continue_session(&mut driver).await?;
+            typed(driver.drive(Start::New(input)).await?)
+        });
         RunHandle {
             run_id,
             events: rx,
@@ -157,40 +164,204 @@ impl Runtime {
     }
 
     /// Continues a run from a snapshot (a checkpoint from a store, or one you serialized), with
-    /// the same agent definition. A run that ended can only be resumed if it was cancelled.
-    pub async fn resume<S: AgentState, O: DeserializeOwned>(
+    /// the same agent definition. A run that ended can only be resumed if it was cancelled; a
+    /// paused run is continued with [`decide`](Self::decide).
+    pub async fn resume_snapshot<S: AgentState, O: DeserializeOwned>(
         &self,
         agent: &Agent<S, O>,
         snapshot: RunSnapshot,
     ) -> Result<RunOutput<S, O>, Error> {
-        let fail = |message: String| Error::Resume {
-            run_id: snapshot.run_id.clone(),
+        let lease = match &self.inner.store {
+            Some(store) => store.load(&snapshot.run_id).await?.map(|s| s.lease),
+            None => None,
+        };
+        self.continue_run(agent, snapshot, lease, HashMap::new())
+            .await
+    }
+
+    /// Continues a run from its last checkpoint in the runtime's store: after its process died,
+    /// or after it was cancelled. Nothing checkpointed is done again: a step whose checkpoint was
+    /// saved is not repeated, and tool calls that were in flight are issued again with the same
+    /// call ids, so [`ToolCtx::idempotency_key`](agentry_core::ToolCtx::idempotency_key) is the
+    /// same both times and tools with side effects can de-duplicate.
+    ///
+    /// The run is claimed first: when two processes resume it at once, exactly one goes on and
+    /// the other gets [`StoreError::Conflict`](agentry_core::StoreError::Conflict).
+    pub async fn resume<S: AgentState, O: DeserializeOwned>(
+        &self,
+        agent: &Agent<S, O>,
+        run_id: &str,
+    ) -> Result<RunOutput<S, O>, Error> {
+        let stored = self.load_run(run_id).await?;
+        if let Some(StopReason::AwaitingApproval { pending }) = &stored.snapshot.stop {
+            return Err(resume_error(
+                run_id,
+                format!(
+                    "it waits for approval of {}; continue it with `Runtime::decide` and a decision for each",
+                    call_list(pending)
+                ),
+            ));
+        }
+        self.continue_run(agent, stored.snapshot, Some(stored.lease), HashMap::new())
+            .await
+    }
+
+    /// Continues a run that paused for approval, with a decision for each pending call (approve,
+    /// reject with a reason the model sees, or reject and stop the run), in this process or any
+    /// other that opens the same store.
+    ///
+    /// A run that is not waiting, an unknown run or call, a call decided twice and a pending call
+    /// left undecided are errors that change nothing.
+    pub async fn decide<S: AgentState, O: DeserializeOwned>(
+        &self,
+        agent: &Agent<S, O>,
+        run_id: &str,
+        decisions: impl IntoIterator<Item = Decision>,
+    ) -> Result<RunOutput<S, O>, Error> {
+        let stored = self.load_run(run_id).await?;
+        let Some(StopReason::AwaitingApproval { pending }) = &stored.snapshot.stop else {
+            return Err(resume_error(
+                run_id,
+                format!(
+                    "it is not waiting for approval (it is {})",
+                    stored.snapshot.status()
+                ),
+            ));
+        };
+        let decisions = check_decisions(run_id, pending, decisions)?;
+        let pending = pending.clone();
+        let mut snapshot = stored.snapshot;
+        snapshot.stop = None;
+        self.continue_run_with(
+            agent,
+            snapshot,
+            Some(stored.lease),
+            decisions,
+            Some(pending),
+        )
+        .await
+    }
+
+    /// Starts a run of a session where the session's last run left off: with its messages,
+    /// loaded from the store (when the runtime has one and the run has a session id).
+    async fn continue_session(&self, driver: &mut Driver) -> Result<(), Error> {
+        let (Some(store), Some(session)) = (
+            &self.inner.store,
+            driver.scope.ctx.info().session_id.clone(),
+        ) else {
+            return Ok(());
+        };
+        let runs = store.list(&RunQuery::session(session.as_str())).await?;
+        let Some(last) = runs.iter().find(|r| r.parent_run_id.is_none()) else {
+            return Ok(());
+        };
+        let fail = |message: String| Error::Session {
+            session_id: session.clone(),
             message,
         };
+        let stored = store.load(&last.run_id).await?.ok_or_else(|| {
+            fail(format!(
+                "its last run `{}` vanished from the store",
+                last.run_id
+            ))
+        })?;
+        let snapshot = stored.snapshot;
+        match snapshot.status() {
+            RunStatus::AwaitingApproval => {
+                return Err(fail(format!(
+                    "its last run `{}` waits for approval; decide it first with `Runtime::decide`",
+                    last.run_id
+                )));
+            }
+            RunStatus::Running => {
+                return Err(fail(format!(
+                    "its last run `{}` has not ended (it is under way, or its process died); wait for it or continue it with `Runtime::resume`",
+                    last.run_id
+                )));
+            }
+            RunStatus::Cancelled if !snapshot.pending_tool_calls.is_empty() => {
+                return Err(fail(format!(
+                    "its last run `{}` was cancelled during tool calls; continue it with `Runtime::resume` first",
+                    last.run_id
+                )));
+            }
+            RunStatus::Cancelled | RunStatus::Finished => {}
+        }
+        driver.machine.messages = snapshot.messages;
+        Ok(())
+    }
+
+    /// Loads a run from the store, or says why it cannot.
+    async fn load_run(&self, run_id: &str) -> Result<agentry_core::StoredRun, Error> {
+        let store = self.inner.store.as_ref().ok_or_else(|| {
+            resume_error(
+                run_id,
+                "this runtime has no store; configure one with `Runtime::store(..)`",
+            )
+        })?;
+        store
+            .load(run_id)
+            .await?
+            .ok_or_else(|| resume_error(run_id, "the store has no run with this id"))
+    }
+
+    async fn continue_run<S: AgentState, O: DeserializeOwned>(
+        &self,
+        agent: &Agent<S, O>,
+        snapshot: RunSnapshot,
+        lease: Option<u64>,
+        decisions: HashMap<String, Decision>,
+    ) -> Result<RunOutput<S, O>, Error> {
+        self.continue_run_with(agent, snapshot, lease, decisions, None)
+            .await
+    }
+
+    /// Checks a snapshot against the agent, claims the run (when stored) and drives it on.
+    async fn continue_run_with<S: AgentState, O: DeserializeOwned>(
+        &self,
+        agent: &Agent<S, O>,
+        snapshot: RunSnapshot,
+        lease: Option<u64>,
+        decisions: HashMap<String, Decision>,
+        paused: Option<Vec<PendingApproval>>,
+    ) -> Result<RunOutput<S, O>, Error> {
+        let run_id = snapshot.run_id.clone();
         if snapshot.version != SNAPSHOT_VERSION {
-            return Err(fail(format!(
-                "its format version is {}, this build reads {SNAPSHOT_VERSION}",
-                snapshot.version
-            )));
+            return Err(resume_error(
+                &run_id,
+                format!(
+                    "its format version is {}, this build reads {SNAPSHOT_VERSION}",
+                    snapshot.version
+                ),
+            ));
         }
         if snapshot.agent != *agent.name() {
-            return Err(fail(format!(
-                "it belongs to agent `{}`, not `{}`; resume it with the agent that started it",
-                snapshot.agent,
-                agent.name()
-            )));
+            return Err(resume_error(
+                &run_id,
+                format!(
+                    "it belongs to agent `{}`, not `{}`; resume it with the agent that started it",
+                    snapshot.agent,
+                    agent.name()
+                ),
+            ));
         }
-        if let Some(stop) = snapshot
-            .stop
-            .as_ref()
-            .filter(|s| **s != StopReason::Cancelled)
-        {
-            return Err(fail(format!("it already ended ({stop})")));
+        match &snapshot.stop {
+            None | Some(StopReason::Cancelled) => {}
+            Some(StopReason::AwaitingApproval { pending }) => {
+                return Err(resume_error(
+                    &run_id,
+                    format!(
+                        "it waits for approval of {}; continue it with `Runtime::decide`",
+                        call_list(pending)
+                    ),
+                ));
+            }
+            Some(stop) => return Err(resume_error(&run_id, format!("it already ended ({stop})"))),
         }
         let def = agent.def();
         let state = def.initial_state.parse_json(snapshot.state.clone())?;
         let options = RunOptions {
-            run_id: Some(snapshot.run_id.clone()),
+            run_id: Some(run_id.clone()),
             session_id: snapshot.session_id.clone(),
             user_id: snapshot.user_id.clone(),
             tags: snapshot.tags.clone(),
@@ -198,36 +369,15 @@ impl Runtime {
             hooks: Hooks::new(),
         };
         let mut driver = self.driver(def, options, None, None)?;
-        if let Some(store) = &self.inner.store
-            && let Some(stored) = store.load(&snapshot.run_id).await?
-        {
-            driver.lease = store.claim(&snapshot.run_id, stored.lease).await?;
+        if let (Some(store), Some(lease)) = (&self.inner.store, lease) {
+            driver.lease = store.claim(&run_id, lease).await?;
         }
         driver.scope.ctx.take_state(state);
         driver.machine = RunMachine::restore(&snapshot);
         driver.scope.ctx.set_step(snapshot.step);
+        driver.decisions = decisions;
+        driver.last_paused = paused;
         typed(driver.drive(Start::Resume).await?)
-    }
-
-    /// Continues a run from its last checkpoint in the runtime's store.
-    pub async fn resume_run<S: AgentState, O: DeserializeOwned>(
-        &self,
-        agent: &Agent<S, O>,
-        run_id: &str,
-    ) -> Result<RunOutput<S, O>, Error> {
-        let store = self.inner.store.as_ref().ok_or_else(|| Error::Resume {
-            run_id: run_id.to_string(),
-            message: "this runtime has no store; configure one with `Runtime::store(..)`".into(),
-        })?;
-        let snapshot = store
-            .load(run_id)
-            .await?
-            .ok_or_else(|| Error::Resume {
-                run_id: run_id.to_string(),
-                message: "the store has no run with this id".into(),
-            })?
-            .snapshot;
-        self.resume(agent, snapshot).await
     }
 
     fn driver(
@@ -255,9 +405,68 @@ impl Runtime {
             events,
             step: 0,
             redactor: self.inner.redactor.clone(),
+            record_events: self.inner.store.is_some(),
         };
         Driver::new(def, &self.inner, hooks, spec)
     }
+}
+
+fn resume_error(run_id: &str, message: impl Into<String>) -> Error {
+    Error::Resume {
+        run_id: run_id.to_string(),
+        message: message.into(),
+    }
+}
+
+/// `` `tool` (call id) `` for each pending call, for messages.
+fn call_list(pending: &[PendingApproval]) -> String {
+    pending
+        .iter()
+        .map(|p| format!("`{}` ({})", p.tool, p.call_id))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Checks that `decisions` decide every pending call exactly once, and nothing else.
+fn check_decisions(
+    run_id: &str,
+    pending: &[PendingApproval],
+    decisions: impl IntoIterator<Item = Decision>,
+) -> Result<HashMap<String, Decision>, Error> {
+    let mut by_call = HashMap::new();
+    for d in decisions {
+        let id = d.call_id().to_string();
+        if !pending.iter().any(|p| p.call_id == id) {
+            return Err(resume_error(
+                run_id,
+                format!(
+                    "it has no pending call `{id}`; the pending calls are {}",
+                    call_list(pending)
+                ),
+            ));
+        }
+        if by_call.insert(id.clone(), d).is_some() {
+            return Err(resume_error(
+                run_id,
+                format!("call `{id}` is decided twice; give one decision per call"),
+            ));
+        }
+    }
+    let undecided: Vec<PendingApproval> = pending
+        .iter()
+        .filter(|p| !by_call.contains_key(&p.call_id))
+        .cloned()
+        .collect();
+    if !undecided.is_empty() {
+        return Err(resume_error(
+            run_id,
+            format!(
+                "{} not decided; decide every pending call of the turn together",
+                call_list(&undecided)
+            ),
+        ));
+    }
+    Ok(by_call)
 }
 
 fn new_run_id() -> String {

@@ -90,6 +90,7 @@ impl Driver {
             events: parent.event_sender().cloned(),
             step: 0,
             redactor: parent.redactor().cloned(),
+            record_events: parent.records_events(),
         };
         Driver::new(child, &self.rt, hooks, spec)
     }

@@ -4,43 +4,149 @@
 
 use super::driver::Driver;
 use agentry_core::hooks::{
-    AfterTool, BeforeTool, Events, Next, Terminal, ToolCallRequest, ToolDecision, ToolError,
-    ToolOutcome,
+    AfterTool, ApprovalRequested, ApprovalResolved, BeforeTool, Events, Next, Resolver, Terminal,
+    ToolCallRequest, ToolDecision, ToolError, ToolOutcome,
 };
 use agentry_core::{
-    AgentTool, Error, Message, RunEvent, Tool, ToolCallRef, ToolCtx, ToolFailure, ToolResult,
-    panic_message, schema_violations,
+    AgentTool, Decision, Error, Message, PendingApproval, RunEvent, Tool, ToolCall, ToolCallRef,
+    ToolCtx, ToolFailure, ToolResult, panic_message, schema_violations,
 };
 use futures::FutureExt;
 use serde_json::Value;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
+/// How one call of a turn settled.
+pub(crate) enum Settled {
+    /// With a result the model will see.
+    Done(ToolResult),
+    /// Waiting for a person's decision.
+    Pending(PendingApproval),
+    /// Rejected, and the run stops.
+    Stop {
+        result: ToolResult,
+        reason: String,
+        by: Resolver,
+    },
+}
+
+/// How the tool phase of a step ended.
+pub(crate) enum ToolsOutcome {
+    /// Every call has its result in the history.
+    Done,
+    /// Some calls wait for approval; the others' results are kept until they are decided.
+    Paused(Vec<PendingApproval>),
+    /// A call was rejected with a stop; every result is in the history.
+    Stopped {
+        call_id: String,
+        reason: String,
+        by: Resolver,
+    },
+}
+
+/// The result a rejected call gives the model.
+fn rejected(call: &ToolCall, reason: &str) -> ToolResult {
+    ToolResult::error(
+        &call.id,
+        &call.name,
+        format!("the call was rejected: {reason}"),
+    )
+}
+
 impl Driver {
-    /// Runs the calls of one model turn and appends their results, in call order.
-    pub(crate) async fn run_tools(&mut self, turn: Arc<Message>) -> Result<(), Error> {
+    /// Runs the calls of one model turn and appends their results, in call order, unless some
+    /// wait for approval. Calls that settled before (while others waited, or before the run
+    /// stopped) keep their results and do not run again.
+    pub(crate) async fn run_tools(&mut self, turn: Arc<Message>) -> Result<ToolsOutcome, Error> {
         let count = turn.tool_calls().len();
-        let results = if count == 1 || !self.def.parallel_tool_calls {
-            let mut results = Vec::with_capacity(count);
+        let settled = if count == 1 || !self.def.parallel_tool_calls {
+            let mut settled = Vec::with_capacity(count);
             for index in 0..count {
-                results.push(self.tool_call(&turn, index).await?);
+                settled.push(self.tool_call(&turn, index).await?);
             }
-            results
+            settled
         } else {
             futures::future::try_join_all((0..count).map(|index| self.tool_call(&turn, index)))
                 .await?
         };
+        self.decisions.clear();
+        let stop = settled
+            .iter()
+            .position(|s| matches!(s, Settled::Stop { .. }));
+        let pending: Vec<PendingApproval> = settled
+            .iter()
+            .filter_map(|s| match s {
+                Settled::Pending(p) => Some(p.clone()),
+                _ => None,
+            })
+            .collect();
+        if stop.is_none() && !pending.is_empty() {
+            self.machine.settled = settled
+                .into_iter()
+                .filter_map(|s| match s {
+                    Settled::Done(r) => Some(r),
+                    _ => None,
+                })
+                .collect();
+            return Ok(ToolsOutcome::Paused(pending));
+        }
+        let mut outcome = ToolsOutcome::Done;
+        let mut results = Vec::with_capacity(count);
+        for (index, s) in settled.into_iter().enumerate() {
+            match s {
+                Settled::Done(r) => results.push(r),
+                Settled::Stop { result, reason, by } => {
+                    if matches!(outcome, ToolsOutcome::Done) {
+                        outcome = ToolsOutcome::Stopped {
+                            call_id: result.call_id.clone(),
+                            reason,
+                            by,
+                        };
+                    }
+                    results.push(result);
+                }
+                Settled::Pending(_) => {
+                    let call = &turn.tool_calls()[index];
+                    results.push(ToolResult::error(
+                        &call.id,
+                        &call.name,
+                        "not run: the run was stopped",
+                    ));
+                }
+            }
+        }
         for message in self.machine.accept_tool_results(results) {
             self.scope.added(message).await?;
         }
-        Ok(())
+        Ok(outcome)
     }
 
     /// One call, start to end. An `Err` is a hook failure that fails the run; everything else the
     /// model should hear about is an error result. Every call streams ToolStarted (with the input
     /// the model sent) and ToolFinished (with the result the model will see).
-    async fn tool_call(&self, turn: &Arc<Message>, index: usize) -> Result<ToolResult, Error> {
+    async fn tool_call(&self, turn: &Arc<Message>, index: usize) -> Result<Settled, Error> {
         let call = &turn.tool_calls()[index];
+        if let Some(result) = self.machine.settled_result(&call.id) {
+            return Ok(Settled::Done(result.clone()));
+        }
+        let approved = match self.decisions.get(&call.id) {
+            Some(Decision::Approve { .. }) => true,
+            Some(Decision::Reject { reason, .. }) => {
+                let result = rejected(call, reason);
+                self.tool_finished(&result);
+                return Ok(Settled::Done(result));
+            }
+            Some(Decision::RejectAndStop { reason, .. }) => {
+                let result = rejected(call, reason);
+                self.tool_finished(&result);
+                return Ok(Settled::Stop {
+                    result,
+                    reason: reason.clone(),
+                    by: Resolver::Person,
+                });
+            }
+            None => false,
+        };
         let raw = call.arguments.trim();
         let parsed = if raw.is_empty() {
             Ok(Value::Object(Default::default()))
@@ -56,12 +162,63 @@ impl Driver {
             },
             agent_path: p.clone(),
         });
-        let result = self.settle(turn, index, parsed).await?;
+        let settled = self.settle(turn, index, parsed, approved).await?;
+        match &settled {
+            Settled::Done(result) | Settled::Stop { result, .. } => self.tool_finished(result),
+            Settled::Pending(_) => {}
+        }
+        Ok(settled)
+    }
+
+    fn tool_finished(&self, result: &ToolResult) {
         self.scope.ctx.send_event(|p| RunEvent::ToolFinished {
             result: result.clone(),
             agent_path: p.clone(),
         });
-        Ok(result)
+    }
+
+    /// Asks for approval of a call: an ApprovalRequested hook may decide at once; otherwise the
+    /// call is pending. `None` means approved: run it.
+    async fn ask_approval(
+        &self,
+        call: &ToolCall,
+        input: &Value,
+        reason: String,
+    ) -> Result<Option<Settled>, Error> {
+        let pending = PendingApproval {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            input: input.clone(),
+            reason,
+        };
+        if !self.scope.wants(Events::APPROVAL_REQUESTED) {
+            return Ok(Some(Settled::Pending(pending)));
+        }
+        let (ev, by) = self
+            .scope
+            .hook_decided(ApprovalRequested::new(pending))
+            .await?;
+        let Some(decision) = ev.decision().cloned() else {
+            return Ok(Some(Settled::Pending(ev.pending)));
+        };
+        let by = Resolver::Hook(by.as_deref().unwrap_or_default().to_string());
+        if self.scope.wants(Events::APPROVAL_RESOLVED) {
+            let resolved = ApprovalResolved {
+                pending: ev.pending,
+                decision: decision.clone(),
+                by: by.clone(),
+            };
+            self.scope.hook(resolved).await?;
+        }
+        Ok(match decision {
+            Decision::Approve { .. } => None,
+            Decision::Reject { reason, .. } => Some(Settled::Done(rejected(call, &reason))),
+            Decision::RejectAndStop { reason, .. } => Some(Settled::Stop {
+                result: rejected(call, &reason),
+                reason,
+                by,
+            }),
+        })
     }
 
     async fn settle(
@@ -69,7 +226,8 @@ impl Driver {
         turn: &Arc<Message>,
         index: usize,
         parsed: Result<Value, String>,
-    ) -> Result<ToolResult, Error> {
+        approved: bool,
+    ) -> Result<Settled, Error> {
         let call = &turn.tool_calls()[index];
         let scope = &self.scope;
         let Some(tool) = self.def.find_tool(&call.name) else {
@@ -83,7 +241,9 @@ impl Driver {
                 "there is no tool named `{}`; the tools are: {known}",
                 call.name
             );
-            return Ok(ToolResult::error(&call.id, &call.name, content));
+            return Ok(Settled::Done(ToolResult::error(
+                &call.id, &call.name, content,
+            )));
         };
         let mut input = match parsed {
             Ok(v) => v,
@@ -92,16 +252,35 @@ impl Driver {
                     "the arguments of `{}` are not valid JSON ({e}); call it again with a JSON object that matches its schema",
                     call.name
                 );
-                return Ok(ToolResult::error(&call.id, &call.name, content));
+                return Ok(Settled::Done(ToolResult::error(
+                    &call.id, &call.name, content,
+                )));
             }
         };
 
         let mut decision = None;
         if scope.wants(Events::BEFORE_TOOL) {
             let call = ToolCallRef::in_turn(turn.clone(), index);
-            let mut slot = Some(BeforeTool::for_call(call, input));
+            let mut ev = BeforeTool::for_call(call, input);
+            if approved {
+                ev = ev.approved();
+            }
+            let mut slot = Some(ev);
             scope.run_hooks(&mut slot).await?;
             (decision, input) = slot.expect("hooks give the event back").into_parts();
+        }
+        let needs_approval = match (&decision, tool) {
+            (Some(ToolDecision::NeedsApproval(reason)), _) => Some(reason.clone()),
+            (None, AgentTool::Tool { tool, .. }) if !approved && tool.needs_approval() => {
+                Some(format!("`{}` needs approval", call.name))
+            }
+            _ => None,
+        };
+        if let Some(reason) = needs_approval {
+            decision = None;
+            if let Some(settled) = self.ask_approval(call, &input, reason).await? {
+                return Ok(settled);
+            }
         }
         let outcome = match decision {
             Some(ToolDecision::Block(reason)) => {
@@ -111,13 +290,16 @@ impl Driver {
                 mocked: true,
                 ..ToolResult::ok(&call.id, &call.name, content)
             }),
-            None => {
+            // Approved (a request for approval was answered above).
+            None | Some(ToolDecision::NeedsApproval(_)) => {
                 if let Some(problems) = schema_violations(tool.validator(), &input) {
                     let content = format!(
                         "the arguments of `{}` do not match its schema: {problems}; call it again with arguments that match",
                         call.name
                     );
-                    return Ok(ToolResult::error(&call.id, &call.name, content));
+                    return Ok(Settled::Done(ToolResult::error(
+                        &call.id, &call.name, content,
+                    )));
                 }
                 // AfterTool and ToolError hooks see the input after the call: when some want it,
                 // the tool reads it in place; otherwise the tool takes it.
@@ -145,9 +327,11 @@ impl Driver {
             Ok(result) if scope.wants(Events::AFTER_TOOL) => {
                 let mut slot = Some(AfterTool { input, result });
                 scope.run_hooks(&mut slot).await?;
-                Ok(slot.expect("hooks give the event back").result)
+                Ok(Settled::Done(
+                    slot.expect("hooks give the event back").result,
+                ))
             }
-            Ok(result) => Ok(result),
+            Ok(result) => Ok(Settled::Done(result)),
             Err(failure) => {
                 if let Some(hook_error) = failure.hook_error() {
                     return Err(Error::Hook(hook_error.clone()));
@@ -157,10 +341,14 @@ impl Driver {
                     let ev = ToolError::for_call(call_ref, input, failure.message().to_string());
                     let ev = scope.hook(ev).await?;
                     if let Some(content) = ev.recovery() {
-                        return Ok(ToolResult::ok(&call.id, &call.name, content));
+                        return Ok(Settled::Done(ToolResult::ok(&call.id, &call.name, content)));
                     }
                 }
-                Ok(ToolResult::error(&call.id, &call.name, failure.message()))
+                Ok(Settled::Done(ToolResult::error(
+                    &call.id,
+                    &call.name,
+                    failure.message(),
+                )))
             }
         }
     }

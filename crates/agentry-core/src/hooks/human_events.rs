@@ -1,0 +1,77 @@
+//! The payloads of the `human` event group: ApprovalRequested, ApprovalResolved, StoppedByHuman.
+
+use super::events::Decides;
+use crate::{Decision, PendingApproval};
+
+/// A tool call needs approval. A hook may decide it at once (an auto-approver for read-only
+/// tools, a policy that rejects outside office hours); otherwise the run pauses with the call
+/// pending until a person decides.
+#[derive(Clone, Debug)]
+pub struct ApprovalRequested {
+    /// The call, its input and why approval is needed.
+    pub pending: PendingApproval,
+    decision: Option<Decision>,
+}
+impl ApprovalRequested {
+    /// A new event.
+    pub fn new(pending: PendingApproval) -> Self {
+        ApprovalRequested {
+            pending,
+            decision: None,
+        }
+    }
+    /// Approves the call: it runs now.
+    pub fn approve(&mut self) {
+        self.decision = Some(Decision::approve(&self.pending.call_id));
+    }
+    /// Rejects the call; the model sees `reason` as its error result.
+    pub fn reject(&mut self, reason: impl Into<String>) {
+        self.decision = Some(Decision::reject(&self.pending.call_id, reason));
+    }
+    /// Rejects the call and stops the run.
+    pub fn reject_and_stop(&mut self, reason: impl Into<String>) {
+        self.decision = Some(Decision::reject_and_stop(&self.pending.call_id, reason));
+    }
+    /// The decision, if a hook took one.
+    pub fn decision(&self) -> Option<&Decision> {
+        self.decision.as_ref()
+    }
+}
+impl Decides for ApprovalRequested {
+    fn decided(&self) -> bool {
+        self.decision.is_some()
+    }
+}
+
+/// Who decided an approval.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Resolver {
+    /// A person, through `Runtime::decide`.
+    Person,
+    /// An ApprovalRequested hook, by name.
+    Hook(String),
+}
+
+/// An approval was decided. Observe it (audit logs).
+#[derive(Clone, Debug)]
+pub struct ApprovalResolved {
+    /// The call that was pending.
+    pub pending: PendingApproval,
+    /// The decision.
+    pub decision: Decision,
+    /// Who decided.
+    pub by: Resolver,
+}
+impl Decides for ApprovalResolved {}
+
+/// A person (or a hook) rejected a call and stopped the run.
+#[derive(Clone, Debug)]
+pub struct StoppedByHuman {
+    /// The call they rejected.
+    pub call_id: String,
+    /// Their reason.
+    pub reason: String,
+    /// Who stopped it.
+    pub by: Resolver,
+}
+impl Decides for StoppedByHuman {}
