@@ -4,8 +4,8 @@
 //! - **Checkpoints.** [`RunStore::save`] writes a run's snapshot and the events recorded since the
 //!   previous checkpoint in one transaction: either both are stored or neither.
 //! - **Leases.** Every run has a lease number, 0 when it is first saved. A process that wants to
-//!   continue a stored run first [claims](RunStore::claim) it with the lease it loaded; the claim
-//!   succeeds for exactly one claimant and moves the lease on by one. A save with a lease that is
+//!   continue a stored run first [claims](RunStore::claim) it with the lease and status it
+//!   loaded; the claim succeeds for exactly one claimant and moves the lease on by one. A save with a lease that is
 //!   no longer current fails with [`StoreError::Conflict`] and changes nothing, so a process that
 //!   lost a run cannot overwrite the one that took it over.
 //! - **Events** get consecutive sequence numbers per run, from 1, in the order they were saved.
@@ -27,8 +27,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub enum StoreError {
     /// Another process holds the run: its lease moved on since this one loaded it.
     #[error(
-        "run store `{store}`: run `{run_id}` was taken over by another process (lease {expected} \
-         is no longer current); load it again to see where it stands"
+        "run store `{store}`: run `{run_id}` was taken over by another process (it changed since \
+         this one loaded it at lease {expected}); load it again to see where it stands"
     )]
     Conflict {
         /// The store.
@@ -259,9 +259,17 @@ pub trait RunStore: Send + Sync + 'static {
     fn save<'a>(&'a self, checkpoint: Checkpoint<'a>) -> BoxFuture<'a, Result<(), StoreError>>;
     /// Loads a run's last checkpoint and its lease.
     fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<Option<StoredRun>, StoreError>>;
-    /// Takes a run over: when `lease` is its current lease, moves it on by one and returns the
-    /// new lease; else [`StoreError::Conflict`] ([`StoreError::NotFound`] for an unknown run).
-    fn claim<'a>(&'a self, run_id: &'a str, lease: u64) -> BoxFuture<'a, Result<u64, StoreError>>;
+    /// Takes a run over: when `lease` is its current lease and `status` its status (both as
+    /// this process loaded them), moves the lease on by one and returns it; else
+    /// [`StoreError::Conflict`] ([`StoreError::NotFound`] for an unknown run). The status check
+    /// keeps a process that loaded a paused run from taking it over after another process
+    /// claimed it and saved it running.
+    fn claim<'a>(
+        &'a self,
+        run_id: &'a str,
+        lease: u64,
+        status: RunStatus,
+    ) -> BoxFuture<'a, Result<u64, StoreError>>;
     /// Lists runs, newest first.
     fn list<'a>(
         &'a self,
@@ -283,8 +291,13 @@ impl<S: RunStore + ?Sized> RunStore for Arc<S> {
     fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<Option<StoredRun>, StoreError>> {
         (**self).load(run_id)
     }
-    fn claim<'a>(&'a self, run_id: &'a str, lease: u64) -> BoxFuture<'a, Result<u64, StoreError>> {
-        (**self).claim(run_id, lease)
+    fn claim<'a>(
+        &'a self,
+        run_id: &'a str,
+        lease: u64,
+        status: RunStatus,
+    ) -> BoxFuture<'a, Result<u64, StoreError>> {
+        (**self).claim(run_id, lease, status)
     }
     fn list<'a>(
         &'a self,
@@ -405,13 +418,20 @@ impl RunStore for MemoryStore {
         Box::pin(async move { Ok(found) })
     }
 
-    fn claim<'a>(&'a self, run_id: &'a str, lease: u64) -> BoxFuture<'a, Result<u64, StoreError>> {
+    fn claim<'a>(
+        &'a self,
+        run_id: &'a str,
+        lease: u64,
+        status: RunStatus,
+    ) -> BoxFuture<'a, Result<u64, StoreError>> {
         let result = match self.lock().get_mut(run_id) {
             None => Err(StoreError::NotFound {
                 store: "memory".into(),
                 run_id: run_id.to_string(),
             }),
-            Some(run) if run.lease != lease => Err(Self::conflict(run_id, lease)),
+            Some(run) if run.lease != lease || run.snapshot.status() != status => {
+                Err(Self::conflict(run_id, lease))
+            }
             Some(run) => {
                 run.lease += 1;
                 Ok(run.lease)

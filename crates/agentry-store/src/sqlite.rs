@@ -3,7 +3,7 @@
 use crate::rows::{self, RunRow};
 use crate::{error, migrations};
 use agentry_core::{
-    Checkpoint, RunQuery, RunStore, RunSummary, StoreError, StoredEvent, StoredRun,
+    Checkpoint, RunQuery, RunStatus, RunStore, RunSummary, StoreError, StoredEvent, StoredRun,
 };
 use futures::future::BoxFuture;
 use sqlx::migrate::MigrateError;
@@ -194,13 +194,20 @@ impl SqliteStore {
         }))
     }
 
-    async fn claim_run(&self, run_id: &str, lease: u64) -> Result<u64, StoreError> {
+    async fn claim_run(
+        &self,
+        run_id: &str,
+        lease: u64,
+        status: RunStatus,
+    ) -> Result<u64, StoreError> {
         let failed = |e| error::backend(&self.name, format_args!("claiming run `{run_id}`"), e);
         let claimed: Option<i64> = sqlx::query_scalar(
-            "UPDATE runs SET lease = lease + 1 WHERE run_id = ?1 AND lease = ?2 RETURNING lease",
+            "UPDATE runs SET lease = lease + 1 WHERE run_id = ?1 AND lease = ?2 AND status = ?3 \
+             RETURNING lease",
         )
         .bind(run_id)
         .bind(rows::lease_param(lease))
+        .bind(status.as_str())
         .fetch_optional(&self.pool)
         .await
         .map_err(failed)?;
@@ -347,8 +354,13 @@ impl RunStore for SqliteStore {
         Box::pin(self.load_run(run_id))
     }
 
-    fn claim<'a>(&'a self, run_id: &'a str, lease: u64) -> BoxFuture<'a, Result<u64, StoreError>> {
-        Box::pin(self.claim_run(run_id, lease))
+    fn claim<'a>(
+        &'a self,
+        run_id: &'a str,
+        lease: u64,
+        status: RunStatus,
+    ) -> BoxFuture<'a, Result<u64, StoreError>> {
+        Box::pin(self.claim_run(run_id, lease, status))
     }
 
     fn list<'a>(

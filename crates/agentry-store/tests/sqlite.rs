@@ -8,7 +8,7 @@ mod support;
 
 use support::*;
 
-use agentry_core::{RunQuery, RunStore, StoreError};
+use agentry_core::{RunQuery, RunStatus, RunStore, StoreError};
 use agentry_store::SqliteStore;
 use conformance::{Stores, event, full_snapshot, save, snapshot};
 
@@ -55,7 +55,10 @@ async fn runs_outlive_the_store_and_reopening_keeps_the_schema() {
         save(&store, &run, 0, &[event("run_started", 1)])
             .await
             .unwrap();
-        assert_eq!(store.claim("run-1", 0).await.unwrap(), 1);
+        assert_eq!(
+            store.claim("run-1", 0, RunStatus::Finished).await.unwrap(),
+            1
+        );
         store.pool().close().await;
     }
 

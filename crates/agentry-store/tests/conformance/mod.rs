@@ -192,7 +192,10 @@ pub async fn a_save_under_a_stale_lease_conflicts_and_changes_nothing(s: &Stores
     save(store, &first, 0, &[event("run_started", 1)])
         .await
         .unwrap();
-    assert_eq!(s.other.claim("run-1", 0).await.unwrap(), 1);
+    assert_eq!(
+        s.other.claim("run-1", 0, RunStatus::Running).await.unwrap(),
+        1
+    );
 
     // The process that loaded lease 0 lost the run: its save is refused, events and all.
     let stale = RunSnapshot {
@@ -231,22 +234,53 @@ pub async fn a_claim_moves_the_lease_on_by_one(s: &Stores) {
     let name = store.name().to_string();
     save(store, &snapshot("run-1"), 0, &[]).await.unwrap();
 
-    assert_eq!(store.claim("run-1", 0).await.unwrap(), 1);
+    assert_eq!(
+        store.claim("run-1", 0, RunStatus::Running).await.unwrap(),
+        1
+    );
     assert_eq!(store.load("run-1").await.unwrap().unwrap().lease, 1);
-    assert_conflict(store.claim("run-1", 0).await, &name, "run-1", 0);
-    assert_conflict(store.claim("run-1", 2).await, &name, "run-1", 2);
-    assert_eq!(s.other.claim("run-1", 1).await.unwrap(), 2);
-    assert_eq!(store.claim("run-1", 2).await.unwrap(), 3);
+    assert_conflict(
+        store.claim("run-1", 0, RunStatus::Running).await,
+        &name,
+        "run-1",
+        0,
+    );
+    assert_conflict(
+        store.claim("run-1", 2, RunStatus::Running).await,
+        &name,
+        "run-1",
+        2,
+    );
+    assert_eq!(
+        s.other.claim("run-1", 1, RunStatus::Running).await.unwrap(),
+        2
+    );
+    assert_eq!(
+        store.claim("run-1", 2, RunStatus::Running).await.unwrap(),
+        3
+    );
     assert_eq!(s.other.load("run-1").await.unwrap().unwrap().lease, 3);
     // Saving does not move the lease.
     save(store, &snapshot("run-1"), 3, &[]).await.unwrap();
+    assert_eq!(store.load("run-1").await.unwrap().unwrap().lease, 3);
+    // A claim made for a status the run is no longer in (a paused run another process has
+    // meanwhile taken over and saved running) conflicts, even with the current lease.
+    assert_conflict(
+        store.claim("run-1", 3, RunStatus::AwaitingApproval).await,
+        &name,
+        "run-1",
+        3,
+    );
     assert_eq!(store.load("run-1").await.unwrap().unwrap().lease, 3);
 }
 
 pub async fn of_two_concurrent_claims_exactly_one_wins(s: &Stores) {
     save(&*s.store, &snapshot("run-1"), 0, &[]).await.unwrap();
     for lease in 0..10 {
-        let (a, b) = tokio::join!(s.store.claim("run-1", lease), s.other.claim("run-1", lease));
+        let (a, b) = tokio::join!(
+            s.store.claim("run-1", lease, RunStatus::Running),
+            s.other.claim("run-1", lease, RunStatus::Running)
+        );
         let (won, lost) = match (a, b) {
             (Ok(new), lost @ Err(_)) | (lost @ Err(_), Ok(new)) => (new, lost),
             other => panic!("round {lease}: expected exactly one winner, got {other:?}"),
@@ -289,7 +323,7 @@ pub async fn concurrent_saves_of_one_run_all_land_with_their_events_in_sequence(
 pub async fn a_claim_of_an_unknown_run_is_not_found(s: &Stores) {
     let store = &*s.store;
     save(store, &snapshot("run-1"), 0, &[]).await.unwrap();
-    match store.claim("run-2", 0).await {
+    match store.claim("run-2", 0, RunStatus::Running).await {
         Err(StoreError::NotFound {
             store: name,
             run_id,
@@ -325,7 +359,7 @@ pub async fn events_are_numbered_from_one_across_saves(s: &Stores) {
     assert_eq!(s.other.events("run-1").await.unwrap(), expected);
 
     // Numbering goes on under a new lease, and each run has its own.
-    let lease = store.claim("run-1", 0).await.unwrap();
+    let lease = store.claim("run-1", 0, RunStatus::Running).await.unwrap();
     save(&*s.other, &run, lease, &[event("run_resumed", 6)])
         .await
         .unwrap();

@@ -172,7 +172,10 @@ impl Runtime {
         snapshot: RunSnapshot,
     ) -> Result<RunOutput<S, O>, Error> {
         let lease = match &self.inner.store {
-            Some(store) => store.load(&snapshot.run_id).await?.map(|s| s.lease),
+            Some(store) => store
+                .load(&snapshot.run_id)
+                .await?
+                .map(|s| (s.lease, s.snapshot.status())),
             None => None,
         };
         self.continue_run(agent, snapshot, lease, HashMap::new())
@@ -202,8 +205,14 @@ impl Runtime {
                 ),
             ));
         }
-        self.continue_run(agent, stored.snapshot, Some(stored.lease), HashMap::new())
-            .await
+        let status = stored.snapshot.status();
+        self.continue_run(
+            agent,
+            stored.snapshot,
+            Some((stored.lease, status)),
+            HashMap::new(),
+        )
+        .await
     }
 
     /// Continues a run that paused for approval, with a decision for each pending call (approve,
@@ -232,14 +241,9 @@ impl Runtime {
         let pending = pending.clone();
         let mut snapshot = stored.snapshot;
         snapshot.stop = None;
-        self.continue_run_with(
-            agent,
-            snapshot,
-            Some(stored.lease),
-            decisions,
-            Some(pending),
-        )
-        .await
+        let claim = (stored.lease, RunStatus::AwaitingApproval);
+        self.continue_run_with(agent, snapshot, Some(claim), decisions, Some(pending))
+            .await
     }
 
     /// Starts a run of a session where the session's last run left off: with its messages,
@@ -309,7 +313,7 @@ impl Runtime {
         &self,
         agent: &Agent<S, O>,
         snapshot: RunSnapshot,
-        lease: Option<u64>,
+        lease: Option<(u64, RunStatus)>,
         decisions: HashMap<String, Decision>,
     ) -> Result<RunOutput<S, O>, Error> {
         self.continue_run_with(agent, snapshot, lease, decisions, None)
@@ -321,7 +325,7 @@ impl Runtime {
         &self,
         agent: &Agent<S, O>,
         snapshot: RunSnapshot,
-        lease: Option<u64>,
+        lease: Option<(u64, RunStatus)>,
         decisions: HashMap<String, Decision>,
         paused: Option<Vec<PendingApproval>>,
     ) -> Result<RunOutput<S, O>, Error> {
@@ -369,8 +373,8 @@ impl Runtime {
             hooks: Hooks::new(),
         };
         let mut driver = self.driver(def, options, None, None)?;
-        if let (Some(store), Some(lease)) = (&self.inner.store, lease) {
-            driver.lease = store.claim(&run_id, lease).await?;
+        if let (Some(store), Some((lease, status))) = (&self.inner.store, lease) {
+            driver.lease = store.claim(&run_id, lease, status).await?;
         }
         driver.scope.ctx.take_state(state);
         driver.machine = RunMachine::restore(&snapshot);
