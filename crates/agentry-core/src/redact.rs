@@ -101,6 +101,11 @@ impl RunEvent {
                     *stop = s;
                 }
             }
+            RunEvent::ApprovalResolved { decision, .. } => match decision {
+                crate::Decision::Reject { reason, .. }
+                | crate::Decision::RejectAndStop { reason, .. } => redact_string(r, reason),
+                crate::Decision::Approve { .. } => {}
+            },
             RunEvent::RunStarted { .. }
             | RunEvent::StepStarted { .. }
             | RunEvent::StepFinished { .. } => {}

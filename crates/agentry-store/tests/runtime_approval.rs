@@ -158,7 +158,12 @@ async fn a_paused_run_continues_in_a_new_runtime_when_approved() {
                 .unwrap_or_else(|| panic!("no {k} in {kinds:?}"))
         };
         assert!(at("run_started") < at("awaiting_approval"), "{kinds:?}");
-        assert!(at("awaiting_approval") < at("run_finished"), "{kinds:?}");
+        assert!(
+            at("awaiting_approval") < at("approval_resolved"),
+            "{kinds:?}"
+        );
+        let last_result = kinds.iter().rposition(|k| k == "tool_finished").unwrap();
+        assert!(at("approval_resolved") < last_result, "{kinds:?}");
         assert_eq!(
             kinds.iter().filter(|k| *k == "tool_finished").count(),
             2,

@@ -107,6 +107,15 @@ pub enum RunEvent {
         /// The agent path.
         agent_path: Arc<str>,
     },
+    /// A pending call was decided.
+    ApprovalResolved {
+        /// The decision (it names the call).
+        decision: crate::Decision,
+        /// Who decided: `person`, or the deciding hook's name.
+        by: String,
+        /// The agent path.
+        agent_path: Arc<str>,
+    },
     /// The run ended.
     RunFinished {
         /// The run id.
@@ -142,6 +151,7 @@ impl RunEvent {
             | RunEvent::Message { agent_path, .. }
             | RunEvent::Compacted { agent_path, .. }
             | RunEvent::AwaitingApproval { agent_path, .. }
+            | RunEvent::ApprovalResolved { agent_path, .. }
             | RunEvent::Custom { agent_path, .. }
             | RunEvent::RunFinished { agent_path, .. }
             | RunEvent::RunFailed { agent_path, .. } => agent_path,
@@ -165,6 +175,7 @@ impl RunEvent {
             RunEvent::Compacted { .. } => "compacted",
             RunEvent::Custom { .. } => "custom",
             RunEvent::AwaitingApproval { .. } => "awaiting_approval",
+            RunEvent::ApprovalResolved { .. } => "approval_resolved",
             RunEvent::RunFinished { .. } => "run_finished",
             RunEvent::RunFailed { .. } => "run_failed",
         }
@@ -201,6 +212,9 @@ impl RunEvent {
             } => json!({"removed": removed, "strategy": strategy, "summary": summary}),
             RunEvent::Custom { name, data, .. } => json!({"name": name, "data": data}),
             RunEvent::AwaitingApproval { pending, .. } => json!({"pending": pending}),
+            RunEvent::ApprovalResolved { decision, by, .. } => {
+                json!({"decision": decision, "by": by})
+            }
             RunEvent::RunFinished { stop, .. } => json!({"stop": stop}),
             RunEvent::RunFailed { error, .. } => json!({"error": error}),
         };

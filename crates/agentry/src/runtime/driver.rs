@@ -351,15 +351,16 @@ impl Driver {
 
     /// Fires ApprovalResolved for the decisions a person gave (when a paused run resumes).
     async fn resolved_by_person(&mut self) -> Result<(), Error> {
-        if self.decisions.is_empty() || !self.scope.wants(Events::APPROVAL_RESOLVED) {
-            return Ok(());
-        }
         let pending = match self.last_paused.take() {
             Some(p) => p,
             None => return Ok(()),
         };
         for p in pending {
             if let Some(decision) = self.decisions.get(&p.call_id).cloned() {
+                self.approval_resolved(&decision, &Resolver::Person);
+                if !self.scope.wants(Events::APPROVAL_RESOLVED) {
+                    continue;
+                }
                 let ev = agentry_core::hooks::ApprovalResolved {
                     pending: p,
                     decision,

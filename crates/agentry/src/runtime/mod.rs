@@ -300,7 +300,7 @@ impl Runtime {
         let store = self.inner.store.as_ref().ok_or_else(|| {
             resume_error(
                 run_id,
-                "this runtime has no store; configure one with `Runtime::store(..)`",
+                "this runtime has no store; paused and interrupted runs continue from one: configure it with `Runtime::store(..)` (`MemoryStore` within one process, `SqliteStore` or `PostgresStore` from agentry-store across processes)",
             )
         })?;
         store

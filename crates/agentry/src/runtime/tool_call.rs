@@ -170,6 +170,18 @@ impl Driver {
         Ok(settled)
     }
 
+    /// Streams and records a decision on a pending call.
+    pub(crate) fn approval_resolved(&self, decision: &Decision, by: &Resolver) {
+        self.scope.ctx.send_event(|p| RunEvent::ApprovalResolved {
+            decision: decision.clone(),
+            by: match by {
+                Resolver::Person => "person".to_string(),
+                Resolver::Hook(name) => name.clone(),
+            },
+            agent_path: p.clone(),
+        });
+    }
+
     fn tool_finished(&self, result: &ToolResult) {
         self.scope.ctx.send_event(|p| RunEvent::ToolFinished {
             result: result.clone(),
@@ -202,6 +214,7 @@ impl Driver {
             return Ok(Some(Settled::Pending(ev.pending)));
         };
         let by = Resolver::Hook(by.as_deref().unwrap_or_default().to_string());
+        self.approval_resolved(&decision, &by);
         if self.scope.wants(Events::APPROVAL_RESOLVED) {
             let resolved = ApprovalResolved {
                 pending: ev.pending,
