@@ -167,7 +167,7 @@ impl Driver {
                 // Saved first, under the lease just claimed: a process that lost the run to
                 // another fails here, before any effect.
                 self.checkpoint(None, None).await?;
-                self.resolved_by_person().await?;
+                Box::pin(self.resolved_by_person()).await?;
                 if let Some(turn) = self.machine.pending.clone() {
                     let step = self.machine.step;
                     self.scope.ctx.set_step(step);
@@ -226,7 +226,11 @@ impl Driver {
             }
             self.step_started(step);
 
-            self.compact_phase().await?;
+            if self.def.compaction.is_some() {
+                // Boxed: the phase is large and most agents never compact, so their runs'
+                // futures stay small.
+                Box::pin(self.compact_phase()).await?;
+            }
             let response = self.model_phase(step).await?;
             if self.scope.ctx.is_cancelled() {
                 return Ok(CANCELLED);

@@ -125,7 +125,9 @@ impl Runtime {
         options: RunOptions,
     ) -> Result<RunOutput<S, O>, Error> {
         let mut driver = self.driver(agent.def(), options, None, None)?;
-        self.continue_session(&mut driver).await?;
+        if self.continues_session(&driver) {
+            Box::pin(self.continue_session(&mut driver)).await?;
+        }
         typed(driver.drive(Start::New(input.into())).await?)
     }
 
@@ -152,7 +154,9 @@ impl Runtime {
         let rt = self.clone();
         let join = tokio::spawn(async move {
             let mut driver = driver?;
-            rt.continue_session(&mut driver).await?;
+            if rt.continues_session(&driver) {
+                Box::pin(rt.continue_session(&mut driver)).await?;
+            }
             typed(driver.drive(Start::New(input)).await?)
         });
         RunHandle {
@@ -244,6 +248,11 @@ impl Runtime {
         let claim = (stored.lease, RunStatus::AwaitingApproval);
         self.continue_run_with(agent, snapshot, Some(claim), decisions, Some(pending))
             .await
+    }
+
+    /// True when a new run continues a session from the store.
+    fn continues_session(&self, driver: &Driver) -> bool {
+        self.inner.store.is_some() && driver.scope.ctx.info().session_id.is_some()
     }
 
     /// Starts a run of a session where the session's last run left off: with its messages,

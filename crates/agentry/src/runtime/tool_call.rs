@@ -129,7 +129,12 @@ impl Driver {
         if let Some(result) = self.machine.settled_result(&call.id) {
             return Ok(Settled::Done(result.clone()));
         }
-        let approved = match self.decisions.get(&call.id) {
+        let decision = if self.decisions.is_empty() {
+            None
+        } else {
+            self.decisions.get(&call.id)
+        };
+        let approved = match decision {
             Some(Decision::Approve { .. }) => true,
             Some(Decision::Reject { reason, .. }) => {
                 let result = rejected(call, reason);
@@ -291,7 +296,8 @@ impl Driver {
         };
         if let Some(reason) = needs_approval {
             decision = None;
-            if let Some(settled) = self.ask_approval(call, &input, reason).await? {
+            // Boxed: rare, and it would otherwise grow every tool call's future.
+            if let Some(settled) = Box::pin(self.ask_approval(call, &input, reason)).await? {
                 return Ok(settled);
             }
         }
