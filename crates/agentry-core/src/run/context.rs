@@ -314,6 +314,14 @@ impl RunContext {
         }
     }
 
+    /// True when events were recorded since the last [`take_recorded`](Self::take_recorded).
+    pub fn has_recorded(&self) -> bool {
+        self.0
+            .recorded
+            .as_ref()
+            .is_some_and(|r| !lock(r).is_empty())
+    }
+
     /// Whether the run's events are recorded for its store.
     pub fn records_events(&self) -> bool {
         self.0.recorded.is_some()

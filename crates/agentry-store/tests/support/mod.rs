@@ -8,22 +8,27 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+/// `prefix` and a suffix no other test of any process shares: the process id, the time's
+/// nanoseconds and a counter.
+pub fn unique(prefix: &str) -> String {
+    static COUNT: AtomicU32 = AtomicU32::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!(
+        "{prefix}{}-{nanos}-{}",
+        std::process::id(),
+        COUNT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
 /// A directory of its own for one test, removed when dropped.
 pub struct TempDir(PathBuf);
 
 impl TempDir {
     pub fn new() -> TempDir {
-        static COUNT: AtomicU32 = AtomicU32::new(0);
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .subsec_nanos();
-        let name = format!(
-            "agentry-store-test-{}-{nanos}-{}",
-            std::process::id(),
-            COUNT.fetch_add(1, Ordering::Relaxed)
-        );
-        let dir = std::env::temp_dir().join(name);
+        let dir = std::env::temp_dir().join(unique("agentry-store-test-"));
         std::fs::create_dir_all(&dir).unwrap();
         TempDir(dir)
     }
@@ -69,16 +74,7 @@ impl TestDatabase {
                 return None;
             }
         };
-        static COUNT: AtomicU32 = AtomicU32::new(0);
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .subsec_nanos();
-        let name = format!(
-            "agentry_test_{}_{nanos}_{}",
-            std::process::id(),
-            COUNT.fetch_add(1, Ordering::Relaxed)
-        );
+        let name = unique("agentry_test_").replace('-', "_");
         sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
             .execute(&mut admin)
             .await

@@ -446,21 +446,13 @@ impl Driver {
             self.machine.step -= 1;
             self.in_step = false;
         }
-        if let Some(store) = self.rt.store.clone() {
+        if self.rt.store.is_some() {
             let mut snapshot = match self.last_checkpoint.take() {
                 Some(s) => s,
                 None => self.snapshot(None, None)?,
             };
             snapshot.stop = Some(StopReason::Cancelled);
-            let events = self.scope.ctx.take_recorded();
-            store
-                .save(Checkpoint {
-                    snapshot: &snapshot,
-                    lease: self.lease,
-                    events: &events,
-                })
-                .await?;
-            self.last_checkpoint = Some(snapshot);
+            self.save(snapshot).await?;
         }
         self.stop_event(StopReason::Cancelled, None).await?;
         Ok((None, StopReason::Cancelled))
@@ -501,22 +493,13 @@ impl Driver {
     /// Saves the events recorded since the last checkpoint with that checkpoint again (when the
     /// run ends without a new one: cancelled or failed).
     async fn save_events(&mut self) -> Result<(), Error> {
-        let (Some(store), Some(snapshot)) = (self.rt.store.clone(), self.last_checkpoint.as_ref())
-        else {
-            return Ok(());
-        };
-        let events = self.scope.ctx.take_recorded();
-        if events.is_empty() {
+        if !self.scope.ctx.has_recorded() {
             return Ok(());
         }
-        store
-            .save(Checkpoint {
-                snapshot,
-                lease: self.lease,
-                events: &events,
-            })
-            .await?;
-        Ok(())
+        match self.last_checkpoint.take() {
+            Some(snapshot) => self.save(snapshot).await,
+            None => Ok(()),
+        }
     }
 
     /// Saves a snapshot when the runtime has a store.
@@ -525,10 +508,19 @@ impl Driver {
         stop: Option<&StopReason>,
         output: Option<&Value>,
     ) -> Result<(), Error> {
+        if self.rt.store.is_none() {
+            return Ok(());
+        }
+        let snapshot = self.snapshot(stop.cloned(), output.cloned())?;
+        self.save(snapshot).await
+    }
+
+    /// Saves `snapshot` with the events recorded since the last save, under the run's lease; it
+    /// becomes the last checkpoint.
+    async fn save(&mut self, snapshot: RunSnapshot) -> Result<(), Error> {
         let Some(store) = self.rt.store.clone() else {
             return Ok(());
         };
-        let snapshot = self.snapshot(stop.cloned(), output.cloned())?;
         let events = self.scope.ctx.take_recorded();
         store
             .save(Checkpoint {
