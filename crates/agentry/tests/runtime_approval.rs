@@ -101,3 +101,81 @@ async fn without_a_store_a_paused_run_cannot_be_decided_and_says_why() {
         "{err}"
     );
 }
+
+/// A parent that delegates to the `ops` sub-agent, then reports what it heard.
+fn parent() -> Agent {
+    let model = ScriptedModel::from_fn(|_, req| {
+        match req
+            .messages
+            .iter()
+            .rev()
+            .find(|m| matches!(m, Message::Tool(_)))
+        {
+            None => ScriptedTurn::new().with_tool_call_id(
+                "p1",
+                "ops",
+                json!({"input": "Restart the API."}),
+            ),
+            Some(result) => ScriptedTurn::text(format!("heard: {}", result.text())),
+        }
+    });
+    let ops = Agent::builder("ops")
+        .description("Runs operations.")
+        .model(ScriptedModel::from_fn(|_, req| {
+            if req.messages.iter().any(|m| matches!(m, Message::Tool(_))) {
+                ScriptedTurn::text("restarted")
+            } else {
+                ScriptedTurn::new().with_tool_call_id("s1", "shell", json!({"command": "x"}))
+            }
+        }))
+        .tool(tool(
+            "shell",
+            "Runs a command.",
+            |_: Cmd, _c: ToolCtx| async { Ok("ok") },
+        ))
+        .build()
+        .unwrap();
+    Agent::builder("lead")
+        .model(model)
+        .sub_agent(&ops)
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_sub_agent_call_waits_for_approval_when_its_own_call_requires_it() {
+    let runtime = Runtime::new().store(MemoryStore::new()).with(
+        agentry::builtins::ToolPolicy::allow_by_default()
+            .require_approval("ops")
+            .build()
+            .unwrap(),
+    );
+    let out = runtime.run(&parent(), "Go.").await.unwrap();
+    let StopReason::AwaitingApproval { pending } = &out.stop else {
+        panic!("{:?}", out.stop)
+    };
+    assert_eq!(pending[0].tool, "ops");
+    let done = runtime
+        .decide(&parent(), &out.run_id, [Decision::approve("p1")])
+        .await
+        .unwrap();
+    assert_eq!(done.output.as_deref(), Some("heard: restarted"));
+}
+
+#[tokio::test]
+async fn a_call_inside_a_sub_agent_that_needs_approval_stops_the_sub_agent_with_advice() {
+    let runtime = Runtime::new().store(MemoryStore::new()).with(
+        agentry::builtins::ToolPolicy::allow_by_default()
+            .require_approval("shell")
+            .build()
+            .unwrap(),
+    );
+    let out = runtime.run(&parent(), "Go.").await.unwrap();
+    assert_eq!(out.stop, StopReason::FinalAnswer);
+    let heard = out.output.unwrap();
+    assert!(
+        heard.contains("sub-agent `ops` stopped, awaiting approval of `shell` (s1): calls inside")
+            && heard.contains("require approval for the `ops` call itself"),
+        "{heard}"
+    );
+}

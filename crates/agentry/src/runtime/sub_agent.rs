@@ -39,6 +39,10 @@ impl Driver {
             Ok(done) => match done.output {
                 Some(Value::String(text)) => Ok(text),
                 Some(other) => Ok(other.to_string()),
+                None if done.stop.is_paused() => Err(format!(
+                    "sub-agent `{}` stopped, {}: calls inside a sub-agent cannot wait for a person (require approval for the `{}` call itself)",
+                    child.name, done.stop, child.name
+                )),
                 None => Err(format!(
                     "sub-agent `{}` stopped without an answer: {}",
                     child.name, done.stop
