@@ -1,8 +1,16 @@
 //! # agentry
 //!
 //! A Rust runtime for LLM agents built around lifecycle hooks. Every phase of a run — the run,
-//! each step, each model call, each tool call, sub-agents, state changes, streamed text — can be
-//! observed, rewritten, blocked or answered by hooks.
+//! each step, each model call, each tool call, sub-agents, human approval, context compaction,
+//! state changes, streamed text — can be observed, rewritten, blocked or answered by hooks.
+//!
+//! - [`Runtime`] runs agents in-process on tokio; with a store (`MemoryStore`, or `SqliteStore`
+//!   / `PostgresStore` from `agentry-store`) it checkpoints every run, pauses runs for a person's
+//!   approval ([`Runtime::decide`]), resumes them after a crash ([`Runtime::resume`]) and
+//!   continues sessions.
+//! - [`builtins`] holds the hooks agents usually need: guards, a tool policy, tool mocks and a
+//!   recorder, a finish gate, telemetry, redaction.
+//! - [`agent::Compaction`] keeps a long run's prompt within the model's context.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
@@ -39,6 +47,34 @@
 //! assert_eq!(out.output.as_deref(), Some("Sunny, go."));
 //! assert_eq!(out.state.visited, ["Paris"]);
 //! assert_eq!(model.requests()[1].messages.last().unwrap().tool_result_text(), Some("Sunny in Paris"));
+//! # Ok(()) }
+//! ```
+//!
+//! Pausing for approval, and deciding later (in any process that opens the same store):
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), agentry::Error> {
+//! use agentry::prelude::*;
+//! use agentry::Decision;
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct Path { path: String }
+//!
+//! let delete = tool("delete", "Deletes a file", |a: Path, _ctx: ToolCtx| async move {
+//!     Ok(format!("deleted {}", a.path))
+//! })
+//! .needs_approval();
+//! let model = ScriptedModel::new().tool_call("delete", json!({"path": "/tmp/x"})).text("Done.");
+//! let agent = Agent::builder("janitor").model(model).tool(delete).build()?;
+//! let runtime = Runtime::new().store(MemoryStore::new());
+//!
+//! let out = runtime.run(&agent, "Clean /tmp/x").await?;
+//! let StopReason::AwaitingApproval { pending } = &out.stop else { unreachable!() };
+//! assert_eq!(pending[0].tool, "delete");
+//!
+//! let out = runtime.decide(&agent, &out.run_id, [Decision::approve(&pending[0].call_id)]).await?;
+//! assert_eq!(out.output.as_deref(), Some("Done."));
 //! # Ok(()) }
 //! ```
 //!
