@@ -3,7 +3,7 @@
 
 use super::RuntimeInner;
 use super::scope::Scope;
-use super::tool_call::ToolsOutcome;
+use super::tool_call::HeldCalls;
 use agentry_core::hooks::{
     AfterStep, BeforeStep, Events, Hooks, Resolver, RunEnd, RunError, RunStart, StepDecision, Stop,
     StoppedByHuman,
@@ -80,7 +80,7 @@ impl Driver {
         rt: &Arc<RuntimeInner>,
         hooks: Arc<Hooks>,
         mut spec: RunContextSpec,
-    ) -> Result<Driver, Error> {
+    ) -> Result<Box<Driver>, Error> {
         let model = def
             .model
             .clone()
@@ -90,7 +90,9 @@ impl Driver {
             })?;
         spec.observe_state =
             hooks.wants(Events::STATE_CHANGE) || spec.events.is_some() || spec.record_events;
-        Ok(Driver {
+        // Boxed: a run's future then holds a pointer to its driver, not the driver itself (once
+        // in `drive`, once in `end`, once in whatever awaits them).
+        Ok(Box::new(Driver {
             def: def.clone(),
             rt: rt.clone(),
             scope: Scope {
@@ -106,12 +108,12 @@ impl Driver {
             prompt_size: None,
             decisions: HashMap::new(),
             last_paused: None,
-        })
+        }))
     }
 
     /// Runs to the end: the body under cancellation, then RunError recovery, RunEnd and the final
     /// checkpoint.
-    pub(crate) async fn drive(mut self, start: Start) -> Result<Finished, Error> {
+    pub(crate) async fn drive(mut self: Box<Self>, start: Start) -> Result<Finished, Error> {
         let cancel = self.scope.ctx.cancellation().clone();
         let run_id = self.scope.ctx.run_id().to_string();
         self.scope.ctx.send_event(|p| RunEvent::RunStarted {
@@ -127,7 +129,7 @@ impl Driver {
             }
         };
         let ending = match outcome {
-            Some(Ok((_, StopReason::Cancelled))) | None => self.cancelled().await,
+            Some(Ok((_, StopReason::Cancelled))) | None => Box::pin(self.cancelled()).await,
             Some(Ok(ending)) => Ok(ending),
             Some(Err(e)) => self.recover(e).await,
         };
@@ -143,7 +145,7 @@ impl Driver {
                 // The run stays resumable from its last checkpoint; its history gains the
                 // failure. A store that fails here cannot change the outcome: the run's own
                 // error is the one reported.
-                if let Err(store_error) = self.save_events().await {
+                if let Err(store_error) = Box::pin(self.save_events()).await {
                     tracing::warn!(%store_error, "the failed run's last events were not saved");
                 }
                 Err(e)
@@ -154,6 +156,10 @@ impl Driver {
     async fn body(&mut self, start: Start) -> Result<Ending, Error> {
         match start {
             Start::New(input) => {
+                if self.continues_session() {
+                    // Boxed: rare, and it would otherwise grow every run's future.
+                    Box::pin(self.continue_session()).await?;
+                }
                 let input = if self.scope.wants(Events::RUN_START) {
                     self.scope.hook(RunStart { input }).await?.input
                 } else {
@@ -172,8 +178,8 @@ impl Driver {
                     let step = self.machine.step;
                     self.scope.ctx.set_step(step);
                     self.in_step = true;
-                    if let Some(ending) = self.tools_phase(turn, step).await? {
-                        return Ok(ending);
+                    if let Some(held) = self.run_tools(turn).await? {
+                        return Box::pin(self.tools_held(held, step)).await;
                     }
                     if let Some(stop) = self.end_step(step).await? {
                         self.stop_event(stop.clone(), None).await?;
@@ -257,9 +263,11 @@ impl Driver {
                 Turn::Tools => {
                     // The turn is saved before its calls run: a process that dies now resumes
                     // by re-issuing them, with the same call ids (and idempotency keys).
-                    self.checkpoint(None, None).await?;
-                    if let Some(ending) = self.tools_phase(message, step).await? {
-                        return Ok(ending);
+                    if self.rt.store.is_some() {
+                        self.checkpoint(None, None).await?;
+                    }
+                    if let Some(held) = self.run_tools(message).await? {
+                        return Box::pin(self.tools_held(held, step)).await;
                     }
                     if self.scope.ctx.is_cancelled() {
                         return Ok(CANCELLED);
@@ -306,17 +314,13 @@ impl Driver {
         }
     }
 
-    /// Runs the calls of a turn; returns how the run ends when it pauses for approval or a
-    /// person stopped it.
-    async fn tools_phase(
-        &mut self,
-        turn: Arc<agentry_core::Message>,
-        step: u32,
-    ) -> Result<Option<Ending>, Error> {
-        match self.run_tools(turn).await? {
-            ToolsOutcome::Done => Ok(None),
-            ToolsOutcome::Paused(pending) => self.pause(pending).await.map(Some),
-            ToolsOutcome::Stopped {
+    /// Ends a tool phase that did not settle every call: the run pauses for approval, or a
+    /// person stopped it. (Kept apart, and boxed by its callers, so the common step's future
+    /// holds none of it.)
+    async fn tools_held(&mut self, outcome: HeldCalls, step: u32) -> Result<Ending, Error> {
+        match outcome {
+            HeldCalls::Paused(pending) => self.pause(pending).await,
+            HeldCalls::Stopped {
                 call_id,
                 reason,
                 by,
@@ -332,7 +336,7 @@ impl Driver {
                 self.end_step(step).await?;
                 let stop = StopReason::StoppedByHuman { call_id, reason };
                 self.stop_event(stop.clone(), None).await?;
-                Ok(Some((None, stop)))
+                Ok((None, stop))
             }
         }
     }
@@ -396,7 +400,9 @@ impl Driver {
             let (ev, by) = self.scope.hook_decided(ev).await?;
             stop = ev.stop_decision().map(|d| stop_reason(d, by.as_deref()));
         }
-        self.checkpoint(None, None).await?;
+        if self.rt.store.is_some() {
+            self.checkpoint(None, None).await?;
+        }
         Ok(stop)
     }
 
@@ -458,7 +464,11 @@ impl Driver {
         Ok((None, StopReason::Cancelled))
     }
 
-    async fn end(mut self, output: Option<Value>, stop: StopReason) -> Result<Finished, Error> {
+    async fn end(
+        mut self: Box<Self>,
+        output: Option<Value>,
+        stop: StopReason,
+    ) -> Result<Finished, Error> {
         if self.scope.wants(Events::RUN_END) {
             let ev = RunEnd {
                 stop: stop.clone(),
@@ -478,7 +488,7 @@ impl Driver {
         if stop != StopReason::Cancelled {
             self.checkpoint(Some(&stop), output.as_ref()).await?;
         } else {
-            self.save_events().await?;
+            Box::pin(self.save_events()).await?;
         }
         let state = self.scope.ctx.take_state(Box::new(()));
         Ok(Finished {
@@ -508,15 +518,26 @@ impl Driver {
         stop: Option<&StopReason>,
         output: Option<&Value>,
     ) -> Result<(), Error> {
-        if self.rt.store.is_none() {
+        // The save is written out here rather than through `save`: every step awaits this, and a
+        // snapshot moved into a helper's future would be held twice in the step's future.
+        let Some(store) = self.rt.store.clone() else {
             return Ok(());
-        }
+        };
         let snapshot = self.snapshot(stop.cloned(), output.cloned())?;
-        self.save(snapshot).await
+        let events = self.scope.ctx.take_recorded();
+        store
+            .save(Checkpoint {
+                snapshot: &snapshot,
+                lease: self.lease,
+                events: &events,
+            })
+            .await?;
+        self.last_checkpoint = Some(snapshot);
+        Ok(())
     }
 
     /// Saves `snapshot` with the events recorded since the last save, under the run's lease; it
-    /// becomes the last checkpoint.
+    /// becomes the last checkpoint. (For the rare paths: cancellation, a failed run's events.)
     async fn save(&mut self, snapshot: RunSnapshot) -> Result<(), Error> {
         let Some(store) = self.rt.store.clone() else {
             return Ok(());

@@ -5,6 +5,7 @@ mod driver;
 mod handle;
 mod model_call;
 mod scope;
+mod session;
 mod sub_agent;
 mod tool_call;
 
@@ -13,8 +14,8 @@ pub use handle::RunHandle;
 use agentry_core::hooks::{Hooks, IntoHook};
 use agentry_core::{
     Agent, AgentDef, AgentState, Decision, Error, Model, PendingApproval, Redact, RunContextSpec,
-    RunEvent, RunInfo, RunMachine, RunOptions, RunOutput, RunQuery, RunSnapshot, RunStatus,
-    RunStore, SNAPSHOT_VERSION, StateError, StopReason,
+    RunEvent, RunInfo, RunMachine, RunOptions, RunOutput, RunSnapshot, RunStatus, RunStore,
+    SNAPSHOT_VERSION, StateError, StopReason,
 };
 use driver::{Driver, Finished, Start, scoped_hooks};
 use futures::channel::mpsc::{UnboundedSender, unbounded};
@@ -124,11 +125,13 @@ impl Runtime {
         input: impl Into<String>,
         options: RunOptions,
     ) -> Result<RunOutput<S, O>, Error> {
-        let mut driver = self.driver(agent.def(), options, None, None)?;
-        if self.continues_session(&driver) {
-            Box::pin(self.continue_session(&mut driver)).await?;
-        }
-        typed(driver.drive(Start::New(input.into())).await?)
+        // No named driver: it moves into `drive`, and a moved-out local would keep its own slot
+        // in this future.
+        typed(
+            self.driver(agent.def(), options, None, None)?
+                .drive(Start::New(input.into()))
+                .await?,
+        )
     }
 
     /// Starts `agent` on `input` in a tokio task and returns a handle with its event stream.
@@ -151,14 +154,7 @@ impl Runtime {
         };
         let cancel = CancellationToken::new();
         let driver = self.driver(agent.def(), options, Some(tx), Some(cancel.clone()));
-        let rt = self.clone();
-        let join = tokio::spawn(async move {
-            let mut driver = driver?;
-            if rt.continues_session(&driver) {
-                Box::pin(rt.continue_session(&mut driver)).await?;
-            }
-            typed(driver.drive(Start::New(input)).await?)
-        });
+        let join = tokio::spawn(async move { typed(driver?.drive(Start::New(input)).await?) });
         RunHandle {
             run_id,
             events: rx,
@@ -248,60 +244,6 @@ impl Runtime {
         let claim = (stored.lease, RunStatus::AwaitingApproval);
         self.continue_run_with(agent, snapshot, Some(claim), decisions, Some(pending))
             .await
-    }
-
-    /// True when a new run continues a session from the store.
-    fn continues_session(&self, driver: &Driver) -> bool {
-        self.inner.store.is_some() && driver.scope.ctx.info().session_id.is_some()
-    }
-
-    /// Starts a run of a session where the session's last run left off: with its messages,
-    /// loaded from the store (when the runtime has one and the run has a session id).
-    async fn continue_session(&self, driver: &mut Driver) -> Result<(), Error> {
-        let (Some(store), Some(session)) = (
-            &self.inner.store,
-            driver.scope.ctx.info().session_id.clone(),
-        ) else {
-            return Ok(());
-        };
-        let runs = store.list(&RunQuery::session(session.as_str())).await?;
-        let Some(last) = runs.iter().find(|r| r.parent_run_id.is_none()) else {
-            return Ok(());
-        };
-        let fail = |message: String| Error::Session {
-            session_id: session.clone(),
-            message,
-        };
-        let stored = store.load(&last.run_id).await?.ok_or_else(|| {
-            fail(format!(
-                "its last run `{}` vanished from the store",
-                last.run_id
-            ))
-        })?;
-        let snapshot = stored.snapshot;
-        match snapshot.status() {
-            RunStatus::AwaitingApproval => {
-                return Err(fail(format!(
-                    "its last run `{}` waits for approval; decide it first with `Runtime::decide`",
-                    last.run_id
-                )));
-            }
-            RunStatus::Running => {
-                return Err(fail(format!(
-                    "its last run `{}` has not ended (it is under way, or its process died); wait for it or continue it with `Runtime::resume`",
-                    last.run_id
-                )));
-            }
-            RunStatus::Cancelled if !snapshot.pending_tool_calls.is_empty() => {
-                return Err(fail(format!(
-                    "its last run `{}` was cancelled during tool calls; continue it with `Runtime::resume` first",
-                    last.run_id
-                )));
-            }
-            RunStatus::Cancelled | RunStatus::Finished => {}
-        }
-        driver.machine.messages = snapshot.messages;
-        Ok(())
     }
 
     /// Loads a run from the store, or says why it cannot.
@@ -399,7 +341,7 @@ impl Runtime {
         options: RunOptions,
         events: Option<UnboundedSender<RunEvent>>,
         cancel: Option<CancellationToken>,
-    ) -> Result<Driver, Error> {
+    ) -> Result<Box<Driver>, Error> {
         let hooks = scoped_hooks(&self.inner.hooks, &[&def.hooks, &options.hooks]);
         let spec = RunContextSpec {
             run_id: options.run_id.unwrap_or_else(new_run_id),

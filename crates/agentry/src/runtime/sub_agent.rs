@@ -79,7 +79,7 @@ impl Driver {
         }
     }
 
-    fn child_driver(&self, child: &Arc<AgentDef>) -> Result<Driver, Error> {
+    fn child_driver(&self, child: &Arc<AgentDef>) -> Result<Box<Driver>, Error> {
         let parent = &self.scope.ctx;
         let hooks = scoped_hooks(&self.scope.hooks, &[&child.hooks]);
         let spec = RunContextSpec {

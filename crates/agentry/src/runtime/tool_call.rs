@@ -30,10 +30,8 @@ pub(crate) enum Settled {
     },
 }
 
-/// How the tool phase of a step ended.
-pub(crate) enum ToolsOutcome {
-    /// Every call has its result in the history.
-    Done,
+/// How a tool phase that did not settle every call with a result ended.
+pub(crate) enum HeldCalls {
     /// Some calls wait for approval; the others' results are kept until they are decided.
     Paused(Vec<PendingApproval>),
     /// A call was rejected with a stop; every result is in the history.
@@ -57,68 +55,93 @@ impl Driver {
     /// Runs the calls of one model turn and appends their results, in call order, unless some
     /// wait for approval. Calls that settled before (while others waited, or before the run
     /// stopped) keep their results and do not run again.
-    pub(crate) async fn run_tools(&mut self, turn: Arc<Message>) -> Result<ToolsOutcome, Error> {
+    /// `None` when every call has its result in the history.
+    pub(crate) async fn run_tools(
+        &mut self,
+        turn: Arc<Message>,
+    ) -> Result<Option<HeldCalls>, Error> {
         let count = turn.tool_calls().len();
-        let settled = if count == 1 || !self.def.parallel_tool_calls {
-            let mut settled = Vec::with_capacity(count);
-            for index in 0..count {
-                settled.push(self.tool_call(&turn, index).await?);
-            }
-            settled
-        } else {
-            futures::future::try_join_all((0..count).map(|index| self.tool_call(&turn, index)))
-                .await?
+        // Results in call order of the calls that settled with one; the others (waiting, or
+        // rejected with a stop) by index. The second stays empty, unallocated, in most turns.
+        let mut done = Vec::with_capacity(count);
+        let mut held = Vec::new();
+        let mut sort = |index: usize, settled: Settled| match settled {
+            Settled::Done(result) => done.push(result),
+            other => held.push((index, other)),
         };
-        self.decisions.clear();
-        let stop = settled
-            .iter()
-            .position(|s| matches!(s, Settled::Stop { .. }));
-        let pending: Vec<PendingApproval> = settled
-            .iter()
-            .filter_map(|s| match s {
-                Settled::Pending(p) => Some(p.clone()),
-                _ => None,
-            })
-            .collect();
-        if stop.is_none() && !pending.is_empty() {
-            self.machine.settled = settled
+        if count == 1 || !self.def.parallel_tool_calls {
+            for index in 0..count {
+                sort(index, self.tool_call(&turn, index).await?);
+            }
+        } else {
+            let all =
+                futures::future::try_join_all((0..count).map(|index| self.tool_call(&turn, index)))
+                    .await?;
+            for (index, settled) in all.into_iter().enumerate() {
+                sort(index, settled);
+            }
+        }
+        if !self.decisions.is_empty() {
+            self.decisions.clear();
+        }
+        if held.is_empty() {
+            for message in self.machine.accept_tool_results(done) {
+                self.scope.added(message).await?;
+            }
+            return Ok(None);
+        }
+        Box::pin(self.held_calls(&turn, done, held)).await.map(Some)
+    }
+
+    /// Ends a tool phase in which some calls did not settle with a result: the run pauses until
+    /// they are decided, or (when one was rejected with a stop) every call gets a result and the
+    /// run stops.
+    async fn held_calls(
+        &mut self,
+        turn: &Arc<Message>,
+        done: Vec<ToolResult>,
+        held: Vec<(usize, Settled)>,
+    ) -> Result<HeldCalls, Error> {
+        if !held.iter().any(|(_, s)| matches!(s, Settled::Stop { .. })) {
+            self.machine.settled = done;
+            let pending = held
                 .into_iter()
-                .filter_map(|s| match s {
-                    Settled::Done(r) => Some(r),
+                .filter_map(|(_, s)| match s {
+                    Settled::Pending(p) => Some(p),
                     _ => None,
                 })
                 .collect();
-            return Ok(ToolsOutcome::Paused(pending));
+            return Ok(HeldCalls::Paused(pending));
         }
-        let mut outcome = ToolsOutcome::Done;
-        let mut results = Vec::with_capacity(count);
-        for (index, s) in settled.into_iter().enumerate() {
-            match s {
-                Settled::Done(r) => results.push(r),
+        let mut outcome = None;
+        let mut done = done.into_iter();
+        let mut held = held.into_iter().peekable();
+        let mut results = Vec::with_capacity(turn.tool_calls().len());
+        for (index, call) in turn.tool_calls().iter().enumerate() {
+            let Some((_, settled)) = held.next_if(|(i, _)| *i == index) else {
+                results.extend(done.next());
+                continue;
+            };
+            match settled {
                 Settled::Stop { result, reason, by } => {
-                    if matches!(outcome, ToolsOutcome::Done) {
-                        outcome = ToolsOutcome::Stopped {
-                            call_id: result.call_id.clone(),
-                            reason,
-                            by,
-                        };
-                    }
+                    outcome.get_or_insert(HeldCalls::Stopped {
+                        call_id: result.call_id.clone(),
+                        reason,
+                        by,
+                    });
                     results.push(result);
                 }
-                Settled::Pending(_) => {
-                    let call = &turn.tool_calls()[index];
-                    results.push(ToolResult::error(
-                        &call.id,
-                        &call.name,
-                        "not run: the run was stopped",
-                    ));
-                }
+                Settled::Pending(_) | Settled::Done(_) => results.push(ToolResult::error(
+                    &call.id,
+                    &call.name,
+                    "not run: the run was stopped",
+                )),
             }
         }
         for message in self.machine.accept_tool_results(results) {
             self.scope.added(message).await?;
         }
-        Ok(outcome)
+        Ok(outcome.expect("a held call was rejected with a stop"))
     }
 
     /// One call, start to end. An `Err` is a hook failure that fails the run; everything else the
