@@ -65,11 +65,11 @@
 //!     Ok(format!("deleted {}", a.path))
 //! })
 //! .needs_approval();
-//! let model = ScriptedModel::new().tool_call("delete", json!({"path": "/tmp/x"})).text("Done.");
+//! let model = ScriptedModel::new().tool_call("delete", json!({"path": "/var/log/old.log"})).text("Done.");
 //! let agent = Agent::builder("janitor").model(model).tool(delete).build()?;
 //! let runtime = Runtime::new().store(MemoryStore::new());
 //!
-//! let out = runtime.run(&agent, "Clean /tmp/x").await?;
+//! let out = runtime.run(&agent, "Delete the old log").await?;
 //! let StopReason::AwaitingApproval { pending } = &out.stop else { unreachable!() };
 //! assert_eq!(pending[0].tool, "delete");
 //!
