@@ -6,7 +6,7 @@
 mod support;
 
 use agentry::builtins::{Recorder, ToolPolicy};
-use agentry::hooks::{EventKind, Resolver};
+use agentry::hooks::EventKind;
 use agentry::prelude::*;
 use agentry::{Decision, PendingApproval, RunQuery, RunStatus, RunStore};
 use std::sync::Arc;
@@ -406,7 +406,6 @@ async fn hooks_and_policies_ask_for_approval_and_hooks_may_give_it() {
         pending[0].reason,
         "reading logs needs a second pair of eyes"
     );
-    let _ = Resolver::Person;
 }
 
 #[tokio::test]

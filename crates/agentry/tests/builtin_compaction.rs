@@ -43,6 +43,13 @@ fn agent(model: ScriptedModel, compaction: Compaction, recorder: &Recorder) -> A
         .unwrap()
 }
 
+/// A lookup whose every result is long (800 bytes), so a few steps pass the thresholds.
+fn long_lookup() -> impl Tool {
+    tool("lookup", "Looks up.", |_a: Query, _c: ToolCtx| async {
+        Ok("x".repeat(800))
+    })
+}
+
 /// Every tool result in `messages` follows the assistant turn that made its call.
 fn assert_pairs_intact(messages: &History) {
     let mut calls = HashSet::new();
@@ -206,11 +213,7 @@ async fn before_compact_may_veto_and_after_compact_may_rewrite_the_summary() {
     let recorder = Recorder::new();
     let vetoing = Agent::builder("researcher")
         .model(researcher())
-        .tool(tool(
-            "lookup",
-            "Looks up.",
-            |_a: Query, _c: ToolCtx| async { Ok("x".repeat(800)) },
-        ))
+        .tool(long_lookup())
         .compaction(Compaction::window(300).keep_recent(2))
         .before_compact(|mut ev, _| async move {
             ev.veto("keep everything");
@@ -226,11 +229,7 @@ async fn before_compact_may_veto_and_after_compact_may_rewrite_the_summary() {
 
     let rewriting = Agent::builder("researcher")
         .model(researcher())
-        .tool(tool(
-            "lookup",
-            "Looks up.",
-            |_a: Query, _c: ToolCtx| async { Ok("x".repeat(800)) },
-        ))
+        .tool(long_lookup())
         .compaction(Compaction::window(300).keep_recent(2))
         .before_compact(|mut ev, _| async move {
             // Fold one message fewer: the plan is re-aligned onto a safe boundary.
@@ -311,11 +310,7 @@ async fn a_failed_summary_goes_on_uncompacted_fails_the_run_or_is_recovered_per_
     // A CompactError hook supplies the summary.
     let recovering = Agent::builder("researcher")
         .model(researcher())
-        .tool(tool(
-            "lookup",
-            "Looks up.",
-            |_a: Query, _c: ToolCtx| async { Ok("x".repeat(800)) },
-        ))
+        .tool(long_lookup())
         .compaction(
             Compaction::summarize(300)
                 .keep_recent(2)

@@ -257,3 +257,42 @@ async fn the_bundle_stops_a_runaway_at_twenty_steps() {
     assert_eq!(out.steps, 20);
     assert_eq!(out.stop.to_string(), "step limit reached: 20/20");
 }
+
+#[tokio::test]
+async fn a_resumed_run_is_still_guarded() {
+    // The first call waits for approval; the run is then continued by `decide` (no RunStart), and
+    // the step limit still stops it, counting the steps it took before the pause.
+    let echo = tool("echo", "Echoes.", |a: Echo, _ctx: ToolCtx| async move {
+        Ok(a.text)
+    })
+    .needs_approval();
+    let model = ScriptedModel::from_fn(|n, _| {
+        ScriptedTurn::new().with_tool_call_id(format!("c{n}"), "echo", json!({"text": "ping"}))
+    });
+    let agent = Agent::builder("looper")
+        .model(model)
+        .tool(echo)
+        .max_steps(500)
+        .build()
+        .unwrap();
+    // After the first approval, a hook approves every later call.
+    let runtime = Runtime::new()
+        .store(MemoryStore::new())
+        .with(Guards::none().max_steps(3))
+        .with(on::approval_requested(
+            |mut ev: agentry::hooks::ApprovalRequested, _ctx| async move {
+                if ev.pending.call_id != "c1" {
+                    ev.approve();
+                }
+                Ok(ev)
+            },
+        ));
+    let out = runtime.run(&agent, "go").await.unwrap();
+    assert!(out.stop.is_paused(), "{:?}", out.stop);
+    let out = runtime
+        .decide(&agent, &out.run_id, [agentry::Decision::approve("c1")])
+        .await
+        .unwrap();
+    assert_eq!(out.stop.to_string(), "step limit reached: 3/3");
+    assert_eq!(out.steps, 3);
+}

@@ -200,6 +200,30 @@ impl GuardHook {
     }
 
     /// The first limit the run `id`, about to start step `step`, has reached.
+    /// Starts the budget of the run `ctx` belongs to: at RunStart, or at the first step of a
+    /// run resumed from a checkpoint (which has no RunStart). A resumed run's tokens, cost and
+    /// wall time count from the resume; its steps are the run's own.
+    fn track(&self, ctx: &HookCtx) {
+        let mut runs = self.runs();
+        let id = ctx.run_id().to_owned();
+        let payer = match ctx.parent_run_id() {
+            Some(parent) if self.guards.count_sub_agents => runs
+                .get(parent)
+                .map_or_else(|| parent.to_owned(), |p| p.payer.clone()),
+            _ => id.clone(),
+        };
+        runs.insert(
+            id,
+            Budget {
+                started: Instant::now(),
+                payer,
+                tokens: 0,
+                cost: 0.0,
+                finished_with: None,
+            },
+        );
+    }
+
     fn reached(&self, id: &str, step: u32) -> Option<Limit> {
         let g = &self.guards;
         let runs = self.runs();
@@ -255,24 +279,7 @@ impl Hook for GuardHook {
         ev: RunStart,
         ctx: &HookCtx,
     ) -> impl Future<Output = HookResult<RunStart>> + Send {
-        let mut runs = self.runs();
-        let id = ctx.run_id().to_owned();
-        let payer = match ctx.parent_run_id() {
-            Some(parent) if self.guards.count_sub_agents => runs
-                .get(parent)
-                .map_or_else(|| parent.to_owned(), |p| p.payer.clone()),
-            _ => id.clone(),
-        };
-        runs.insert(
-            id,
-            Budget {
-                started: Instant::now(),
-                payer,
-                tokens: 0,
-                cost: 0.0,
-                finished_with: None,
-            },
-        );
+        self.track(ctx);
         async move { Ok(ev) }
     }
 
@@ -281,6 +288,9 @@ impl Hook for GuardHook {
         mut ev: BeforeStep,
         ctx: &HookCtx,
     ) -> impl Future<Output = HookResult<BeforeStep>> + Send {
+        if !self.runs().contains_key(ctx.run_id()) {
+            self.track(ctx);
+        }
         if let Some(limit) = self.reached(ctx.run_id(), ev.step) {
             ev.stop_with(self.stop(ctx, limit));
         }

@@ -458,7 +458,8 @@ impl Driver {
                 None => self.snapshot(None, None)?,
             };
             snapshot.stop = Some(StopReason::Cancelled);
-            self.save(snapshot).await?;
+            self.save(&snapshot).await?;
+            self.last_checkpoint = Some(snapshot);
         }
         self.stop_event(StopReason::Cancelled, None).await?;
         Ok((None, StopReason::Cancelled))
@@ -507,7 +508,11 @@ impl Driver {
             return Ok(());
         }
         match self.last_checkpoint.take() {
-            Some(snapshot) => self.save(snapshot).await,
+            Some(snapshot) => {
+                self.save(&snapshot).await?;
+                self.last_checkpoint = Some(snapshot);
+                Ok(())
+            }
             None => Ok(()),
         }
     }
@@ -518,39 +523,30 @@ impl Driver {
         stop: Option<&StopReason>,
         output: Option<&Value>,
     ) -> Result<(), Error> {
-        // The save is written out here rather than through `save`: every step awaits this, and a
-        // snapshot moved into a helper's future would be held twice in the step's future.
-        let Some(store) = self.rt.store.clone() else {
+        if self.rt.store.is_none() {
             return Ok(());
-        };
+        }
         let snapshot = self.snapshot(stop.cloned(), output.cloned())?;
-        let events = self.scope.ctx.take_recorded();
-        store
-            .save(Checkpoint {
-                snapshot: &snapshot,
-                lease: self.lease,
-                events: &events,
-            })
-            .await?;
+        self.save(&snapshot).await?;
         self.last_checkpoint = Some(snapshot);
         Ok(())
     }
 
-    /// Saves `snapshot` with the events recorded since the last save, under the run's lease; it
-    /// becomes the last checkpoint. (For the rare paths: cancellation, a failed run's events.)
-    async fn save(&mut self, snapshot: RunSnapshot) -> Result<(), Error> {
+    /// Saves `snapshot` with the events recorded since the last save, under the run's lease.
+    /// It takes the snapshot by reference: a snapshot moved into this future would be held
+    /// twice in the future of every step that checkpoints.
+    async fn save(&mut self, snapshot: &RunSnapshot) -> Result<(), Error> {
         let Some(store) = self.rt.store.clone() else {
             return Ok(());
         };
         let events = self.scope.ctx.take_recorded();
         store
             .save(Checkpoint {
-                snapshot: &snapshot,
+                snapshot,
                 lease: self.lease,
                 events: &events,
             })
             .await?;
-        self.last_checkpoint = Some(snapshot);
         Ok(())
     }
 

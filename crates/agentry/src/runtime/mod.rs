@@ -178,7 +178,7 @@ impl Runtime {
                 .map(|s| (s.lease, s.snapshot.status())),
             None => None,
         };
-        self.continue_run(agent, snapshot, lease, HashMap::new())
+        self.continue_run(agent, snapshot, lease, HashMap::new(), None)
             .await
     }
 
@@ -211,6 +211,7 @@ impl Runtime {
             stored.snapshot,
             Some((stored.lease, status)),
             HashMap::new(),
+            None,
         )
         .await
     }
@@ -242,7 +243,7 @@ impl Runtime {
         let mut snapshot = stored.snapshot;
         snapshot.stop = None;
         let claim = (stored.lease, RunStatus::AwaitingApproval);
-        self.continue_run_with(agent, snapshot, Some(claim), decisions, Some(pending))
+        self.continue_run(agent, snapshot, Some(claim), decisions, Some(pending))
             .await
     }
 
@@ -260,19 +261,8 @@ impl Runtime {
             .ok_or_else(|| resume_error(run_id, "the store has no run with this id"))
     }
 
-    async fn continue_run<S: AgentState, O: DeserializeOwned>(
-        &self,
-        agent: &Agent<S, O>,
-        snapshot: RunSnapshot,
-        lease: Option<(u64, RunStatus)>,
-        decisions: HashMap<String, Decision>,
-    ) -> Result<RunOutput<S, O>, Error> {
-        self.continue_run_with(agent, snapshot, lease, decisions, None)
-            .await
-    }
-
     /// Checks a snapshot against the agent, claims the run (when stored) and drives it on.
-    async fn continue_run_with<S: AgentState, O: DeserializeOwned>(
+    async fn continue_run<S: AgentState, O: DeserializeOwned>(
         &self,
         agent: &Agent<S, O>,
         snapshot: RunSnapshot,
