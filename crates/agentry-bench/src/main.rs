@@ -1,16 +1,19 @@
-//! `agentry-bench`: the W1–W3 workloads of agentry's performance suite.
+//! `agentry-bench`: the W1–W3 and W5 workloads of agentry's performance suite.
 //!
 //! ```text
-//! agentry-bench --workload w1|w2|w3 [--steps S] [--hooks H] [--runs R] [--inner K]
+//! agentry-bench --workload w1|w2|w3|w5 [--steps S] [--hooks H] [--runs R] [--inner K]
+//!               [--store sqlite|postgres]
 //! ```
 //! Prints one JSON object on its last stdout line.
 
+mod durable;
 mod measure;
 mod model;
 mod workloads;
 
 use agentry::Runtime;
 use clap::{Parser, ValueEnum};
+use durable::StoreKind;
 use serde_json::json;
 use workloads::{HookKind, agent, median, sample};
 
@@ -19,6 +22,8 @@ enum Workload {
     W1,
     W2,
     W3,
+    /// W1 (one run) or W3 (`--runs` > 1) with a checkpoint to a store after every step.
+    W5,
 }
 
 /// Runs one of the W1–W3 workloads and prints its figures as JSON.
@@ -43,6 +48,10 @@ struct Args {
     /// Repeat the timed part K times and report the median.
     #[arg(long, default_value_t = 1)]
     inner: u32,
+    /// W5's store: a fresh SQLite file per sample, or the Postgres database at
+    /// `$AGENTRY_TEST_POSTGRES_URL`.
+    #[arg(long, value_enum, default_value_t = StoreKind::Sqlite)]
+    store: StoreKind,
 }
 
 fn main() {
@@ -55,14 +64,23 @@ fn main() {
             args.hooks.unwrap_or(0),
             args.runs.unwrap_or(1000),
         ),
+        Workload::W5 => match args.runs.unwrap_or(1) {
+            1 => (args.steps.unwrap_or(1000), args.hooks.unwrap_or(0), 1),
+            runs => (args.steps.unwrap_or(3), args.hooks.unwrap_or(0), runs),
+        },
     };
+    let durable = matches!(args.workload, Workload::W5).then_some(args.store);
     let inner = args.inner.max(1);
     let tokio = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("a tokio runtime");
     let report = tokio.block_on(async move {
-        let runtime = Runtime::new();
+        let fresh = async || match durable {
+            Some(store) => store.runtime().await,
+            None => (Runtime::new(), None),
+        };
+        let (runtime, _kept) = fresh().await;
         let kind = args.hook_kind;
         let interleave = runs > 1;
         let bench = agent(steps, hooks, kind, interleave);
@@ -77,6 +95,11 @@ fn main() {
         let mut cpus = Vec::new();
         let mut base_walls = Vec::new();
         for _ in 0..inner {
+            // A durable workload starts each sample on an empty store.
+            let (runtime, _kept) = match durable {
+                Some(_) => fresh().await,
+                None => (runtime.clone(), None),
+            };
             let s = sample(&runtime, &bench, steps, runs).await;
             walls.push(s.wall);
             cpus.push(s.cpu);
@@ -96,6 +119,7 @@ fn main() {
             "hook_kind": format!("{kind:?}").to_lowercase(),
             "yield_per_model_call": interleave,
             "runs": runs,
+            "store": durable.map(|s| format!("{s:?}").to_lowercase()),
             "inner": inner,
             "hook_invocations": hook_invocations,
             "model_calls": u64::from(steps + 1) * u64::from(runs),

@@ -19,49 +19,77 @@ use std::sync::Arc;
 /// assert_eq!((snapshot.len(), h.len()), (1, 2));
 /// assert_eq!(h.last().unwrap().text(), "hello");
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct History(imbl::Vector<Arc<Message>>);
+pub struct History {
+    messages: imbl::Vector<Arc<Message>>,
+    /// How many times the history was changed other than by appending (see [`History::edits`]).
+    #[serde(skip)]
+    edits: u64,
+}
+
+impl PartialEq for History {
+    fn eq(&self, other: &History) -> bool {
+        self.messages == other.messages
+    }
+}
 
 impl History {
     /// An empty history.
     pub fn new() -> Self {
-        History(imbl::Vector::new())
+        History::default()
+    }
+
+    /// How many times this history was changed other than by appending to it (an insert, a
+    /// removal, a replacement, a truncation). Clones carry the count, so a history whose count
+    /// and length only grew since a clone was taken is that clone plus appended messages; a
+    /// store's checkpoint uses this to write only what a step appended.
+    pub fn edits(&self) -> u64 {
+        self.edits
+    }
+
+    /// The shared handle of the message at `index`.
+    pub fn get_shared(&self, index: usize) -> Option<&Arc<Message>> {
+        self.messages.get(index)
     }
 
     /// The number of messages.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.messages.len()
     }
 
     /// True when there are no messages.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.messages.is_empty()
     }
 
     /// Appends a message.
     pub fn push(&mut self, message: impl Into<Arc<Message>>) {
-        self.0.push_back(message.into());
+        self.messages.push_back(message.into());
     }
 
     /// Inserts a message at `index`.
     pub fn insert(&mut self, index: usize, message: impl Into<Arc<Message>>) {
-        self.0.insert(index, message.into());
+        self.edits += 1;
+        self.messages.insert(index, message.into());
     }
 
     /// Removes and returns the message at `index`.
     pub fn remove(&mut self, index: usize) -> Arc<Message> {
-        self.0.remove(index)
+        self.edits += 1;
+        self.messages.remove(index)
     }
 
     /// Replaces the message at `index`.
     pub fn set(&mut self, index: usize, message: impl Into<Arc<Message>>) {
-        self.0.set(index, message.into());
+        self.edits += 1;
+        self.messages.set(index, message.into());
     }
 
     /// Keeps only the messages for which `keep` returns true.
     pub fn retain(&mut self, mut keep: impl FnMut(&Message) -> bool) {
-        self.0.retain(|m| keep(m));
+        self.edits += 1;
+        self.messages.retain(|m| keep(m));
     }
 
     /// Replaces the messages `start..end` with `message`: O(log n), the other messages shared.
@@ -69,42 +97,46 @@ impl History {
     /// # Panics
     /// When `start > end` or `end > len()`.
     pub fn replace_range(&mut self, start: usize, end: usize, message: impl Into<Arc<Message>>) {
-        let mut tail = self.0.split_off(start);
+        self.edits += 1;
+        let mut tail = self.messages.split_off(start);
         let kept = tail.split_off(end - start);
-        self.0.push_back(message.into());
-        self.0.append(kept);
+        self.messages.push_back(message.into());
+        self.messages.append(kept);
     }
 
     /// Drops every message from `len` on.
     pub fn truncate(&mut self, len: usize) {
-        self.0.truncate(len);
+        if len < self.messages.len() {
+            self.edits += 1;
+        }
+        self.messages.truncate(len);
     }
 
     /// The message at `index`.
     pub fn get(&self, index: usize) -> Option<&Message> {
-        self.0.get(index).map(|m| &**m)
+        self.messages.get(index).map(|m| &**m)
     }
 
     /// The last message.
     pub fn last(&self) -> Option<&Message> {
-        self.0.last().map(|m| &**m)
+        self.messages.last().map(|m| &**m)
     }
 
     /// The first message.
     pub fn first(&self) -> Option<&Message> {
-        self.0.front().map(|m| &**m)
+        self.messages.front().map(|m| &**m)
     }
 
     /// Iterates over the messages, oldest first.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Message> + ExactSizeIterator {
-        self.0.iter().map(|m| &**m)
+        self.messages.iter().map(|m| &**m)
     }
 
     /// Iterates over the shared handles of the messages.
     pub fn iter_shared(
         &self,
     ) -> impl DoubleEndedIterator<Item = &Arc<Message>> + ExactSizeIterator {
-        self.0.iter()
+        self.messages.iter()
     }
 
     /// Copies the messages into a plain vector.
@@ -116,13 +148,16 @@ impl History {
 impl std::ops::Index<usize> for History {
     type Output = Message;
     fn index(&self, index: usize) -> &Message {
-        &self.0[index]
+        &self.messages[index]
     }
 }
 
 impl FromIterator<Message> for History {
     fn from_iter<I: IntoIterator<Item = Message>>(iter: I) -> Self {
-        History(iter.into_iter().map(Arc::new).collect())
+        History {
+            messages: iter.into_iter().map(Arc::new).collect(),
+            edits: 0,
+        }
     }
 }
 

@@ -12,20 +12,34 @@ const TABLE: &str = "agentry_store_migrations";
 
 /// The SQLite schema's migrations.
 pub(crate) fn sqlite() -> Migrator {
-    migrator(vec![migration(
-        1,
-        "runs",
-        include_str!("../migrations/sqlite/0001_runs.sql"),
-    )])
+    migrator(vec![
+        migration(
+            1,
+            "runs",
+            include_str!("../migrations/sqlite/0001_runs.sql"),
+        ),
+        migration(
+            2,
+            "message log",
+            include_str!("../migrations/sqlite/0002_message_log.sql"),
+        ),
+    ])
 }
 
 /// The PostgreSQL schema's migrations.
 pub(crate) fn postgres() -> Migrator {
-    migrator(vec![migration(
-        1,
-        "runs",
-        include_str!("../migrations/postgres/0001_runs.sql"),
-    )])
+    migrator(vec![
+        migration(
+            1,
+            "runs",
+            include_str!("../migrations/postgres/0001_runs.sql"),
+        ),
+        migration(
+            2,
+            "message log",
+            include_str!("../migrations/postgres/0002_message_log.sql"),
+        ),
+    ])
 }
 
 fn migration(version: i64, description: &'static str, sql: &'static str) -> Migration {

@@ -1,13 +1,47 @@
 //! [`PostgresStore`]: runs in a PostgreSQL database, shared by every process that connects to it.
 
-use crate::rows::{self, RunRow};
+use crate::rows::{self, SaveRow};
 use crate::{error, migrations};
+use agentry_core::store::now_ms;
 use agentry_core::{
     Checkpoint, RunQuery, RunStatus, RunStore, RunSummary, StoreError, StoredEvent, StoredRun,
 };
 use futures::future::BoxFuture;
 use sqlx::Connection;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
+
+/// The server's time in ms since the Unix epoch: leases expire by one clock, whichever host the
+/// processes that share the store run on.
+macro_rules! now_ms_sql {
+    () => {
+        "(extract(epoch from clock_timestamp()) * 1000)::bigint"
+    };
+}
+
+/// A checkpoint in one statement (so one round trip, in one transaction): the run's row when its
+/// lease is the checkpoint's (`$9`), then its appended messages (`$11` the first position, `$12`
+/// a JSON array) and events (`$13` how many, `$14` a JSON array), numbered after the run's last.
+/// The row stays locked until the statement ends: concurrent saves of a run take turns, so each
+/// numbers its events after the previous one's. No row back: the lease was not `$9`.
+const SAVE: &str = concat!(
+    "WITH run AS (\
+       UPDATE runs SET agent = $2, session_id = $3, parent_run_id = $4, status = $5, step = $6, \
+         updated_ms = $7, snapshot = $8::json, \
+         lease_expires_ms = COALESCE(",
+    now_ms_sql!(),
+    " + $10::bigint, 0), events = events + $13 \
+       WHERE run_id = $1 AND lease = $9 RETURNING events), \
+     added_messages AS (\
+       INSERT INTO run_messages (run_id, pos, body) \
+       SELECT $1, $11 + m.ord - 1, m.body \
+       FROM run, json_array_elements($12::json) WITH ORDINALITY AS m(body, ord)), \
+     added_events AS (\
+       INSERT INTO run_events (run_id, seq, at_ms, kind, data) \
+       SELECT $1, run.events - $13 + e.ord, (e.value ->> 'at_ms')::bigint, e.value ->> 'kind', \
+         e.value -> 'data' \
+       FROM run, json_array_elements($14::json) WITH ORDINALITY AS e(value, ord)) \
+     SELECT events FROM run"
+);
 use std::fmt;
 use std::io;
 use std::sync::Arc;
@@ -105,73 +139,75 @@ impl PostgresStore {
         })
     }
 
-    /// The connection pool, for queries of your own (the tables are `runs` and `run_events`).
+    /// The connection pool, for queries of your own (the tables are `runs`, `run_messages` and
+    /// `run_events`).
     pub fn pool(&self) -> &PgPool {
         &self.pool
     }
 
     async fn save_checkpoint(&self, checkpoint: Checkpoint<'_>) -> Result<(), StoreError> {
-        let row = RunRow::of(&self.name, checkpoint.snapshot)?;
-        let run_id = row.run_id;
-        let lease = rows::lease_param(checkpoint.lease);
+        let row = SaveRow::of(&checkpoint);
+        let run_id = row.id;
         let failed = |e| error::backend(&self.name, format_args!("saving run `{run_id}`"), e);
-
-        let mut tx = self.pool.begin().await.map_err(failed)?;
-        // Most checkpoints update their run; a run saved for the first time (under lease 0 only)
-        // is inserted. An insert that finds the run there after all (another process inserted
-        // it meanwhile: the insert waits for that one's commit) leaves the verdict to the update,
-        // which then sees it: a run under another lease is a conflict.
-        let mut written = update_run(&mut tx, &row, lease).await.map_err(failed)?;
+        let record = rows::json_text(&self.name, run_id, &row.record)?;
+        let messages = rows::json_text(&self.name, run_id, &row.messages)?;
+        let events = rows::json_text(&self.name, run_id, &row.events)?;
+        let now = now_ms();
+        let save = || {
+            sqlx::query_scalar::<_, i64>(SAVE)
+                .bind(run_id)
+                .bind(row.agent)
+                .bind(row.session)
+                .bind(row.parent)
+                .bind(row.status)
+                .bind(row.step)
+                .bind(now)
+                .bind(&record)
+                .bind(row.lease)
+                .bind(row.hold)
+                .bind(row.first)
+                .bind(&messages)
+                .bind(row.events.len() as i64)
+                .bind(&events)
+                .fetch_optional(&self.pool)
+        };
+        let mut written = save().await.map_err(failed)?.is_some();
+        // A run saved for the first time (under lease 0 only) is inserted, then saved. An insert
+        // that finds the run there after all (another process inserted it meanwhile) leaves the
+        // verdict to the save: a run under another lease is a conflict.
         if !written && checkpoint.lease == 0 {
-            written = insert_run(&mut tx, &row).await.map_err(failed)?
-                || update_run(&mut tx, &row, lease).await.map_err(failed)?;
+            insert_run(&self.pool, &row, now).await.map_err(failed)?;
+            written = save().await.map_err(failed)?.is_some();
         }
-        if !written {
-            tx.rollback().await.map_err(failed)?;
-            return Err(rows::conflict(&self.name, run_id, checkpoint.lease));
+        if written {
+            Ok(())
+        } else {
+            Err(rows::conflict(&self.name, run_id, checkpoint.lease))
         }
-        if !checkpoint.events.is_empty() {
-            // All the events in one statement, numbered after the run's last.
-            let (at, (kinds, data)): (Vec<i64>, (Vec<&str>, Vec<String>)) = checkpoint
-                .events
-                .iter()
-                .map(|e| (e.at_ms, (e.kind.as_str(), e.data.to_string())))
-                .unzip();
-            sqlx::query(
-                "INSERT INTO run_events (run_id, seq, at_ms, kind, data) \
-                 SELECT $1, last.seq + e.ord, e.at_ms, e.kind, e.data::json \
-                 FROM (SELECT COALESCE(MAX(seq), 0) AS seq FROM run_events WHERE run_id = $1) \
-                 AS last, \
-                 UNNEST($2::bigint[], $3::text[], $4::text[]) WITH ORDINALITY \
-                 AS e(at_ms, kind, data, ord)",
-            )
-            .bind(run_id)
-            .bind(at)
-            .bind(kinds)
-            .bind(data)
-            .execute(&mut *tx)
-            .await
-            .map_err(failed)?;
-        }
-        tx.commit().await.map_err(failed)
     }
 
     async fn load_run(&self, run_id: &str) -> Result<Option<StoredRun>, StoreError> {
+        let failed = |e| error::backend(&self.name, format_args!("loading run `{run_id}`"), e);
         let row: Option<(String, i64)> =
             sqlx::query_as("SELECT snapshot::text, lease FROM runs WHERE run_id = $1")
                 .bind(run_id)
                 .fetch_optional(&self.pool)
                 .await
-                .map_err(|e| {
-                    error::backend(&self.name, format_args!("loading run `{run_id}`"), e)
-                })?;
-        let Some((json, lease)) = row else {
+                .map_err(failed)?;
+        let Some((record, lease)) = row else {
             return Ok(None);
         };
-        Ok(Some(StoredRun {
-            snapshot: rows::snapshot(&self.name, run_id, &json)?,
-            lease: rows::lease(&self.name, run_id, lease)?,
-        }))
+        // Read after the record: the log only grows, so it holds every message the record names.
+        let messages = async || {
+            sqlx::query_as("SELECT pos, body::text FROM run_messages WHERE run_id = $1")
+                .bind(run_id)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(failed)
+        };
+        rows::stored_run(&self.name, run_id, &record, lease, messages)
+            .await
+            .map(Some)
     }
 
     async fn claim_run(
@@ -179,22 +215,74 @@ impl PostgresStore {
         run_id: &str,
         lease: u64,
         status: RunStatus,
+        hold: Duration,
     ) -> Result<u64, StoreError> {
         let failed = |e| error::backend(&self.name, format_args!("claiming run `{run_id}`"), e);
         // Of two concurrent claims, the second waits for the first's row lock, then finds the
         // lease moved on and updates nothing.
-        let claimed: Option<i64> = sqlx::query_scalar(
-            "UPDATE runs SET lease = lease + 1 WHERE run_id = $1 AND lease = $2 AND status = $3 \
-             RETURNING lease",
-        )
+        let claimed: Option<i64> = sqlx::query_scalar(concat!(
+            "UPDATE runs SET lease = lease + 1, lease_expires_ms = ",
+            now_ms_sql!(),
+            " + $4 WHERE run_id = $1 AND lease = $2 AND status = $3 AND lease_expires_ms <= ",
+            now_ms_sql!(),
+            " RETURNING lease"
+        ))
         .bind(run_id)
         .bind(rows::lease_param(lease))
         .bind(status.as_str())
+        .bind(rows::millis(hold))
         .fetch_optional(&self.pool)
         .await
         .map_err(failed)?;
         if let Some(new) = claimed {
             return rows::lease(&self.name, run_id, new);
+        }
+        let found: Option<(i64, String, i64, i64)> = sqlx::query_as(concat!(
+            "SELECT lease, status, lease_expires_ms, ",
+            now_ms_sql!(),
+            " FROM runs WHERE run_id = $1"
+        ))
+        .bind(run_id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(failed)?;
+        let now = found.as_ref().map_or(0, |f| f.3);
+        Err(rows::claim_refused(
+            &self.name,
+            run_id,
+            lease,
+            status,
+            now,
+            found.map(|(l, s, e, _)| (l, s, e)),
+        ))
+    }
+
+    async fn renew_lease(
+        &self,
+        run_id: &str,
+        lease: u64,
+        hold: Duration,
+    ) -> Result<(), StoreError> {
+        let failed = |e| {
+            error::backend(
+                &self.name,
+                format_args!("renewing the lease of run `{run_id}`"),
+                e,
+            )
+        };
+        let done = sqlx::query(concat!(
+            "UPDATE runs SET lease_expires_ms = ",
+            now_ms_sql!(),
+            " + $3 WHERE run_id = $1 AND lease = $2"
+        ))
+        .bind(run_id)
+        .bind(rows::lease_param(lease))
+        .bind(rows::millis(hold))
+        .execute(&self.pool)
+        .await
+        .map_err(failed)?;
+        if done.rows_affected() == 1 {
+            return Ok(());
         }
         let exists: Option<i32> = sqlx::query_scalar("SELECT 1 FROM runs WHERE run_id = $1")
             .bind(run_id)
@@ -244,52 +332,25 @@ impl PostgresStore {
     }
 }
 
-/// Writes `row` into its run's row when the run's lease is `lease`; true when it did. The row
-/// stays locked until the transaction ends: concurrent saves of a run take turns, so each
-/// numbers its events after the previous one's.
-async fn update_run(
-    conn: &mut PgConnection,
-    row: &RunRow<'_>,
-    lease: i64,
-) -> Result<bool, sqlx::Error> {
-    let done = sqlx::query(
-        "UPDATE runs SET agent = $2, session_id = $3, parent_run_id = $4, status = $5, \
-         step = $6, updated_ms = $7, snapshot = $8::json \
-         WHERE run_id = $1 AND lease = $9",
-    )
-    .bind(row.run_id)
-    .bind(row.agent)
-    .bind(row.session_id)
-    .bind(row.parent_run_id)
-    .bind(row.status)
-    .bind(row.step)
-    .bind(row.now_ms)
-    .bind(&row.snapshot)
-    .bind(lease)
-    .execute(conn)
-    .await?;
-    Ok(done.rows_affected() == 1)
-}
-
-/// Inserts `row` as a new run with lease 0; true when it did, false when the run exists.
-async fn insert_run(conn: &mut PgConnection, row: &RunRow<'_>) -> Result<bool, sqlx::Error> {
-    let done = sqlx::query(
+/// Inserts the run of `row` with lease 0 and an empty record (the save that follows writes it),
+/// unless the run exists.
+async fn insert_run(pool: &PgPool, row: &SaveRow<'_>, now: i64) -> Result<(), sqlx::Error> {
+    sqlx::query(
         "INSERT INTO runs (run_id, agent, session_id, parent_run_id, status, step, lease, \
          created_ms, updated_ms, snapshot) \
-         VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $7, $8::json) \
+         VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $7, '{}'::json) \
          ON CONFLICT (run_id) DO NOTHING",
     )
-    .bind(row.run_id)
+    .bind(row.id)
     .bind(row.agent)
-    .bind(row.session_id)
-    .bind(row.parent_run_id)
+    .bind(row.session)
+    .bind(row.parent)
     .bind(row.status)
     .bind(row.step)
-    .bind(row.now_ms)
-    .bind(&row.snapshot)
-    .execute(conn)
+    .bind(now)
+    .execute(pool)
     .await?;
-    Ok(done.rows_affected() == 1)
+    Ok(())
 }
 
 /// The store's name: `postgres:host:port/database`, without the user and password.
@@ -322,8 +383,18 @@ impl RunStore for PostgresStore {
         run_id: &'a str,
         lease: u64,
         status: RunStatus,
+        hold: Duration,
     ) -> BoxFuture<'a, Result<u64, StoreError>> {
-        Box::pin(self.claim_run(run_id, lease, status))
+        Box::pin(self.claim_run(run_id, lease, status, hold))
+    }
+
+    fn renew<'a>(
+        &'a self,
+        run_id: &'a str,
+        lease: u64,
+        hold: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(self.renew_lease(run_id, lease, hold))
     }
 
     fn list<'a>(

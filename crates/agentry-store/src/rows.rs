@@ -1,40 +1,109 @@
 //! What both stores share: the conversions between agentry's types and stored columns, and the
 //! listing query.
 
-use agentry_core::store::now_ms;
+use agentry_core::store::history_from_log;
+use agentry_core::store::record::{self, SnapshotRecord};
 use agentry_core::{
-    RecordedEvent, RunQuery, RunSnapshot, RunStatus, RunSummary, StoreError, StoredEvent,
+    Checkpoint, Message, RecordedEvent, RunQuery, RunStatus, RunSummary, StoreError, StoredEvent,
+    StoredRun,
 };
+use serde::Serialize;
 use sqlx::{Database, Encode, QueryBuilder, Type};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
 
-/// What a checkpoint writes into its run's row.
-pub(crate) struct RunRow<'a> {
-    pub run_id: &'a str,
+/// What a checkpoint writes: its run's row, the messages it appends to the run's log and its
+/// events. It serializes as the JSON object the SQLite store's batched write reads.
+#[derive(Serialize)]
+pub(crate) struct SaveRow<'a> {
+    pub id: &'a str,
     pub agent: &'a str,
-    pub session_id: Option<&'a str>,
-    pub parent_run_id: Option<&'a str>,
+    pub session: Option<&'a str>,
+    pub parent: Option<&'a str>,
     /// The stored name of the snapshot's status.
     pub status: &'static str,
     pub step: i64,
-    /// The time of the save, in milliseconds since the Unix epoch.
-    pub now_ms: i64,
-    /// The snapshot as JSON text.
-    pub snapshot: String,
+    pub lease: i64,
+    /// How long the lease is held from now, in ms (`None` releases it).
+    pub hold: Option<i64>,
+    /// The snapshot without its messages, and their layout.
+    pub record: SnapshotRecord<'a>,
+    /// The log position of the first appended message.
+    pub first: i64,
+    pub messages: &'a [Arc<Message>],
+    pub events: &'a [RecordedEvent],
 }
 
-impl<'a> RunRow<'a> {
-    /// The row of `snapshot`, saved now.
-    pub(crate) fn of(store: &str, snapshot: &'a RunSnapshot) -> Result<RunRow<'a>, StoreError> {
-        Ok(RunRow {
-            run_id: &snapshot.run_id,
+impl<'a> SaveRow<'a> {
+    /// The row of `checkpoint`.
+    pub(crate) fn of(checkpoint: &Checkpoint<'a>) -> SaveRow<'a> {
+        let snapshot = checkpoint.snapshot;
+        let first = checkpoint.layout.next - checkpoint.appended.len() as u64;
+        SaveRow {
+            id: &snapshot.run_id,
             agent: &snapshot.agent,
-            session_id: snapshot.session_id.as_deref(),
-            parent_run_id: snapshot.parent_run_id.as_deref(),
+            session: snapshot.session_id.as_deref(),
+            parent: snapshot.parent_run_id.as_deref(),
             status: snapshot.status().as_str(),
             step: i64::from(snapshot.step),
-            now_ms: now_ms(),
-            snapshot: snapshot_json(store, snapshot)?,
-        })
+            lease: lease_param(checkpoint.lease),
+            hold: checkpoint.hold.map(millis),
+            record: SnapshotRecord::new(snapshot, checkpoint.layout),
+            first: i64::try_from(first).unwrap_or(i64::MAX),
+            messages: checkpoint.appended,
+            events: checkpoint.events,
+        }
+    }
+}
+
+/// A duration in whole milliseconds, as stored.
+pub(crate) fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// JSON text of a checkpoint's parts, or a backend error of `store` saying what could not be
+/// written.
+pub(crate) fn json_text(
+    store: &str,
+    run_id: &str,
+    value: &impl Serialize,
+) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| {
+        StoreError::backend(
+            store,
+            format!(
+                "saving run `{run_id}`: it cannot be written as JSON ({e}); check the values its \
+                 state, metadata and messages hold"
+            ),
+        )
+    })
+}
+
+/// How a claim that changed nothing failed, from what the run's row holds now (`None`: no row).
+pub(crate) fn claim_refused(
+    store: &str,
+    run_id: &str,
+    lease: u64,
+    status: RunStatus,
+    now_ms: i64,
+    found: Option<(i64, String, i64)>,
+) -> StoreError {
+    match found {
+        None => StoreError::NotFound {
+            store: store.to_string(),
+            run_id: run_id.to_string(),
+        },
+        Some((current, stored_status, expires_ms))
+            if current == lease_param(lease) && stored_status == status.as_str() =>
+        {
+            StoreError::Leased {
+                store: store.to_string(),
+                run_id: run_id.to_string(),
+                remaining_ms: u64::try_from(expires_ms.saturating_sub(now_ms)).unwrap_or(0),
+            }
+        }
+        Some(_) => conflict(store, run_id, lease),
     }
 }
 
@@ -76,24 +145,46 @@ pub(crate) fn lease(store: &str, run_id: &str, stored: i64) -> Result<u64, Store
     u64::try_from(stored).map_err(|_| unreadable(store, run_id, format!("its lease is {stored}")))
 }
 
-/// The JSON text of a snapshot, as stored.
-fn snapshot_json(store: &str, snapshot: &RunSnapshot) -> Result<String, StoreError> {
-    serde_json::to_string(snapshot).map_err(|e| {
-        StoreError::backend(
-            store,
-            format!(
-                "saving run `{}`: its snapshot cannot be written as JSON ({e}); check the \
-                 values its state and metadata hold",
-                snapshot.run_id
-            ),
-        )
+/// A stored run, read back from its record (the snapshot column) and, for a record whose history
+/// lies in the log, the log's messages as (position, JSON text), which `messages` reads when
+/// asked.
+pub(crate) async fn stored_run<F>(
+    store: &str,
+    run_id: &str,
+    record: &str,
+    lease: i64,
+    messages: F,
+) -> Result<StoredRun, StoreError>
+where
+    F: AsyncFnOnce() -> Result<Vec<(i64, String)>, StoreError>,
+{
+    let (mut snapshot, layout) =
+        record::parse_record(record).map_err(|why| unreadable(store, run_id, why))?;
+    if let Some(layout) = &layout {
+        let mut by_pos = HashMap::new();
+        for (pos, body) in messages().await? {
+            let message: Message = serde_json::from_str(&body).map_err(|e| {
+                unreadable(
+                    store,
+                    run_id,
+                    format!("its message at log position {pos} does not parse: {e}"),
+                )
+            })?;
+            by_pos.insert(u64::try_from(pos).unwrap_or(u64::MAX), Arc::new(message));
+        }
+        snapshot.messages = history_from_log(layout, &by_pos).map_err(|pos| {
+            unreadable(
+                store,
+                run_id,
+                format!("its history names log position {pos}, which its message log lacks"),
+            )
+        })?;
+    }
+    Ok(StoredRun {
+        snapshot,
+        lease: self::lease(store, run_id, lease)?,
+        layout,
     })
-}
-
-/// A stored snapshot, read back.
-pub(crate) fn snapshot(store: &str, run_id: &str, json: &str) -> Result<RunSnapshot, StoreError> {
-    serde_json::from_str(json)
-        .map_err(|e| unreadable(store, run_id, format!("its snapshot does not parse: {e}")))
 }
 
 /// One line of a listing, read back.

@@ -9,7 +9,7 @@
 mod support;
 
 use agentry::prelude::*;
-use agentry::{Decision, RunStatus, RunStore};
+use agentry::{Decision, RunStatus, RunStore, StoreError};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -20,6 +20,10 @@ const ROLE: &str = "AGENTRY_TEST_CHILD";
 const STORE: &str = "AGENTRY_TEST_CHILD_STORE";
 const DIR: &str = "AGENTRY_TEST_CHILD_DIR";
 const RUN: &str = "AGENTRY_TEST_CHILD_RUN";
+
+/// The workers' leases: a killed worker's run can be taken over this long after its last
+/// renewal (a third of it).
+const LEASE: Duration = Duration::from_secs(3);
 
 #[derive(Deserialize, JsonSchema)]
 struct Step {
@@ -154,6 +158,7 @@ async fn child_role() {
         "work" => {
             let out = Runtime::new()
                 .store(store)
+                .lease_ttl(LEASE)
                 .run_with(
                     &worker(&dir, Some(3)),
                     "Do 4 steps.",
@@ -202,12 +207,24 @@ async fn a_process_killed_mid_tool_call_is_resumed_by_another_and_loses_nothing(
             .collect();
         assert_eq!(pending, ["c3"], "{}", backend.name());
 
-        // This process resumes it.
-        let resumed = Runtime::new()
-            .store(store.clone())
-            .resume(&worker(dir.path(), None), &run_id)
-            .await
-            .unwrap();
+        // The dead process's lease has not expired yet: the run is not taken over.
+        let resumer = Runtime::new().store(store.clone()).lease_ttl(LEASE);
+        let agent = worker(dir.path(), None);
+        match resumer.resume(&agent, &run_id).await {
+            Err(Error::Store(StoreError::Leased { run_id: r, .. })) => assert_eq!(r, run_id),
+            other => panic!("expected the run to be leased still, got {other:?}"),
+        }
+        // Once it expires, this process resumes it.
+        let start = Instant::now();
+        let resumed = loop {
+            match resumer.resume(&agent, &run_id).await {
+                Err(Error::Store(StoreError::Leased { .. })) => {
+                    assert!(start.elapsed() < LEASE * 10, "the lease never expired");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                other => break other.unwrap(),
+            }
+        };
         assert_eq!(resumed.output.as_deref(), Some("all 4 steps done"));
 
         // Exactly what an uninterrupted run ends with.

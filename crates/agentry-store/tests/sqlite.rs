@@ -8,9 +8,12 @@ mod support;
 
 use support::*;
 
-use agentry_core::{RunQuery, RunStatus, RunStore, StoreError};
+use agentry_core::{Message, RunQuery, RunStatus, RunStore, StopReason, StoreError};
 use agentry_store::SqliteStore;
 use conformance::{Stores, event, full_snapshot, save, snapshot};
+use sqlx::SqlSafeStr;
+use sqlx::migrate::{Migration, MigrationType, Migrator};
+use sqlx::sqlite::{SqliteConnectOptions, SqlitePool};
 
 mod file {
     use super::*;
@@ -56,7 +59,10 @@ async fn runs_outlive_the_store_and_reopening_keeps_the_schema() {
             .await
             .unwrap();
         assert_eq!(
-            store.claim("run-1", 0, RunStatus::Finished).await.unwrap(),
+            store
+                .claim("run-1", 0, RunStatus::Finished, conformance::HOLD)
+                .await
+                .unwrap(),
             1
         );
         store.pool().close().await;
@@ -75,7 +81,7 @@ async fn runs_outlive_the_store_and_reopening_keeps_the_schema() {
             .fetch_one(store.pool())
             .await
             .unwrap();
-        assert_eq!(applied, 1, "the schema's one migration, applied once");
+        assert_eq!(applied, 2, "the schema's two migrations, applied once");
         let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
             .fetch_one(store.pool())
             .await
@@ -168,4 +174,83 @@ async fn an_unreadable_snapshot_is_a_backend_error_naming_the_run() {
         err.contains("run `run-1`") && err.contains("`sleeping`"),
         "{err}"
     );
+}
+
+/// A file written by the first schema (histories inline in the snapshot, leases without expiry)
+/// is brought up to date when opened: its runs load, and their next checkpoint moves the history
+/// into the message log.
+#[tokio::test]
+async fn a_store_written_by_the_first_schema_still_loads_and_moves_into_the_log() {
+    let dir = TempDir::new();
+    let path = dir.path().join("runs.db");
+    let mut run = full_snapshot("run-old");
+    run.stop = Some(StopReason::Cancelled);
+    {
+        // The first schema, applied as the first release of the store applied it.
+        let options = SqliteConnectOptions::new()
+            .filename(&path)
+            .create_if_missing(true);
+        let pool = SqlitePool::connect_with(options).await.unwrap();
+        let mut first = Migrator::with_migrations(vec![Migration::new(
+            1,
+            "runs".into(),
+            MigrationType::Simple,
+            include_str!("../migrations/sqlite/0001_runs.sql").into_sql_str(),
+            false,
+        )]);
+        first.dangerous_set_table_name("agentry_store_migrations");
+        first.run(&pool).await.unwrap();
+        sqlx::query(
+            "INSERT INTO runs (run_id, position, agent, session_id, parent_run_id, status, step, \
+             lease, created_ms, updated_ms, snapshot) \
+             VALUES ('run-old', 1, ?1, 'session-1', 'parent-1', 'cancelled', 4, 3, 1, 2, ?2)",
+        )
+        .bind(&run.agent)
+        .bind(serde_json::to_string(&run).unwrap())
+        .execute(&pool)
+        .await
+        .unwrap();
+        for seq in 1..=2 {
+            sqlx::query(
+                "INSERT INTO run_events (run_id, seq, at_ms, kind, data) \
+                 VALUES ('run-old', ?1, 5, 'step_finished', '{}')",
+            )
+            .bind(seq)
+            .execute(&pool)
+            .await
+            .unwrap();
+        }
+        pool.close().await;
+    }
+
+    let store = SqliteStore::open(&path).await.unwrap();
+    let stored = store
+        .load("run-old")
+        .await
+        .unwrap()
+        .expect("the old run loads");
+    assert_eq!((&stored.snapshot, stored.lease), (&run, 3));
+    assert_eq!(stored.layout, None, "its history is still inline");
+    // Its lease has no expiry: it can be claimed, and the next checkpoint logs the history.
+    let lease = store
+        .claim("run-old", 3, RunStatus::Cancelled, conformance::HOLD)
+        .await
+        .unwrap();
+    assert_eq!(lease, 4);
+    run.stop = None;
+    run.messages.push(Message::user("resumed"));
+    conformance::save(&store, &run, lease, &[event("run_resumed", 9)])
+        .await
+        .unwrap();
+    let stored = store.load("run-old").await.unwrap().unwrap();
+    assert_eq!(stored.snapshot, run);
+    assert_eq!(stored.layout.map(|l| l.next), Some(4));
+    let numbers: Vec<u64> = store
+        .events("run-old")
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| e.seq)
+        .collect();
+    assert_eq!(numbers, [1, 2, 3], "events are numbered after the old ones");
 }

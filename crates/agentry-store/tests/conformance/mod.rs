@@ -2,12 +2,19 @@
 //! instantiates the suite with `conformance_tests!`, one test per property.
 
 use agentry_core::{
-    Checkpoint, History, Message, PendingApproval, RecordedEvent, RunQuery, RunSnapshot, RunStatus,
-    RunStore, RunSummary, SNAPSHOT_VERSION, StopReason, StoreError, StoredEvent, ToolCall, Usage,
+    Checkpoint, History, Message, MessageLog, PendingApproval, RecordedEvent, RunQuery,
+    RunSnapshot, RunStatus, RunStore, RunSummary, SNAPSHOT_VERSION, StopReason, StoreError,
+    StoredEvent, StoredRun, ToolCall, Usage,
 };
 use serde_json::json;
 use std::any::Any;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// How long a test's claim holds a lease when it must stay held: longer than any test.
+pub const HOLD: Duration = Duration::from_secs(600);
+
+/// A claim that holds nothing: the lease is free again at once (for tests of lease numbers).
+pub const NO_HOLD: Duration = Duration::ZERO;
 
 /// One test's store, fresh and empty, with a second handle on the same data.
 pub struct Stores {
@@ -35,6 +42,9 @@ macro_rules! conformance_tests {
             events_are_numbered_from_one_across_saves,
             listing_filters_and_puts_the_newest_first,
             the_status_follows_the_stop_reason,
+            a_held_lease_refuses_claims_until_released_or_expired,
+            a_renewal_keeps_the_lease_and_a_lost_one_conflicts,
+            checkpoints_append_messages_and_a_load_rebuilds_the_history,
         );
     };
     (@each $open:expr; $($property:ident),* $(,)?) => {
@@ -119,18 +129,42 @@ pub fn event(kind: &str, n: i64) -> RecordedEvent {
     }
 }
 
-/// Saves `snapshot` under `lease` with `events`.
+/// Saves `snapshot` under `lease` with `events`, appending to the run's log what its history
+/// adds to the stored one (as a runtime resuming it would), and releasing the lease.
 pub async fn save(
     store: &dyn RunStore,
     snapshot: &RunSnapshot,
     lease: u64,
     events: &[RecordedEvent],
 ) -> Result<(), StoreError> {
+    save_holding(store, snapshot, lease, events, None).await
+}
+
+/// [`save`], holding the lease for `hold` (`None` releases it).
+pub async fn save_holding(
+    store: &dyn RunStore,
+    snapshot: &RunSnapshot,
+    lease: u64,
+    events: &[RecordedEvent],
+    hold: Option<Duration>,
+) -> Result<(), StoreError> {
+    let log = match store.load(&snapshot.run_id).await? {
+        Some(StoredRun {
+            snapshot: stored,
+            layout: Some(layout),
+            ..
+        }) => MessageLog::resumed(stored.messages, layout),
+        _ => MessageLog::new(),
+    };
+    let append = log.append(&snapshot.messages);
     store
         .save(Checkpoint {
             snapshot,
             lease,
+            appended: &append.appended,
+            layout: &append.layout,
             events,
+            hold,
         })
         .await
 }
@@ -193,7 +227,10 @@ pub async fn a_save_under_a_stale_lease_conflicts_and_changes_nothing(s: &Stores
         .await
         .unwrap();
     assert_eq!(
-        s.other.claim("run-1", 0, RunStatus::Running).await.unwrap(),
+        s.other
+            .claim("run-1", 0, RunStatus::Running, NO_HOLD)
+            .await
+            .unwrap(),
         1
     );
 
@@ -235,28 +272,37 @@ pub async fn a_claim_moves_the_lease_on_by_one(s: &Stores) {
     save(store, &snapshot("run-1"), 0, &[]).await.unwrap();
 
     assert_eq!(
-        store.claim("run-1", 0, RunStatus::Running).await.unwrap(),
+        store
+            .claim("run-1", 0, RunStatus::Running, NO_HOLD)
+            .await
+            .unwrap(),
         1
     );
     assert_eq!(store.load("run-1").await.unwrap().unwrap().lease, 1);
     assert_conflict(
-        store.claim("run-1", 0, RunStatus::Running).await,
+        store.claim("run-1", 0, RunStatus::Running, NO_HOLD).await,
         &name,
         "run-1",
         0,
     );
     assert_conflict(
-        store.claim("run-1", 2, RunStatus::Running).await,
+        store.claim("run-1", 2, RunStatus::Running, NO_HOLD).await,
         &name,
         "run-1",
         2,
     );
     assert_eq!(
-        s.other.claim("run-1", 1, RunStatus::Running).await.unwrap(),
+        s.other
+            .claim("run-1", 1, RunStatus::Running, NO_HOLD)
+            .await
+            .unwrap(),
         2
     );
     assert_eq!(
-        store.claim("run-1", 2, RunStatus::Running).await.unwrap(),
+        store
+            .claim("run-1", 2, RunStatus::Running, NO_HOLD)
+            .await
+            .unwrap(),
         3
     );
     assert_eq!(s.other.load("run-1").await.unwrap().unwrap().lease, 3);
@@ -266,7 +312,9 @@ pub async fn a_claim_moves_the_lease_on_by_one(s: &Stores) {
     // A claim made for a status the run is no longer in (a paused run another process has
     // meanwhile taken over and saved running) conflicts, even with the current lease.
     assert_conflict(
-        store.claim("run-1", 3, RunStatus::AwaitingApproval).await,
+        store
+            .claim("run-1", 3, RunStatus::AwaitingApproval, NO_HOLD)
+            .await,
         &name,
         "run-1",
         3,
@@ -278,8 +326,8 @@ pub async fn of_two_concurrent_claims_exactly_one_wins(s: &Stores) {
     save(&*s.store, &snapshot("run-1"), 0, &[]).await.unwrap();
     for lease in 0..10 {
         let (a, b) = tokio::join!(
-            s.store.claim("run-1", lease, RunStatus::Running),
-            s.other.claim("run-1", lease, RunStatus::Running)
+            s.store.claim("run-1", lease, RunStatus::Running, NO_HOLD),
+            s.other.claim("run-1", lease, RunStatus::Running, NO_HOLD)
         );
         let (won, lost) = match (a, b) {
             (Ok(new), lost @ Err(_)) | (lost @ Err(_), Ok(new)) => (new, lost),
@@ -323,7 +371,7 @@ pub async fn concurrent_saves_of_one_run_all_land_with_their_events_in_sequence(
 pub async fn a_claim_of_an_unknown_run_is_not_found(s: &Stores) {
     let store = &*s.store;
     save(store, &snapshot("run-1"), 0, &[]).await.unwrap();
-    match store.claim("run-2", 0, RunStatus::Running).await {
+    match store.claim("run-2", 0, RunStatus::Running, NO_HOLD).await {
         Err(StoreError::NotFound {
             store: name,
             run_id,
@@ -359,7 +407,10 @@ pub async fn events_are_numbered_from_one_across_saves(s: &Stores) {
     assert_eq!(s.other.events("run-1").await.unwrap(), expected);
 
     // Numbering goes on under a new lease, and each run has its own.
-    let lease = store.claim("run-1", 0, RunStatus::Running).await.unwrap();
+    let lease = store
+        .claim("run-1", 0, RunStatus::Running, NO_HOLD)
+        .await
+        .unwrap();
     save(&*s.other, &run, lease, &[event("run_resumed", 6)])
         .await
         .unwrap();
@@ -517,4 +568,159 @@ pub async fn the_status_follows_the_stop_reason(s: &Stores) {
             stop
         );
     }
+}
+
+pub async fn a_held_lease_refuses_claims_until_released_or_expired(s: &Stores) {
+    let store = &*s.store;
+    let run = snapshot("run-1");
+    // The process that saves a run holds its lease: nobody else may take the run over.
+    save_holding(store, &run, 0, &[], Some(HOLD)).await.unwrap();
+    for claimant in [&*s.store, &*s.other] {
+        match claimant.claim("run-1", 0, RunStatus::Running, HOLD).await {
+            Err(StoreError::Leased {
+                run_id,
+                remaining_ms,
+                ..
+            }) => {
+                assert_eq!(run_id, "run-1");
+                assert!(
+                    remaining_ms > HOLD.as_millis() as u64 - 60_000,
+                    "{remaining_ms}"
+                );
+            }
+            other => panic!("expected the run to be leased, got {other:?}"),
+        }
+    }
+    // The holder saves on under its lease, and releases it when the run pauses or ends.
+    save_holding(store, &run, 0, &[], Some(HOLD)).await.unwrap();
+    save_holding(store, &run, 0, &[], None).await.unwrap();
+    assert_eq!(
+        s.other
+            .claim("run-1", 0, RunStatus::Running, HOLD)
+            .await
+            .unwrap(),
+        1
+    );
+    // The new holder's lease is held in turn.
+    assert!(matches!(
+        store.claim("run-1", 1, RunStatus::Running, HOLD).await,
+        Err(StoreError::Leased { .. })
+    ));
+    // A lease that is not renewed expires, and then the run may be claimed.
+    save_holding(&*s.other, &run, 1, &[], Some(Duration::from_millis(1)))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert_eq!(
+        store
+            .claim("run-1", 1, RunStatus::Running, HOLD)
+            .await
+            .unwrap(),
+        2
+    );
+    // The process that let it expire is out: its saves conflict.
+    assert_conflict(
+        save_holding(&*s.other, &run, 1, &[], Some(HOLD)).await,
+        store.name(),
+        "run-1",
+        1,
+    );
+}
+
+pub async fn a_renewal_keeps_the_lease_and_a_lost_one_conflicts(s: &Stores) {
+    let store = &*s.store;
+    let run = snapshot("run-1");
+    save_holding(store, &run, 0, &[], Some(Duration::from_millis(1)))
+        .await
+        .unwrap();
+    store.renew("run-1", 0, HOLD).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    // Renewed past the first expiry: still held.
+    assert!(matches!(
+        s.other.claim("run-1", 0, RunStatus::Running, HOLD).await,
+        Err(StoreError::Leased { .. })
+    ));
+    // Renewing with a lease the run does not have is a conflict; an unknown run is not found.
+    assert_conflict(
+        store.renew("run-1", 3, HOLD).await,
+        store.name(),
+        "run-1",
+        3,
+    );
+    assert!(matches!(
+        store.renew("run-9", 0, HOLD).await,
+        Err(StoreError::NotFound { .. })
+    ));
+    // Once released and claimed by another, the old holder's renewal conflicts.
+    save_holding(store, &run, 0, &[], None).await.unwrap();
+    assert_eq!(
+        s.other
+            .claim("run-1", 0, RunStatus::Running, HOLD)
+            .await
+            .unwrap(),
+        1
+    );
+    assert_conflict(
+        store.renew("run-1", 0, HOLD).await,
+        store.name(),
+        "run-1",
+        0,
+    );
+    s.other.renew("run-1", 1, HOLD).await.unwrap();
+}
+
+pub async fn checkpoints_append_messages_and_a_load_rebuilds_the_history(s: &Stores) {
+    let store = &*s.store;
+    let mut run = full_snapshot("run-1");
+    run.stop = None;
+    let mut log = MessageLog::new();
+    let checkpoint = |run: &RunSnapshot, log: &mut MessageLog| {
+        let append = log.append(&run.messages);
+        let appended = append.appended.clone();
+        log.saved(run.messages.clone(), append.layout.clone());
+        (appended, append.layout)
+    };
+    let (appended, layout) = checkpoint(&run, &mut log);
+    assert_eq!(appended.len(), 3);
+    let save = |run: &RunSnapshot, appended: Vec<std::sync::Arc<Message>>, layout| {
+        let run = run.clone();
+        async move {
+            store
+                .save(Checkpoint {
+                    snapshot: &run,
+                    lease: 0,
+                    appended: &appended,
+                    layout: &layout,
+                    events: &[],
+                    hold: None,
+                })
+                .await
+        }
+    };
+    save(&run, appended, layout).await.unwrap();
+    // Steps add messages: each checkpoint appends only its own.
+    for i in 0..20 {
+        run.messages.push(Message::user(format!("step {i}")));
+        run.step += 1;
+        let (appended, layout) = checkpoint(&run, &mut log);
+        assert_eq!(appended.len(), 1);
+        save(&run, appended, layout).await.unwrap();
+    }
+    let stored = s.other.load("run-1").await.unwrap().unwrap();
+    assert_eq!(stored.snapshot, run);
+    assert_eq!(
+        stored.layout.as_ref().map(|l| (l.spans.len(), l.next)),
+        Some((1, 23))
+    );
+    // A compaction folds messages into a summary: the log keeps them, the history skips them.
+    run.messages
+        .replace_range(1, 15, Message::user("summary of 14 messages"));
+    run.messages.push(Message::assistant("after the summary"));
+    let (appended, layout) = checkpoint(&run, &mut log);
+    assert_eq!(appended.len(), 2);
+    save(&run, appended, layout).await.unwrap();
+    let stored = s.other.load("run-1").await.unwrap().unwrap();
+    assert_eq!(stored.snapshot, run);
+    assert_eq!(stored.snapshot.messages.len(), 11);
+    assert_eq!(stored.layout.map(|l| l.next), Some(25));
 }

@@ -200,3 +200,21 @@ pub async fn open_spec(spec: &str) -> std::sync::Arc<dyn agentry_core::RunStore>
         panic!("unknown store spec {spec}")
     }
 }
+
+/// Moves a run's lease on by one behind its holder's back, as a process that took the run over
+/// would (for tests of a holder that lost its lease).
+pub async fn take_over(spec: &str, run_id: &str) {
+    let sql = "UPDATE runs SET lease = lease + 1 WHERE run_id = $1";
+    let changed = if let Some(path) = spec.strip_prefix("sqlite:") {
+        let store = agentry_store::SqliteStore::open(path).await.unwrap();
+        let done = sqlx::query(sql).bind(run_id).execute(store.pool()).await;
+        done.unwrap().rows_affected()
+    } else if let Some(url) = spec.strip_prefix("postgres:") {
+        let store = agentry_store::PostgresStore::connect(url).await.unwrap();
+        let done = sqlx::query(sql).bind(run_id).execute(store.pool()).await;
+        done.unwrap().rows_affected()
+    } else {
+        panic!("unknown store spec {spec}")
+    };
+    assert_eq!(changed, 1, "no run `{run_id}` to take over");
+}

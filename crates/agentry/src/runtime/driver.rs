@@ -2,6 +2,7 @@
 //! of each phase, checkpoints after every step, and handles cancellation and failure.
 
 use super::RuntimeInner;
+use super::lease::{LeaseKeeper, LeaseLoss};
 use super::scope::Scope;
 use super::tool_call::HeldCalls;
 use agentry_core::hooks::{
@@ -9,13 +10,15 @@ use agentry_core::hooks::{
     StoppedByHuman,
 };
 use agentry_core::{
-    AgentDef, Checkpoint, Decision, ErasedState, Error, FinishReason, Model, PendingApproval,
-    RunContext, RunContextSpec, RunEvent, RunMachine, RunSnapshot, SNAPSHOT_VERSION, StepStart,
-    StopReason, Turn, Verdict,
+    AgentDef, Checkpoint, Decision, ErasedState, Error, FinishReason, MessageLog, Model,
+    PendingApproval, RunContext, RunContextSpec, RunEvent, RunMachine, RunSnapshot,
+    SNAPSHOT_VERSION, StepStart, StopReason, Turn, Verdict,
 };
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 /// How a run begins.
 pub(crate) enum Start {
@@ -50,6 +53,10 @@ pub(crate) struct Driver {
     pub last_checkpoint: Option<RunSnapshot>,
     /// The run's lease in the store: the runtime saves under it (0 for a new run).
     pub lease: u64,
+    /// What of the history the store's message log holds.
+    pub log: MessageLog,
+    /// The durable parts, when the runtime has a store.
+    pub durable: Option<Durable>,
     /// True between the start of a step and its end.
     pub in_step: bool,
     /// The prompt's running size, kept when the agent compacts its history.
@@ -58,6 +65,18 @@ pub(crate) struct Driver {
     pub decisions: HashMap<String, Decision>,
     /// The calls the run paused on, when it resumes with decisions.
     pub last_paused: Option<Vec<PendingApproval>>,
+}
+
+/// What a driver keeps for a run checkpointed to a store.
+pub(crate) struct Durable {
+    /// Renews the lease while the run is driven (from its first save or claim).
+    keeper: Option<LeaseKeeper>,
+    /// Where the keeper reports a lost lease.
+    loss: LeaseLoss,
+    /// True while a checkpoint is being written: cancellation waits for it to finish.
+    saving: watch::Sender<bool>,
+    /// True while the run's body runs under cancellation (a checkpoint then yields to it).
+    in_body: bool,
 }
 
 /// The hooks a run dispatches to: `base` alone when the other scopes add nothing (shared, no
@@ -104,6 +123,13 @@ impl Driver {
             machine: RunMachine::new(),
             last_checkpoint: None,
             lease: 0,
+            log: MessageLog::new(),
+            durable: rt.store.is_some().then(|| Durable {
+                keeper: None,
+                loss: LeaseLoss::default(),
+                saving: watch::Sender::new(false),
+                in_body: false,
+            }),
             in_step: false,
             prompt_size: None,
             decisions: HashMap::new(),
@@ -120,14 +146,39 @@ impl Driver {
             run_id: run_id.clone(),
             agent_path: p.clone(),
         });
+        let interrupt = interrupted(
+            cancel,
+            self.durable.as_mut().map(|d| {
+                d.in_body = true;
+                (d.loss.clone(), d.saving.subscribe())
+            }),
+        );
         let outcome = {
             let body = self.body(start);
             tokio::select! {
                 biased;
-                _ = cancel.cancelled() => None,
+                _ = interrupt => None,
                 ending = body => Some(ending),
             }
         };
+        if let Some(d) = &mut self.durable {
+            d.in_body = false;
+            if d.loss.is_lost() {
+                // Another process drives the run now: nothing more is written or done here.
+                d.keeper = None;
+                let error = d
+                    .loss
+                    .error()
+                    .map_or_else(|| Error::other("the run's lease was lost"), Error::from);
+                let msg = error.to_string();
+                self.scope.ctx.send_event(|p| RunEvent::RunFailed {
+                    run_id,
+                    error: msg,
+                    agent_path: p.clone(),
+                });
+                return Err(error);
+            }
+        }
         let ending = match outcome {
             Some(Ok((_, StopReason::Cancelled))) | None => Box::pin(self.cancelled()).await,
             Some(Ok(ending)) => Ok(ending),
@@ -148,6 +199,7 @@ impl Driver {
                 if let Err(store_error) = Box::pin(self.save_events()).await {
                     tracing::warn!(%store_error, "the failed run's last events were not saved");
                 }
+                self.release();
                 Err(e)
             }
         }
@@ -458,7 +510,7 @@ impl Driver {
                 None => self.snapshot(None, None)?,
             };
             snapshot.stop = Some(StopReason::Cancelled);
-            self.save(&snapshot).await?;
+            self.save(&snapshot, true).await?;
             self.last_checkpoint = Some(snapshot);
         }
         self.stop_event(StopReason::Cancelled, None).await?;
@@ -470,6 +522,11 @@ impl Driver {
         output: Option<Value>,
         stop: StopReason,
     ) -> Result<Finished, Error> {
+        // The outcome is stored before RunEnd hooks run: a hook that fails now cannot make a
+        // resume do the finished work again.
+        if stop != StopReason::Cancelled {
+            self.checkpoint(Some(&stop), output.as_ref()).await?;
+        }
         if self.scope.wants(Events::RUN_END) {
             let ev = RunEnd {
                 stop: stop.clone(),
@@ -486,11 +543,8 @@ impl Driver {
             stop: s,
             agent_path: p.clone(),
         });
-        if stop != StopReason::Cancelled {
-            self.checkpoint(Some(&stop), output.as_ref()).await?;
-        } else {
-            Box::pin(self.save_events()).await?;
-        }
+        Box::pin(self.save_events()).await?;
+        self.release();
         let state = self.scope.ctx.take_state(Box::new(()));
         Ok(Finished {
             run_id,
@@ -501,15 +555,23 @@ impl Driver {
         })
     }
 
+    /// Stops renewing the run's lease (the last save released it, or the run failed and lets it
+    /// expire).
+    fn release(&mut self) {
+        if let Some(d) = &mut self.durable {
+            d.keeper = None;
+        }
+    }
+
     /// Saves the events recorded since the last checkpoint with that checkpoint again (when the
-    /// run ends without a new one: cancelled or failed).
+    /// run ends without a new one: cancelled or failed, or events came after the final one).
     async fn save_events(&mut self) -> Result<(), Error> {
         if !self.scope.ctx.has_recorded() {
             return Ok(());
         }
         match self.last_checkpoint.take() {
             Some(snapshot) => {
-                self.save(&snapshot).await?;
+                self.save(&snapshot, true).await?;
                 self.last_checkpoint = Some(snapshot);
                 Ok(())
             }
@@ -527,26 +589,58 @@ impl Driver {
             return Ok(());
         }
         let snapshot = self.snapshot(stop.cloned(), output.cloned())?;
-        self.save(&snapshot).await?;
+        self.save(&snapshot, stop.is_some()).await?;
         self.last_checkpoint = Some(snapshot);
+        if let Some(d) = &self.durable
+            && d.in_body
+            && (self.scope.ctx.is_cancelled() || d.loss.is_lost())
+        {
+            // Cancelled (or taken over) while this checkpoint was written, which cancellation
+            // waits for: stop here, before any further effect, and let it take the run from
+            // this checkpoint.
+            std::future::pending::<()>().await;
+        }
         Ok(())
     }
 
-    /// Saves `snapshot` with the events recorded since the last save, under the run's lease.
-    /// It takes the snapshot by reference: a snapshot moved into this future would be held
-    /// twice in the future of every step that checkpoints.
-    async fn save(&mut self, snapshot: &RunSnapshot) -> Result<(), Error> {
-        let Some(store) = self.rt.store.clone() else {
+    /// Saves `snapshot` with the messages it adds to the run's log and the events recorded since
+    /// the last save, under the run's lease, which it goes on holding while the run is under way
+    /// and releases when the run paused or ended. It takes the snapshot by reference: a snapshot
+    /// moved into this future would be held twice in the future of every step that checkpoints.
+    async fn save(&mut self, snapshot: &RunSnapshot, release: bool) -> Result<(), Error> {
+        let (Some(store), Some(durable)) = (self.rt.store.clone(), self.durable.as_mut()) else {
             return Ok(());
         };
         let events = self.scope.ctx.take_recorded();
-        store
+        let append = self.log.append(&snapshot.messages);
+        let hold = (!release).then_some(self.rt.lease_ttl);
+        durable.saving.send_replace(true);
+        let saved = store
             .save(Checkpoint {
                 snapshot,
                 lease: self.lease,
+                appended: &append.appended,
+                layout: &append.layout,
                 events: &events,
+                hold,
             })
-            .await?;
+            .await;
+        durable.saving.send_replace(false);
+        saved?;
+        self.log.saved(snapshot.messages.clone(), append.layout);
+        match hold {
+            Some(ttl) if durable.keeper.is_none() => {
+                durable.keeper = Some(LeaseKeeper::start(
+                    store,
+                    snapshot.run_id.clone(),
+                    self.lease,
+                    ttl,
+                    durable.loss.clone(),
+                ));
+            }
+            Some(_) => {}
+            None => durable.keeper = None,
+        }
         Ok(())
     }
 
@@ -591,4 +685,22 @@ fn stop_reason(decision: &StepDecision, by: Option<&str>) -> StopReason {
         },
         StepDecision::Skip => unreachable!("a skip is not a stop"),
     }
+}
+
+/// Resolves when the run is cancelled or its lease is lost, but never while a checkpoint is being
+/// written: a checkpoint is never cut off half-way, so what the caller is told, what the store
+/// holds and what a resume does agree.
+async fn interrupted(
+    cancel: CancellationToken,
+    durable: Option<(LeaseLoss, watch::Receiver<bool>)>,
+) {
+    let Some((loss, mut saving)) = durable else {
+        return cancel.cancelled().await;
+    };
+    tokio::select! {
+        _ = cancel.cancelled() => {}
+        _ = loss.token().cancelled() => {}
+    }
+    // An error means the driver is gone, and with it any checkpoint under way.
+    let _ = saving.wait_for(|busy| !busy).await;
 }

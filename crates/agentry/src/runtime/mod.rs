@@ -3,6 +3,7 @@
 mod compact;
 mod driver;
 mod handle;
+mod lease;
 mod model_call;
 mod scope;
 mod session;
@@ -13,9 +14,9 @@ pub use handle::RunHandle;
 
 use agentry_core::hooks::{Hooks, IntoHook};
 use agentry_core::{
-    Agent, AgentDef, AgentState, Decision, Error, Model, PendingApproval, Redact, RunContextSpec,
-    RunEvent, RunInfo, RunMachine, RunOptions, RunOutput, RunSnapshot, RunStatus, RunStore,
-    SNAPSHOT_VERSION, StateError, StopReason,
+    Agent, AgentDef, AgentState, Decision, Error, MessageLog, Model, PendingApproval, Redact,
+    RunContextSpec, RunEvent, RunInfo, RunMachine, RunOptions, RunOutput, RunSnapshot, RunStore,
+    SNAPSHOT_VERSION, StateError, StopReason, StoredRun,
 };
 use driver::{Driver, Finished, Start, scoped_hooks};
 use futures::channel::mpsc::{UnboundedSender, unbounded};
@@ -24,12 +25,26 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub(crate) struct RuntimeInner {
     hooks: Arc<Hooks>,
     default_model: Option<Arc<dyn Model>>,
     store: Option<Arc<dyn RunStore>>,
     redactor: Option<Arc<dyn Redact>>,
+    /// How long a run's lease lasts unless renewed.
+    lease_ttl: std::time::Duration,
+}
+
+impl Default for RuntimeInner {
+    fn default() -> Self {
+        RuntimeInner {
+            hooks: Arc::default(),
+            default_model: None,
+            store: None,
+            redactor: None,
+            lease_ttl: lease::DEFAULT_LEASE_TTL,
+        }
+    }
 }
 
 /// Runs agents in-process on tokio. Cheap to clone; clones share hooks, default model and store.
@@ -92,6 +107,21 @@ impl Runtime {
     /// Checkpoints every run to `store` after every step, so it can be resumed.
     pub fn store(mut self, store: impl RunStore) -> Self {
         Arc::make_mut(&mut self.inner).store = Some(Arc::new(store));
+        self
+    }
+
+    /// How long a durable run's lease lasts unless renewed (30 s by default). While a process
+    /// drives a run it renews the lease every third of this; a process that dies leaves its runs
+    /// to be [resumed](Self::resume) by another once this much time passed since its last
+    /// renewal, and until then a resume gets
+    /// [`StoreError::Leased`](agentry_core::StoreError::Leased). Shorter means faster recovery
+    /// after a crash, at the cost of more renewals.
+    ///
+    /// # Panics
+    /// When `ttl` is zero.
+    pub fn lease_ttl(mut self, ttl: std::time::Duration) -> Self {
+        assert!(!ttl.is_zero(), "a lease must last longer than zero");
+        Arc::make_mut(&mut self.inner).lease_ttl = ttl;
         self
     }
 
@@ -171,14 +201,11 @@ impl Runtime {
         agent: &Agent<S, O>,
         snapshot: RunSnapshot,
     ) -> Result<RunOutput<S, O>, Error> {
-        let lease = match &self.inner.store {
-            Some(store) => store
-                .load(&snapshot.run_id)
-                .await?
-                .map(|s| (s.lease, s.snapshot.status())),
+        let stored = match &self.inner.store {
+            Some(store) => store.load(&snapshot.run_id).await?,
             None => None,
         };
-        self.continue_run(agent, snapshot, lease, HashMap::new(), None)
+        self.continue_run(agent, snapshot, stored.as_ref(), HashMap::new(), None)
             .await
     }
 
@@ -205,15 +232,9 @@ impl Runtime {
                 ),
             ));
         }
-        let status = stored.snapshot.status();
-        self.continue_run(
-            agent,
-            stored.snapshot,
-            Some((stored.lease, status)),
-            HashMap::new(),
-            None,
-        )
-        .await
+        let snapshot = stored.snapshot.clone();
+        self.continue_run(agent, snapshot, Some(&stored), HashMap::new(), None)
+            .await
     }
 
     /// Continues a run that paused for approval, with a decision for each pending call (approve,
@@ -240,10 +261,9 @@ impl Runtime {
         };
         let decisions = check_decisions(run_id, pending, decisions)?;
         let pending = pending.clone();
-        let mut snapshot = stored.snapshot;
+        let mut snapshot = stored.snapshot.clone();
         snapshot.stop = None;
-        let claim = (stored.lease, RunStatus::AwaitingApproval);
-        self.continue_run(agent, snapshot, Some(claim), decisions, Some(pending))
+        self.continue_run(agent, snapshot, Some(&stored), decisions, Some(pending))
             .await
     }
 
@@ -261,12 +281,13 @@ impl Runtime {
             .ok_or_else(|| resume_error(run_id, "the store has no run with this id"))
     }
 
-    /// Checks a snapshot against the agent, claims the run (when stored) and drives it on.
+    /// Checks a snapshot against the agent, claims the run (when `stored`, as loaded) and drives
+    /// it on.
     async fn continue_run<S: AgentState, O: DeserializeOwned>(
         &self,
         agent: &Agent<S, O>,
         snapshot: RunSnapshot,
-        lease: Option<(u64, RunStatus)>,
+        stored: Option<&StoredRun>,
         decisions: HashMap<String, Decision>,
         paused: Option<Vec<PendingApproval>>,
     ) -> Result<RunOutput<S, O>, Error> {
@@ -314,8 +335,16 @@ impl Runtime {
             hooks: Hooks::new(),
         };
         let mut driver = self.driver(def, options, None, None)?;
-        if let (Some(store), Some((lease, status))) = (&self.inner.store, lease) {
-            driver.lease = store.claim(&run_id, lease, status).await?;
+        if let (Some(store), Some(stored)) = (&self.inner.store, stored) {
+            let status = stored.snapshot.status();
+            driver.lease = store
+                .claim(&run_id, stored.lease, status, self.inner.lease_ttl)
+                .await?;
+            // The log holds the stored history; what the snapshot differs by is written at the
+            // first checkpoint. (A run stored before histories were logged writes it whole.)
+            if let Some(layout) = &stored.layout {
+                driver.log = MessageLog::resumed(stored.snapshot.messages.clone(), layout.clone());
+            }
         }
         driver.scope.ctx.take_state(state);
         driver.machine = RunMachine::restore(&snapshot);

@@ -1,25 +1,38 @@
 //! Where runs are checkpointed: the `RunStore` trait, its records, and an in-memory store.
 //!
 //! # The contract every store keeps
-//! - **Checkpoints.** [`RunStore::save`] writes a run's snapshot and the events recorded since the
-//!   previous checkpoint in one transaction: either both are stored or neither.
-//! - **Leases.** Every run has a lease number, 0 when it is first saved. A process that wants to
-//!   continue a stored run first [claims](RunStore::claim) it with the lease and status it
-//!   loaded; the claim succeeds for exactly one claimant and moves the lease on by one. A save with a lease that is
-//!   no longer current fails with [`StoreError::Conflict`] and changes nothing, so a process that
-//!   lost a run cannot overwrite the one that took it over.
+//! - **Checkpoints append.** [`RunStore::save`] writes, in one transaction, the messages the
+//!   checkpoint appends to the run's message log, the events recorded since the previous
+//!   checkpoint, and a small record of the run (its snapshot without the messages, and the
+//!   [layout](LogLayout) of its history over the log): either all of it is stored or none. A
+//!   checkpoint's cost does not depend on how long the run has been going.
+//! - **Leases: one driver per run.** Every run has a lease number, 0 when it is first saved, and
+//!   an expiry. The process that saves a run holds its lease until the expiry, which every save
+//!   and every [renewal](RunStore::renew) moves on; a save that pauses or ends the run releases
+//!   it. A process that wants to continue a stored run [claims](RunStore::claim) it with the
+//!   lease and status it loaded: the claim succeeds only when the lease has expired or was
+//!   released ([`StoreError::Leased`] otherwise, with the time left), for exactly one claimant,
+//!   and moves the lease number on by one. A save or renewal under a lease that is no longer
+//!   current fails with [`StoreError::Conflict`] and changes nothing, so a process that lost a
+//!   run cannot overwrite the one that took it over.
 //! - **Events** get consecutive sequence numbers per run, from 1, in the order they were saved.
 //! - **Listing** returns the newest runs first: the reverse of the order in which they were first
 //!   saved.
 
-use crate::{RunSnapshot, StopReason};
+mod log;
+mod memory;
+pub mod record;
+
+pub use log::{LogAppend, LogLayout, LogSpan, MessageLog, history_from_log};
+pub use memory::MemoryStore;
+
+use crate::{Message, RunSnapshot, StopReason};
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// A store failure.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -37,6 +50,20 @@ pub enum StoreError {
         run_id: String,
         /// The lease this process held.
         expected: u64,
+    },
+    /// Another process is driving the run: its lease has not expired.
+    #[error(
+        "run store `{store}`: run `{run_id}` is being driven by another process (its lease \
+         expires in {remaining_ms} ms unless that process renews it); wait for it to pause or \
+         end, or resume it once a process that died has let its lease expire"
+    )]
+    Leased {
+        /// The store.
+        store: String,
+        /// The run.
+        run_id: String,
+        /// How long the lease has left, in milliseconds.
+        remaining_ms: u64,
     },
     /// The store has no run with this id.
     #[error("run store `{store}` has no run `{run_id}`")]
@@ -156,25 +183,37 @@ pub struct StoredEvent {
     pub event: RecordedEvent,
 }
 
-/// What [`RunStore::save`] writes: a snapshot, the lease it is saved under, and the events since
-/// the last checkpoint.
+/// What [`RunStore::save`] writes: a snapshot, the lease it is saved under, the messages it
+/// appends to the run's log, and the events since the last checkpoint.
 #[derive(Clone, Copy, Debug)]
 pub struct Checkpoint<'a> {
-    /// The run as it stands.
+    /// The run as it stands. Its `messages` are the whole history, shared; a store that keeps a
+    /// log writes only `appended`, and `layout` says where the history lies in the log.
     pub snapshot: &'a RunSnapshot,
     /// The lease of the process saving it (0 for a new run).
     pub lease: u64,
+    /// Messages appended to the log by this checkpoint, at positions
+    /// `layout.next - appended.len()` onwards.
+    pub appended: &'a [Arc<Message>],
+    /// Where the history lies in the log after this checkpoint.
+    pub layout: &'a LogLayout,
     /// Events since the previous checkpoint, oldest first.
     pub events: &'a [RecordedEvent],
+    /// How long the saving process goes on holding the lease from now (`None` releases it: the
+    /// run paused, ended or failed, and any process may claim it).
+    pub hold: Option<Duration>,
 }
 
 /// A run as loaded from a store.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StoredRun {
-    /// Its last checkpoint.
+    /// Its last checkpoint, with its whole history.
     pub snapshot: RunSnapshot,
     /// Its current lease: claim it with this number to continue it.
     pub lease: u64,
+    /// Where its history lies in its message log (`None` for a run stored before histories were
+    /// logged: its next checkpoint writes the whole history into the log).
+    pub layout: Option<LogLayout>,
 }
 
 /// One line of a listing.
@@ -253,23 +292,35 @@ impl RunQuery {
 pub trait RunStore: Send + Sync + 'static {
     /// The store's name, for errors (`memory`, `sqlite:runs.db`, ...).
     fn name(&self) -> &str;
-    /// Saves a checkpoint and its events in one transaction. A new run is created with lease 0;
-    /// an existing one is written only when `checkpoint.lease` is its current lease, else
-    /// [`StoreError::Conflict`].
+    /// Saves a checkpoint (its appended messages, events and record) in one transaction. A new
+    /// run is created with lease 0; an existing one is written only when `checkpoint.lease` is
+    /// its current lease, else [`StoreError::Conflict`]. The lease's expiry becomes now plus
+    /// `checkpoint.hold`, or the lease is released when `hold` is `None`.
     fn save<'a>(&'a self, checkpoint: Checkpoint<'a>) -> BoxFuture<'a, Result<(), StoreError>>;
     /// Loads a run's last checkpoint and its lease.
     fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<Option<StoredRun>, StoreError>>;
     /// Takes a run over: when `lease` is its current lease and `status` its status (both as
-    /// this process loaded them), moves the lease on by one and returns it; else
-    /// [`StoreError::Conflict`] ([`StoreError::NotFound`] for an unknown run). The status check
-    /// keeps a process that loaded a paused run from taking it over after another process
+    /// this process loaded them) and no process holds the lease (it expired or was released),
+    /// moves the lease on by one, holds it for `hold` from now and returns it. Else
+    /// [`StoreError::Leased`] while another process holds it, [`StoreError::Conflict`] when it
+    /// changed since it was loaded, [`StoreError::NotFound`] for an unknown run. The status
+    /// check keeps a process that loaded a paused run from taking it over after another process
     /// claimed it and saved it running.
     fn claim<'a>(
         &'a self,
         run_id: &'a str,
         lease: u64,
         status: RunStatus,
+        hold: Duration,
     ) -> BoxFuture<'a, Result<u64, StoreError>>;
+    /// Goes on holding a run's lease for `hold` from now, while `lease` is its current lease;
+    /// else [`StoreError::Conflict`] (the run was taken over) or [`StoreError::NotFound`].
+    fn renew<'a>(
+        &'a self,
+        run_id: &'a str,
+        lease: u64,
+        hold: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
     /// Lists runs, newest first.
     fn list<'a>(
         &'a self,
@@ -296,8 +347,17 @@ impl<S: RunStore + ?Sized> RunStore for Arc<S> {
         run_id: &'a str,
         lease: u64,
         status: RunStatus,
+        hold: Duration,
     ) -> BoxFuture<'a, Result<u64, StoreError>> {
-        (**self).claim(run_id, lease, status)
+        (**self).claim(run_id, lease, status, hold)
+    }
+    fn renew<'a>(
+        &'a self,
+        run_id: &'a str,
+        lease: u64,
+        hold: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        (**self).renew(run_id, lease, hold)
     }
     fn list<'a>(
         &'a self,
@@ -318,169 +378,4 @@ pub fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
-}
-
-/// A store in memory, for tests and single-process use. Clones share the same runs.
-///
-/// ```
-/// # futures::executor::block_on(async {
-/// use agentry_core::{MemoryStore, RunQuery, RunStore};
-/// let store = MemoryStore::new();
-/// assert!(store.load("nope").await.unwrap().is_none());
-/// assert!(store.list(&RunQuery::all()).await.unwrap().is_empty());
-/// # });
-/// ```
-#[derive(Clone, Default)]
-pub struct MemoryStore {
-    runs: Arc<Mutex<HashMap<String, MemoryRun>>>,
-}
-
-struct MemoryRun {
-    /// The order of first saves, store-wide.
-    order: u64,
-    snapshot: RunSnapshot,
-    lease: u64,
-    created_ms: i64,
-    updated_ms: i64,
-    events: Vec<StoredEvent>,
-}
-
-impl MemoryStore {
-    /// An empty store.
-    pub fn new() -> Self {
-        MemoryStore::default()
-    }
-    /// The ids of the runs it holds.
-    pub fn run_ids(&self) -> Vec<String> {
-        self.lock().keys().cloned().collect()
-    }
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, MemoryRun>> {
-        self.runs.lock().unwrap_or_else(|p| p.into_inner())
-    }
-    fn conflict(run_id: &str, expected: u64) -> StoreError {
-        StoreError::Conflict {
-            store: "memory".into(),
-            run_id: run_id.to_string(),
-            expected,
-        }
-    }
-}
-
-impl RunStore for MemoryStore {
-    fn name(&self) -> &str {
-        "memory"
-    }
-
-    fn save<'a>(&'a self, checkpoint: Checkpoint<'a>) -> BoxFuture<'a, Result<(), StoreError>> {
-        let result = (|| {
-            let now = now_ms();
-            let snapshot = checkpoint.snapshot;
-            let mut runs = self.lock();
-            let run = match runs.get_mut(&snapshot.run_id) {
-                Some(run) if run.lease != checkpoint.lease => {
-                    return Err(Self::conflict(&snapshot.run_id, checkpoint.lease));
-                }
-                Some(run) => run,
-                None if checkpoint.lease != 0 => {
-                    return Err(Self::conflict(&snapshot.run_id, checkpoint.lease));
-                }
-                None => {
-                    let order = runs.len() as u64;
-                    runs.entry(snapshot.run_id.clone()).or_insert(MemoryRun {
-                        order,
-                        snapshot: snapshot.clone(),
-                        lease: 0,
-                        created_ms: now,
-                        updated_ms: now,
-                        events: Vec::new(),
-                    })
-                }
-            };
-            run.snapshot = snapshot.clone();
-            run.updated_ms = now;
-            for event in checkpoint.events {
-                let seq = run.events.len() as u64 + 1;
-                run.events.push(StoredEvent {
-                    seq,
-                    event: event.clone(),
-                });
-            }
-            Ok(())
-        })();
-        Box::pin(async move { result })
-    }
-
-    fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<Option<StoredRun>, StoreError>> {
-        let found = self.lock().get(run_id).map(|r| StoredRun {
-            snapshot: r.snapshot.clone(),
-            lease: r.lease,
-        });
-        Box::pin(async move { Ok(found) })
-    }
-
-    fn claim<'a>(
-        &'a self,
-        run_id: &'a str,
-        lease: u64,
-        status: RunStatus,
-    ) -> BoxFuture<'a, Result<u64, StoreError>> {
-        let result = match self.lock().get_mut(run_id) {
-            None => Err(StoreError::NotFound {
-                store: "memory".into(),
-                run_id: run_id.to_string(),
-            }),
-            Some(run) if run.lease != lease || run.snapshot.status() != status => {
-                Err(Self::conflict(run_id, lease))
-            }
-            Some(run) => {
-                run.lease += 1;
-                Ok(run.lease)
-            }
-        };
-        Box::pin(async move { result })
-    }
-
-    fn list<'a>(
-        &'a self,
-        query: &'a RunQuery,
-    ) -> BoxFuture<'a, Result<Vec<RunSummary>, StoreError>> {
-        let mut found: Vec<(u64, RunSummary)> = self
-            .lock()
-            .values()
-            .map(|r| {
-                (
-                    r.order,
-                    RunSummary {
-                        run_id: r.snapshot.run_id.clone(),
-                        agent: r.snapshot.agent.clone(),
-                        session_id: r.snapshot.session_id.clone(),
-                        parent_run_id: r.snapshot.parent_run_id.clone(),
-                        status: r.snapshot.status(),
-                        step: r.snapshot.step,
-                        created_ms: r.created_ms,
-                        updated_ms: r.updated_ms,
-                    },
-                )
-            })
-            .filter(|(_, s)| query.matches(s))
-            .collect();
-        found.sort_by_key(|(order, _)| std::cmp::Reverse(*order));
-        if let Some(limit) = query.limit {
-            found.truncate(limit as usize);
-        }
-        let found = found.into_iter().map(|(_, s)| s).collect();
-        Box::pin(async move { Ok(found) })
-    }
-
-    fn events<'a>(
-        &'a self,
-        run_id: &'a str,
-    ) -> BoxFuture<'a, Result<Vec<StoredEvent>, StoreError>> {
-        let events = self
-            .lock()
-            .get(run_id)
-            .map(|r| r.events.clone())
-            .unwrap_or_default();
-        Box::pin(async move { Ok(events) })
-    }
 }

@@ -1,20 +1,23 @@
 //! [`SqliteStore`]: runs in a SQLite file, shared by the processes that open it.
 
-use crate::rows::{self, RunRow};
+mod writer;
+
+use crate::rows::{self, SaveRow};
 use crate::{error, migrations};
+use agentry_core::store::now_ms;
 use agentry_core::{
     Checkpoint, RunQuery, RunStatus, RunStore, RunSummary, StoreError, StoredEvent, StoredRun,
 };
 use futures::future::BoxFuture;
 use sqlx::migrate::MigrateError;
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
-    SqliteSynchronous,
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
+use writer::Writer;
 
 /// How long a write waits for another connection's (or process's) write to finish.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -26,8 +29,13 @@ const OPEN_ATTEMPTS: u32 = 3;
 /// A [`RunStore`] in a SQLite file.
 ///
 /// The file is created on first use, with its schema; several processes may open it at once
-/// (it runs in WAL mode, and a write waits up to 5 s for another to finish). Clones share the
-/// connection pool.
+/// (it runs in WAL mode with `synchronous = NORMAL`: a commit survives a crash of the process,
+/// and of the machine but for the last commits before a power loss; a write waits up to 5 s for
+/// another process's to finish). A checkpoint appends only what its step added (messages and
+/// events), and one writer task per store commits the checkpoints that arrive together in one
+/// transaction, so thousands of concurrent runs share commits. Clones share the connection pool
+/// and the writer. The store must be opened inside the tokio runtime that uses it (its writer
+/// runs there).
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -45,6 +53,7 @@ const OPEN_ATTEMPTS: u32 = 3;
 pub struct SqliteStore {
     pool: SqlitePool,
     name: Arc<str>,
+    writer: Writer,
 }
 
 impl SqliteStore {
@@ -101,7 +110,8 @@ impl SqliteStore {
             .map_err(|e| e.into_store_error(name))
     }
 
-    /// The connection pool, for queries of your own (the tables are `runs` and `run_events`).
+    /// The connection pool, for queries of your own (the tables are `runs`, `run_messages` and
+    /// `run_events`).
     pub fn pool(&self) -> &SqlitePool {
         &self.pool
     }
@@ -119,79 +129,46 @@ impl SqliteStore {
             .run(&pool)
             .await
             .map_err(OpenError::Migrate)?;
+        let name: Arc<str> = name.into();
         Ok(SqliteStore {
+            writer: Writer::start(pool.clone(), name.clone()),
             pool,
-            name: name.into(),
+            name,
         })
     }
 
     async fn save_checkpoint(&self, checkpoint: Checkpoint<'_>) -> Result<(), StoreError> {
-        let row = RunRow::of(&self.name, checkpoint.snapshot)?;
-        let run_id = row.run_id;
-        let lease = rows::lease_param(checkpoint.lease);
-        let failed = |e| error::backend(&self.name, format_args!("saving run `{run_id}`"), e);
-
-        // IMMEDIATE: take the write lock first (waiting up to the busy timeout), so the reads
-        // below see the last committed state and no other writer can slip in before the commit.
-        let mut tx = self
-            .pool
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(failed)?;
-        // Most checkpoints update their run; a run saved for the first time (under lease 0 only)
-        // is inserted. An insert that finds the run there after all leaves the verdict to the
-        // update: a run under another lease is a conflict.
-        let mut written = update_run(&mut tx, &row, lease).await.map_err(failed)?;
-        if !written && checkpoint.lease == 0 {
-            written = insert_run(&mut tx, &row).await.map_err(failed)?
-                || update_run(&mut tx, &row, lease).await.map_err(failed)?;
+        let row = SaveRow::of(&checkpoint);
+        let json = rows::json_text(&self.name, row.id, &row)?;
+        if self.writer.save(&self.name, row.id, json).await? {
+            Ok(())
+        } else {
+            Err(rows::conflict(&self.name, row.id, checkpoint.lease))
         }
-        if !written {
-            tx.rollback().await.map_err(failed)?;
-            return Err(rows::conflict(&self.name, run_id, checkpoint.lease));
-        }
-        if !checkpoint.events.is_empty() {
-            let last: i64 = sqlx::query_scalar(
-                "SELECT COALESCE(MAX(seq), 0) FROM run_events WHERE run_id = ?1",
-            )
-            .bind(run_id)
-            .fetch_one(&mut *tx)
-            .await
-            .map_err(failed)?;
-            for (seq, event) in (last + 1..).zip(checkpoint.events) {
-                sqlx::query(
-                    "INSERT INTO run_events (run_id, seq, at_ms, kind, data) \
-                     VALUES (?1, ?2, ?3, ?4, ?5)",
-                )
-                .bind(run_id)
-                .bind(seq)
-                .bind(event.at_ms)
-                .bind(&event.kind)
-                .bind(event.data.to_string())
-                .execute(&mut *tx)
-                .await
-                .map_err(failed)?;
-            }
-        }
-        tx.commit().await.map_err(failed)
     }
 
     async fn load_run(&self, run_id: &str) -> Result<Option<StoredRun>, StoreError> {
+        let failed = |e| error::backend(&self.name, format_args!("loading run `{run_id}`"), e);
         let row: Option<(String, i64)> =
             sqlx::query_as("SELECT snapshot, lease FROM runs WHERE run_id = ?1")
                 .bind(run_id)
                 .fetch_optional(&self.pool)
                 .await
-                .map_err(|e| {
-                    error::backend(&self.name, format_args!("loading run `{run_id}`"), e)
-                })?;
-        let Some((json, lease)) = row else {
+                .map_err(failed)?;
+        let Some((record, lease)) = row else {
             return Ok(None);
         };
-        Ok(Some(StoredRun {
-            snapshot: rows::snapshot(&self.name, run_id, &json)?,
-            lease: rows::lease(&self.name, run_id, lease)?,
-        }))
+        // Read after the record: the log only grows, so it holds every message the record names.
+        let messages = async || {
+            sqlx::query_as("SELECT pos, body FROM run_messages WHERE run_id = ?1")
+                .bind(run_id)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(failed)
+        };
+        rows::stored_run(&self.name, run_id, &record, lease, messages)
+            .await
+            .map(Some)
     }
 
     async fn claim_run(
@@ -199,20 +176,62 @@ impl SqliteStore {
         run_id: &str,
         lease: u64,
         status: RunStatus,
+        hold: Duration,
     ) -> Result<u64, StoreError> {
         let failed = |e| error::backend(&self.name, format_args!("claiming run `{run_id}`"), e);
+        let now = now_ms();
         let claimed: Option<i64> = sqlx::query_scalar(
-            "UPDATE runs SET lease = lease + 1 WHERE run_id = ?1 AND lease = ?2 AND status = ?3 \
+            "UPDATE runs SET lease = lease + 1, lease_expires_ms = ?4 + ?5 \
+             WHERE run_id = ?1 AND lease = ?2 AND status = ?3 AND lease_expires_ms <= ?4 \
              RETURNING lease",
         )
         .bind(run_id)
         .bind(rows::lease_param(lease))
         .bind(status.as_str())
+        .bind(now)
+        .bind(rows::millis(hold))
         .fetch_optional(&self.pool)
         .await
         .map_err(failed)?;
         if let Some(new) = claimed {
             return rows::lease(&self.name, run_id, new);
+        }
+        let found: Option<(i64, String, i64)> =
+            sqlx::query_as("SELECT lease, status, lease_expires_ms FROM runs WHERE run_id = ?1")
+                .bind(run_id)
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(failed)?;
+        Err(rows::claim_refused(
+            &self.name, run_id, lease, status, now, found,
+        ))
+    }
+
+    async fn renew_lease(
+        &self,
+        run_id: &str,
+        lease: u64,
+        hold: Duration,
+    ) -> Result<(), StoreError> {
+        let failed = |e| {
+            error::backend(
+                &self.name,
+                format_args!("renewing the lease of run `{run_id}`"),
+                e,
+            )
+        };
+        let done = sqlx::query(
+            "UPDATE runs SET lease_expires_ms = ?3 + ?4 WHERE run_id = ?1 AND lease = ?2",
+        )
+        .bind(run_id)
+        .bind(rows::lease_param(lease))
+        .bind(now_ms())
+        .bind(rows::millis(hold))
+        .execute(&self.pool)
+        .await
+        .map_err(failed)?;
+        if done.rows_affected() == 1 {
+            return Ok(());
         }
         let exists: Option<i64> = sqlx::query_scalar("SELECT 1 FROM runs WHERE run_id = ?1")
             .bind(run_id)
@@ -260,54 +279,6 @@ impl SqliteStore {
             .map(|columns| rows::event(&self.name, run_id, columns))
             .collect()
     }
-}
-
-/// Writes `row` into its run's row when the run's lease is `lease`; true when it did.
-async fn update_run(
-    conn: &mut SqliteConnection,
-    row: &RunRow<'_>,
-    lease: i64,
-) -> Result<bool, sqlx::Error> {
-    let done = sqlx::query(
-        "UPDATE runs SET agent = ?2, session_id = ?3, parent_run_id = ?4, status = ?5, \
-         step = ?6, updated_ms = ?7, snapshot = ?8 \
-         WHERE run_id = ?1 AND lease = ?9",
-    )
-    .bind(row.run_id)
-    .bind(row.agent)
-    .bind(row.session_id)
-    .bind(row.parent_run_id)
-    .bind(row.status)
-    .bind(row.step)
-    .bind(row.now_ms)
-    .bind(&row.snapshot)
-    .bind(lease)
-    .execute(conn)
-    .await?;
-    Ok(done.rows_affected() == 1)
-}
-
-/// Inserts `row` as a new run, last in the order of first saves, with lease 0; true when it
-/// did, false when the run exists.
-async fn insert_run(conn: &mut SqliteConnection, row: &RunRow<'_>) -> Result<bool, sqlx::Error> {
-    let done = sqlx::query(
-        "INSERT INTO runs (run_id, position, agent, session_id, parent_run_id, status, step, \
-         lease, created_ms, updated_ms, snapshot) \
-         VALUES (?1, (SELECT COALESCE(MAX(position), 0) + 1 FROM runs), ?2, ?3, ?4, ?5, ?6, \
-         0, ?7, ?7, ?8) \
-         ON CONFLICT (run_id) DO NOTHING",
-    )
-    .bind(row.run_id)
-    .bind(row.agent)
-    .bind(row.session_id)
-    .bind(row.parent_run_id)
-    .bind(row.status)
-    .bind(row.step)
-    .bind(row.now_ms)
-    .bind(&row.snapshot)
-    .execute(conn)
-    .await?;
-    Ok(done.rows_affected() == 1)
 }
 
 /// Why an attempt to open a store failed.
@@ -359,8 +330,18 @@ impl RunStore for SqliteStore {
         run_id: &'a str,
         lease: u64,
         status: RunStatus,
+        hold: Duration,
     ) -> BoxFuture<'a, Result<u64, StoreError>> {
-        Box::pin(self.claim_run(run_id, lease, status))
+        Box::pin(self.claim_run(run_id, lease, status, hold))
+    }
+
+    fn renew<'a>(
+        &'a self,
+        run_id: &'a str,
+        lease: u64,
+        hold: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(self.renew_lease(run_id, lease, hold))
     }
 
     fn list<'a>(
