@@ -9,6 +9,41 @@ pub(crate) fn backend(store: &str, doing: impl fmt::Display, err: sqlx::Error) -
     StoreError::backend(store, format!("{doing}: {}", describe(&err)))
 }
 
+/// A failure of the SQLite store's own connection (its worker thread) while `doing` something.
+pub(crate) fn sqlite(store: &str, doing: impl fmt::Display, err: rusqlite::Error) -> StoreError {
+    let message = match &err {
+        rusqlite::Error::SqliteFailure(e, _) => sqlite_code(e.extended_code, &err),
+        rusqlite::Error::FromSqlConversionFailure(..)
+        | rusqlite::Error::InvalidColumnType(..)
+        | rusqlite::Error::IntegralValueOutOfRange(..) => format!(
+            "a stored record is unreadable ({err}); the database may have been written by an \
+             incompatible version of agentry-store"
+        ),
+        _ => format!("SQLite refused the operation ({err})"),
+    };
+    StoreError::backend(store, format!("{doing}: {message}"))
+}
+
+/// What went wrong, and what to do, for a SQLite result code.
+fn sqlite_code(code: i32, err: &dyn fmt::Display) -> String {
+    // An extended result code: its low byte is the primary one.
+    match code & 0xff {
+        // SQLITE_BUSY, SQLITE_LOCKED.
+        5 | 6 => format!(
+            "the database file stayed locked by another connection past the busy timeout \
+             ({err}); retry, and check that no process keeps a long transaction open on it"
+        ),
+        // SQLITE_PERM, SQLITE_READONLY, SQLITE_CANTOPEN.
+        3 | 8 | 14 => format!(
+            "cannot open or write the database file ({err}); check the path and that this \
+             process may write it and its directory"
+        ),
+        // SQLITE_FULL.
+        13 => format!("the disk is full ({err}); free some space"),
+        _ => format!("SQLite refused the operation ({err})"),
+    }
+}
+
 /// A failure to bring the schema up to date when opening `store`.
 pub(crate) fn migration(store: &str, err: MigrateError) -> StoreError {
     let message = match err {
@@ -74,20 +109,7 @@ fn database(err: &dyn sqlx::error::DatabaseError) -> String {
         .try_downcast_ref::<sqlx::sqlite::SqliteError>()
         .is_some()
     {
-        // An extended result code: its low byte is the primary one.
-        return match code.parse::<i32>().map_or(0, |c| c & 0xff) {
-            // SQLITE_BUSY, SQLITE_LOCKED.
-            5 | 6 => format!(
-                "the database file stayed locked by another connection past the busy timeout \
-                 ({err}); retry, and check that no process keeps a long transaction open on it"
-            ),
-            // SQLITE_PERM, SQLITE_READONLY, SQLITE_CANTOPEN.
-            3 | 8 | 14 => format!(
-                "cannot open or write the database file ({err}); check the path and that this \
-                 process may write it and its directory"
-            ),
-            _ => format!("SQLite refused the operation ({err})"),
-        };
+        return sqlite_code(code.parse::<i32>().unwrap_or(0), &err);
     }
     match code.as_ref() {
         "28000" | "28P01" => {

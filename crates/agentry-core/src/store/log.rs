@@ -134,7 +134,8 @@ impl MessageLog {
         let mut layout = self.layout.clone();
         let mut appended = Vec::new();
         if only_grew {
-            for message in history.iter_shared().skip(saved_len) {
+            // By index: skipping an iterator over the history would walk the saved part.
+            for message in (saved_len..history.len()).filter_map(|i| history.get_shared(i)) {
                 layout.push(layout.next);
                 layout.next += 1;
                 appended.push(message.clone());

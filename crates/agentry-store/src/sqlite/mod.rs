@@ -1,6 +1,6 @@
 //! [`SqliteStore`]: runs in a SQLite file, shared by the processes that open it.
 
-mod writer;
+mod worker;
 
 use crate::rows::{self, SaveRow};
 use crate::{error, migrations};
@@ -9,6 +9,7 @@ use agentry_core::{
     Checkpoint, RunQuery, RunStatus, RunStore, RunSummary, StoreError, StoredEvent, StoredRun,
 };
 use futures::future::BoxFuture;
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use sqlx::migrate::MigrateError;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
@@ -16,8 +17,9 @@ use sqlx::sqlite::{
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
-use writer::Writer;
+use worker::{SaveJob, Worker};
 
 /// How long a write waits for another connection's (or process's) write to finish.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -32,10 +34,9 @@ const OPEN_ATTEMPTS: u32 = 3;
 /// (it runs in WAL mode with `synchronous = NORMAL`: a commit survives a crash of the process,
 /// and of the machine but for the last commits before a power loss; a write waits up to 5 s for
 /// another process's to finish). A checkpoint appends only what its step added (messages and
-/// events), and one writer task per store commits the checkpoints that arrive together in one
-/// transaction, so thousands of concurrent runs share commits. Clones share the connection pool
-/// and the writer. The store must be opened inside the tokio runtime that uses it (its writer
-/// runs there).
+/// events). One thread per store does the store's operations on a connection of its own, and
+/// commits the checkpoints that arrive together in one transaction, so thousands of concurrent
+/// runs share commits. Clones share the thread and the connection pool.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -53,7 +54,7 @@ const OPEN_ATTEMPTS: u32 = 3;
 pub struct SqliteStore {
     pool: SqlitePool,
     name: Arc<str>,
-    writer: Writer,
+    worker: Worker,
 }
 
 impl SqliteStore {
@@ -81,46 +82,65 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(BUSY_TIMEOUT);
         let mut attempt = 1;
-        loop {
-            match Self::connect(options.clone(), SqlitePoolOptions::new(), &name).await {
+        let pool = loop {
+            match Self::migrated(options.clone(), SqlitePoolOptions::new()).await {
                 Err(err) if attempt < OPEN_ATTEMPTS && err.may_pass() => {
                     // Another process is opening the new file too: its transaction ends soon,
                     // and the next attempt finds the file set up.
                     tokio::time::sleep(Duration::from_millis(50 * u64::from(attempt))).await;
                     attempt += 1;
                 }
-                result => return result.map_err(|e| e.into_store_error(&name)),
+                result => break result.map_err(|e| e.into_store_error(&name))?,
             }
-        }
+        };
+        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
+            .map_err(|e| error::sqlite(&name, "opening the database", e))?;
+        Self::start(pool, conn, name)
     }
 
     /// A store in memory, empty, for tests: it lives as long as the store and its clones.
     pub async fn in_memory() -> Result<SqliteStore, StoreError> {
-        let options = SqliteConnectOptions::new().in_memory(true);
-        // One connection, never closed: each connection to `:memory:` is a database of its own,
-        // gone when the connection closes.
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        // A database of its own in shared-cache mode, so the store's thread and the pool reach
+        // the same one; it lives while a connection to it is open.
+        let file = format!(
+            "file:agentry-memory-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let name = "sqlite::memory:";
+        let options = SqliteConnectOptions::new()
+            .filename(&file)
+            .in_memory(true)
+            .shared_cache(true);
         let pool = SqlitePoolOptions::new()
             .min_connections(1)
             .max_connections(1)
             .idle_timeout(None)
             .max_lifetime(None);
-        let name = "sqlite::memory:";
-        Self::connect(options, pool, name)
+        let pool = Self::migrated(options, pool)
             .await
-            .map_err(|e| e.into_store_error(name))
+            .map_err(|e| e.into_store_error(name))?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_MEMORY
+            | OpenFlags::SQLITE_OPEN_SHARED_CACHE;
+        let conn = Connection::open_with_flags(&file, flags)
+            .map_err(|e| error::sqlite(name, "opening the database", e))?;
+        Self::start(pool, conn, name.to_string())
     }
 
-    /// The connection pool, for queries of your own (the tables are `runs`, `run_messages` and
-    /// `run_events`).
+    /// The connection pool, for queries of your own (the tables are `runs`, and `run_messages`
+    /// and `run_events`, whose `run_no` is the run's `position` in `runs`).
     pub fn pool(&self) -> &SqlitePool {
         &self.pool
     }
 
-    async fn connect(
+    /// A pool on the database, its schema brought up to date.
+    async fn migrated(
         options: SqliteConnectOptions,
         pool: SqlitePoolOptions,
-        name: &str,
-    ) -> Result<SqliteStore, OpenError> {
+    ) -> Result<SqlitePool, OpenError> {
         let pool = pool
             .connect_with(options)
             .await
@@ -129,9 +149,23 @@ impl SqliteStore {
             .run(&pool)
             .await
             .map_err(OpenError::Migrate)?;
+        Ok(pool)
+    }
+
+    /// The store, with its thread on `conn`.
+    fn start(pool: SqlitePool, conn: Connection, name: String) -> Result<SqliteStore, StoreError> {
+        // Per connection: wait for other processes' writes, enforce the log's references,
+        // commit to the WAL without waiting for the disk (it syncs at checkpoints), and keep up
+        // to 64 MiB of the database's pages in memory (the runs under way touch pages all over
+        // the log).
+        conn.execute_batch(
+            "PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; \
+             PRAGMA cache_size = -65536; PRAGMA wal_autocheckpoint = 16384;",
+        )
+        .map_err(|e| error::sqlite(&name, "setting the database up", e))?;
         let name: Arc<str> = name.into();
         Ok(SqliteStore {
-            writer: Writer::start(pool.clone(), name.clone()),
+            worker: Worker::start(conn, name.clone())?,
             pool,
             name,
         })
@@ -139,34 +173,76 @@ impl SqliteStore {
 
     async fn save_checkpoint(&self, checkpoint: Checkpoint<'_>) -> Result<(), StoreError> {
         let row = SaveRow::of(&checkpoint);
-        let json = rows::json_text(&self.name, row.id, &row)?;
-        if self.writer.save(&self.name, row.id, json).await? {
+        let run_id = row.id;
+        let job = SaveJob {
+            run_id: run_id.to_string(),
+            agent: row.agent.to_string(),
+            session_id: row.session.map(str::to_string),
+            parent_run_id: row.parent.map(str::to_string),
+            status: row.status,
+            step: row.step,
+            lease: row.lease,
+            hold_ms: row.hold,
+            record: rows::json_text(&self.name, run_id, &row.record)?,
+            first: row.first,
+            messages: row
+                .messages
+                .iter()
+                .map(|m| rows::json_text(&self.name, run_id, m))
+                .collect::<Result<_, _>>()?,
+            events: row
+                .events
+                .iter()
+                .map(|e| {
+                    Ok((
+                        e.at_ms,
+                        e.kind.clone(),
+                        rows::json_text(&self.name, run_id, &e.data)?,
+                    ))
+                })
+                .collect::<Result<_, StoreError>>()?,
+        };
+        if self.worker.save(job).await? {
             Ok(())
         } else {
-            Err(rows::conflict(&self.name, row.id, checkpoint.lease))
+            Err(rows::conflict(&self.name, run_id, checkpoint.lease))
         }
     }
 
     async fn load_run(&self, run_id: &str) -> Result<Option<StoredRun>, StoreError> {
-        let failed = |e| error::backend(&self.name, format_args!("loading run `{run_id}`"), e);
-        let row: Option<(String, i64)> =
-            sqlx::query_as("SELECT snapshot, lease FROM runs WHERE run_id = ?1")
-                .bind(run_id)
-                .fetch_optional(&self.pool)
-                .await
-                .map_err(failed)?;
-        let Some((record, lease)) = row else {
+        let (name, id) = (self.name.clone(), run_id.to_string());
+        let found = self
+            .worker
+            .call(move |conn| {
+                let failed = |e| error::sqlite(&name, format_args!("loading run `{id}`"), e);
+                let row: Option<(String, i64)> = conn
+                    .prepare_cached("SELECT snapshot, lease FROM runs WHERE run_id = ?1")
+                    .and_then(|mut q| {
+                        q.query_row([&id], |r| Ok((r.get(0)?, r.get(1)?)))
+                            .optional()
+                    })
+                    .map_err(failed)?;
+                let Some(row) = row else {
+                    return Ok(None);
+                };
+                // Read with the record, in one go: the log holds every message it names.
+                let messages: Vec<(i64, String)> = conn
+                    .prepare_cached(
+                        "SELECT pos, body FROM run_messages \
+                         WHERE run_no = (SELECT position FROM runs WHERE run_id = ?1)",
+                    )
+                    .and_then(|mut q| {
+                        q.query_map([&id], |r| Ok((r.get(0)?, r.get(1)?)))?
+                            .collect::<Result<_, _>>()
+                    })
+                    .map_err(failed)?;
+                Ok(Some((row, messages)))
+            })
+            .await?;
+        let Some(((record, lease), messages)) = found else {
             return Ok(None);
         };
-        // Read after the record: the log only grows, so it holds every message the record names.
-        let messages = async || {
-            sqlx::query_as("SELECT pos, body FROM run_messages WHERE run_id = ?1")
-                .bind(run_id)
-                .fetch_all(&self.pool)
-                .await
-                .map_err(failed)
-        };
-        rows::stored_run(&self.name, run_id, &record, lease, messages)
+        rows::stored_run(&self.name, run_id, &record, lease, async || Ok(messages))
             .await
             .map(Some)
     }
@@ -178,33 +254,53 @@ impl SqliteStore {
         status: RunStatus,
         hold: Duration,
     ) -> Result<u64, StoreError> {
-        let failed = |e| error::backend(&self.name, format_args!("claiming run `{run_id}`"), e);
-        let now = now_ms();
-        let claimed: Option<i64> = sqlx::query_scalar(
-            "UPDATE runs SET lease = lease + 1, lease_expires_ms = ?4 + ?5 \
-             WHERE run_id = ?1 AND lease = ?2 AND status = ?3 AND lease_expires_ms <= ?4 \
-             RETURNING lease",
-        )
-        .bind(run_id)
-        .bind(rows::lease_param(lease))
-        .bind(status.as_str())
-        .bind(now)
-        .bind(rows::millis(hold))
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(failed)?;
-        if let Some(new) = claimed {
-            return rows::lease(&self.name, run_id, new);
+        let (name, id) = (self.name.clone(), run_id.to_string());
+        let (claimed, found, now) = self
+            .worker
+            .call(move |conn| {
+                let failed = |e| error::sqlite(&name, format_args!("claiming run `{id}`"), e);
+                let now = now_ms();
+                let claimed: Option<i64> = conn
+                    .prepare_cached(
+                        "UPDATE runs SET lease = lease + 1, lease_expires_ms = ?4 + ?5 \
+                         WHERE run_id = ?1 AND lease = ?2 AND status = ?3 \
+                         AND lease_expires_ms <= ?4 RETURNING lease",
+                    )
+                    .and_then(|mut q| {
+                        q.query_row(
+                            params![
+                                id,
+                                rows::lease_param(lease),
+                                status.as_str(),
+                                now,
+                                rows::millis(hold)
+                            ],
+                            |r| r.get(0),
+                        )
+                        .optional()
+                    })
+                    .map_err(failed)?;
+                if claimed.is_some() {
+                    return Ok((claimed, None, now));
+                }
+                let found: Option<(i64, String, i64)> = conn
+                    .prepare_cached(
+                        "SELECT lease, status, lease_expires_ms FROM runs WHERE run_id = ?1",
+                    )
+                    .and_then(|mut q| {
+                        q.query_row([&id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                            .optional()
+                    })
+                    .map_err(failed)?;
+                Ok((None, found, now))
+            })
+            .await?;
+        match claimed {
+            Some(new) => rows::lease(&self.name, run_id, new),
+            None => Err(rows::claim_refused(
+                &self.name, run_id, lease, status, now, found,
+            )),
         }
-        let found: Option<(i64, String, i64)> =
-            sqlx::query_as("SELECT lease, status, lease_expires_ms FROM runs WHERE run_id = ?1")
-                .bind(run_id)
-                .fetch_optional(&self.pool)
-                .await
-                .map_err(failed)?;
-        Err(rows::claim_refused(
-            &self.name, run_id, lease, status, now, found,
-        ))
     }
 
     async fn renew_lease(
@@ -213,47 +309,79 @@ impl SqliteStore {
         lease: u64,
         hold: Duration,
     ) -> Result<(), StoreError> {
-        let failed = |e| {
-            error::backend(
-                &self.name,
-                format_args!("renewing the lease of run `{run_id}`"),
-                e,
-            )
-        };
-        let done = sqlx::query(
-            "UPDATE runs SET lease_expires_ms = ?3 + ?4 WHERE run_id = ?1 AND lease = ?2",
-        )
-        .bind(run_id)
-        .bind(rows::lease_param(lease))
-        .bind(now_ms())
-        .bind(rows::millis(hold))
-        .execute(&self.pool)
-        .await
-        .map_err(failed)?;
-        if done.rows_affected() == 1 {
-            return Ok(());
-        }
-        let exists: Option<i64> = sqlx::query_scalar("SELECT 1 FROM runs WHERE run_id = ?1")
-            .bind(run_id)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(failed)?;
-        Err(match exists {
-            Some(_) => rows::conflict(&self.name, run_id, lease),
-            None => StoreError::NotFound {
+        let (name, id) = (self.name.clone(), run_id.to_string());
+        let (renewed, exists) = self
+            .worker
+            .call(move |conn| {
+                let failed =
+                    |e| error::sqlite(&name, format_args!("renewing the lease of run `{id}`"), e);
+                let renewed = conn
+                    .prepare_cached(
+                        "UPDATE runs SET lease_expires_ms = ?3 + ?4 \
+                         WHERE run_id = ?1 AND lease = ?2",
+                    )
+                    .and_then(|mut q| {
+                        q.execute(params![
+                            id,
+                            rows::lease_param(lease),
+                            now_ms(),
+                            rows::millis(hold)
+                        ])
+                    })
+                    .map_err(failed)?;
+                if renewed == 1 {
+                    return Ok((true, true));
+                }
+                let exists = conn
+                    .prepare_cached("SELECT 1 FROM runs WHERE run_id = ?1")
+                    .and_then(|mut q| q.exists([&id]))
+                    .map_err(failed)?;
+                Ok((false, exists))
+            })
+            .await?;
+        match (renewed, exists) {
+            (true, _) => Ok(()),
+            (false, true) => Err(rows::conflict(&self.name, run_id, lease)),
+            (false, false) => Err(StoreError::NotFound {
                 store: self.name.to_string(),
                 run_id: run_id.to_string(),
-            },
-        })
+            }),
+        }
     }
 
     async fn list_runs(&self, query: &RunQuery) -> Result<Vec<RunSummary>, StoreError> {
-        let mut sql = rows::list_query(query);
-        let found: Vec<rows::SummaryColumns> = sql
-            .build_query_as()
-            .fetch_all(&self.pool)
-            .await
-            .map_err(|e| error::backend(&self.name, "listing runs", e))?;
+        let name = self.name.clone();
+        let query = query.clone();
+        let found: Vec<rows::SummaryColumns> = self
+            .worker
+            .call(move |conn| {
+                conn.prepare_cached(
+                    "SELECT run_id, agent, session_id, parent_run_id, status, step, created_ms, \
+                     updated_ms FROM runs \
+                     WHERE (?1 IS NULL OR session_id = ?1) AND (?2 IS NULL OR agent = ?2) \
+                     AND (?3 IS NULL OR status = ?3) \
+                     ORDER BY position DESC LIMIT ?4",
+                )
+                .and_then(|mut q| {
+                    let limit = query.limit.map_or(-1, i64::from);
+                    let status = query.status.map(RunStatus::as_str);
+                    q.query_map(params![query.session_id, query.agent, status, limit], |r| {
+                        Ok((
+                            r.get(0)?,
+                            r.get(1)?,
+                            r.get(2)?,
+                            r.get(3)?,
+                            r.get(4)?,
+                            r.get(5)?,
+                            r.get(6)?,
+                            r.get(7)?,
+                        ))
+                    })?
+                    .collect::<Result<_, _>>()
+                })
+                .map_err(|e| error::sqlite(&name, "listing runs", e))
+            })
+            .await?;
         found
             .into_iter()
             .map(|columns| rows::summary(&self.name, columns))
@@ -261,19 +389,23 @@ impl SqliteStore {
     }
 
     async fn run_events(&self, run_id: &str) -> Result<Vec<StoredEvent>, StoreError> {
-        let found: Vec<rows::EventColumns> = sqlx::query_as(
-            "SELECT seq, at_ms, kind, data FROM run_events WHERE run_id = ?1 ORDER BY seq",
-        )
-        .bind(run_id)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(|e| {
-            error::backend(
-                &self.name,
-                format_args!("reading the events of run `{run_id}`"),
-                e,
-            )
-        })?;
+        let (name, id) = (self.name.clone(), run_id.to_string());
+        let found: Vec<rows::EventColumns> = self
+            .worker
+            .call(move |conn| {
+                conn.prepare_cached(
+                    "SELECT seq, at_ms, kind, data FROM run_events \
+                     WHERE run_no = (SELECT position FROM runs WHERE run_id = ?1) ORDER BY seq",
+                )
+                .and_then(|mut q| {
+                    q.query_map([&id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+                        .collect::<Result<_, _>>()
+                })
+                .map_err(|e| {
+                    error::sqlite(&name, format_args!("reading the events of run `{id}`"), e)
+                })
+            })
+            .await?;
         found
             .into_iter()
             .map(|columns| rows::event(&self.name, run_id, columns))

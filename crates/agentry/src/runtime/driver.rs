@@ -233,7 +233,7 @@ impl Driver {
                     if let Some(held) = self.run_tools(turn).await? {
                         return Box::pin(self.tools_held(held, step)).await;
                     }
-                    if let Some(stop) = self.end_step(step).await? {
+                    if let Some(stop) = self.end_step(step, true).await? {
                         self.stop_event(stop.clone(), None).await?;
                         return Ok((None, stop));
                     }
@@ -266,7 +266,7 @@ impl Driver {
                 match ev.decision() {
                     Some(StepDecision::Skip) => {
                         self.step_started(step);
-                        if let Some(stop) = self.end_step(step).await? {
+                        if let Some(stop) = self.end_step(step, true).await? {
                             self.stop_event(stop.clone(), None).await?;
                             return Ok((None, stop));
                         }
@@ -304,7 +304,7 @@ impl Driver {
             let (message, turn) = self.machine.accept_response(response);
             self.scope.added(message.clone()).await?;
             if let Some(reason) = aborted {
-                self.end_step(step).await?;
+                self.end_step(step, true).await?;
                 let stop = StopReason::Aborted { reason };
                 self.stop_event(stop.clone(), None).await?;
                 return Ok((None, stop));
@@ -348,7 +348,9 @@ impl Driver {
                 }
             }
 
-            let hook_stop = self.end_step(step).await?;
+            // A step that answered is not checkpointed on its own: the outcome (or a Stop
+            // hook's veto) is, right after.
+            let hook_stop = self.end_step(step, final_output.is_none()).await?;
             if let Some(output) = final_output {
                 let stop = StopReason::FinalAnswer;
                 if let Some(veto) = self.stop_event(stop.clone(), Some(&output)).await? {
@@ -385,7 +387,7 @@ impl Driver {
                     };
                     self.scope.hook(ev).await?;
                 }
-                self.end_step(step).await?;
+                self.end_step(step, true).await?;
                 let stop = StopReason::StoppedByHuman { call_id, reason };
                 self.stop_event(stop.clone(), None).await?;
                 Ok((None, stop))
@@ -439,8 +441,8 @@ impl Driver {
         });
     }
 
-    /// Ends a step: AfterStep (which may stop the run) and a checkpoint.
-    async fn end_step(&mut self, step: u32) -> Result<Option<StopReason>, Error> {
+    /// Ends a step: AfterStep (which may stop the run) and, when `save`, a checkpoint.
+    async fn end_step(&mut self, step: u32, save: bool) -> Result<Option<StopReason>, Error> {
         self.in_step = false;
         self.scope.ctx.send_event(|p| RunEvent::StepFinished {
             step,
@@ -452,7 +454,7 @@ impl Driver {
             let (ev, by) = self.scope.hook_decided(ev).await?;
             stop = ev.stop_decision().map(|d| stop_reason(d, by.as_deref()));
         }
-        if self.rt.store.is_some() {
+        if save && self.rt.store.is_some() {
             self.checkpoint(None, None).await?;
         }
         Ok(stop)
