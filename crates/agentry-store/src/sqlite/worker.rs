@@ -46,11 +46,14 @@ pub(super) struct SaveJob {
     pub events: Vec<(i64, String, String)>,
 }
 
+/// Where a checkpoint's outcome goes: true when written, false when the run's lease was not the
+/// checkpoint's.
+type Outcome = oneshot::Sender<Result<bool, StoreError>>;
+
 /// An operation for the worker.
 enum Job {
-    /// A checkpoint, and where its outcome goes (true when written, false when the run's lease
-    /// was not the checkpoint's).
-    Save(SaveJob, oneshot::Sender<Result<bool, StoreError>>),
+    /// A checkpoint, and where its outcome goes.
+    Save(Box<SaveJob>, Outcome),
     /// Anything else, run on the connection.
     Call(Box<dyn FnOnce(&mut Connection) + Send>),
 }
@@ -84,7 +87,7 @@ impl Worker {
     pub(super) async fn save(&self, job: SaveJob) -> Result<bool, StoreError> {
         let (done, outcome) = oneshot::channel();
         self.jobs
-            .send(Job::Save(job, done))
+            .send(Job::Save(Box::new(job), done))
             .map_err(|_| self.gone())?;
         outcome.await.map_err(|_| self.gone())?
     }
@@ -163,12 +166,8 @@ fn next(queue: &mpsc::Receiver<Job>) -> Option<Job> {
 }
 
 /// Commits `batch` and tells each checkpoint its outcome.
-fn save_batch(
-    conn: &mut Connection,
-    name: &str,
-    batch: Vec<(SaveJob, oneshot::Sender<Result<bool, StoreError>>)>,
-) {
-    let jobs: Vec<&SaveJob> = batch.iter().map(|(job, _)| job).collect();
+fn save_batch(conn: &mut Connection, name: &str, batch: Vec<(Box<SaveJob>, Outcome)>) {
+    let jobs: Vec<&SaveJob> = batch.iter().map(|(job, _)| &**job).collect();
     match write(conn, &jobs) {
         Ok(written) => {
             for ((_, done), ok) in batch.into_iter().zip(written) {
@@ -180,9 +179,11 @@ fn save_batch(
             if batch.len() > 1 && e.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) =>
         {
             for (job, done) in batch {
-                let outcome = write(conn, &[&job]).map(|written| written[0]).map_err(|e| {
-                    error::sqlite(name, format_args!("saving run `{}`", job.run_id), e)
-                });
+                let outcome = write(conn, &[&*job])
+                    .map(|written| written[0])
+                    .map_err(|e| {
+                        error::sqlite(name, format_args!("saving run `{}`", job.run_id), e)
+                    });
                 let _ = done.send(outcome);
             }
         }
