@@ -4,34 +4,51 @@
 //!
 //! They keep the contract of the trait (see [`agentry_core::store`]) as
 //! [`MemoryStore`](agentry_core::MemoryStore) does, but across processes and restarts:
-//! - a checkpoint's snapshot and events are written in one transaction;
-//! - a run's lease starts at 0 and each [claim](agentry_core::RunStore::claim) moves it on by
-//!   one, atomically in the database, so of several processes claiming a run exactly one wins;
-//!   a save under a stale lease fails with [`StoreError::Conflict`](agentry_core::StoreError)
-//!   and changes nothing;
+//! - a checkpoint appends: the messages its step added (each run's messages are an append-only
+//!   log), its events and a small record of the run are written in one transaction, so a
+//!   checkpoint costs the same at step 10 and step 10,000;
+//! - a run's lease has a number and an expiry: the process that saves a run holds it until the
+//!   expiry (each save and [renewal](agentry_core::RunStore::renew) moves it on; a save that
+//!   pauses or ends the run releases it); a [claim](agentry_core::RunStore::claim) succeeds only
+//!   when no process holds the lease ([`StoreError::Leased`](agentry_core::StoreError) otherwise)
+//!   and moves its number on by one, atomically in the database, so of several processes
+//!   claiming a run exactly one wins; a save or renewal under a stale lease fails with
+//!   [`StoreError::Conflict`](agentry_core::StoreError) and changes nothing;
 //! - events are numbered 1, 2, ... per run; listings are newest first.
 //!
-//! Each store creates or updates its schema (the tables `runs` and `run_events`) when it is
-//! opened, from migrations shipped inside the crate.
+//! Each store creates or updates its schema (the tables `runs`, `run_messages` and `run_events`)
+//! when it is opened, from migrations shipped inside the crate; runs stored by an older version
+//! still load.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! use agentry_core::{Checkpoint, RecordedEvent, RunSnapshot, RunStore};
+//! use agentry_core::{Checkpoint, Message, MessageLog, RecordedEvent, RunSnapshot, RunStore};
 //! use agentry_store::SqliteStore;
 //! use serde_json::json;
 //!
 //! let dir = std::env::temp_dir().join(format!("agentry-store-doc-{}", std::process::id()));
 //! let store = SqliteStore::open(dir.join("runs.db")).await?;
 //!
-//! let snapshot: RunSnapshot = serde_json::from_value(json!({
+//! let mut snapshot: RunSnapshot = serde_json::from_value(json!({
 //!     "version": 1, "run_id": "run-1", "agent": "helper", "messages": [], "state": null,
 //!     "step": 0, "usage": {"input_tokens": 0, "output_tokens": 0},
 //!     "model_calls": 0, "output_attempts": 0,
 //! }))?;
+//! snapshot.messages.push(Message::user("hello"));
+//! // A runtime tracks what the log holds, so each checkpoint appends only what is new.
+//! let log = MessageLog::new();
+//! let append = log.append(&snapshot.messages);
 //! let started = [RecordedEvent::now("run_started", json!({"agent": "helper"}))];
 //! store
-//!     .save(Checkpoint { snapshot: &snapshot, lease: 0, events: &started })
+//!     .save(Checkpoint {
+//!         snapshot: &snapshot,
+//!         lease: 0,
+//!         appended: &append.appended,
+//!         layout: &append.layout,
+//!         events: &started,
+//!         hold: None, // released: any process may claim the run
+//!     })
 //!     .await?;
 //!
 //! let stored = store.load("run-1").await?.expect("the run was saved");
