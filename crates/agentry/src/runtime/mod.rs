@@ -215,8 +215,12 @@ impl Runtime {
     /// call ids, so [`ToolCtx::idempotency_key`](agentry_core::ToolCtx::idempotency_key) is the
     /// same both times and tools with side effects can de-duplicate.
     ///
-    /// The run is claimed first: when two processes resume it at once, exactly one goes on and
-    /// the other gets [`StoreError::Conflict`](agentry_core::StoreError::Conflict).
+    /// The run is claimed first, and only when no live process drives it: while another process
+    /// holds its lease (it renews it as long as it drives the run), the resume gets
+    /// [`StoreError::Leased`](agentry_core::StoreError::Leased) and does nothing; a process that
+    /// died leaves its lease to expire after [`lease_ttl`](Self::lease_ttl). When several
+    /// processes resume it at once, exactly one goes on and the others get `Leased` or
+    /// [`StoreError::Conflict`](agentry_core::StoreError::Conflict).
     pub async fn resume<S: AgentState, O: DeserializeOwned>(
         &self,
         agent: &Agent<S, O>,
