@@ -181,6 +181,30 @@ async fn child_role() {
                 Err(e) => println!("RESULT err {e}"),
             }
         }
+        // Says it is ready, waits for the signal, then resumes the dead worker's run, again and
+        // again while the dead process's lease has not expired.
+        "resume" => {
+            let index = std::env::var("AGENTRY_TEST_CHILD_INDEX").unwrap();
+            std::fs::write(dir.join(format!("ready-{index}")), "").unwrap();
+            wait_for(&dir.join("go"), "the go signal");
+            let runtime = Runtime::new().store(store).lease_ttl(LEASE);
+            let agent = worker(&dir, None);
+            let start = Instant::now();
+            let out = loop {
+                match runtime.resume(&agent, &run_id).await {
+                    Err(Error::Store(StoreError::Leased { .. }))
+                        if start.elapsed() < LEASE * 10 =>
+                    {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                    other => break other,
+                }
+            };
+            match out {
+                Ok(out) => println!("RESULT ok {:?}", out.output),
+                Err(e) => println!("RESULT err {e}"),
+            }
+        }
         other => panic!("unknown child role {other}"),
     }
 }
@@ -308,6 +332,67 @@ async fn of_two_processes_continuing_one_paused_run_exactly_one_wins() {
             .await
             .unwrap()
             .unwrap();
+        assert_eq!(stored.snapshot.status(), RunStatus::Finished);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_three_processes_resuming_a_killed_workers_run_exactly_one_continues_it() {
+    for backend in Backend::all().await {
+        let dir = TempDir::new();
+        let run_id = format!("raced-{}", backend.name());
+        let mut worker_process = spawn_child("work", &backend.spec(), dir.path(), &run_id, 0);
+        wait_for(&dir.path().join("inflight"), "the worker to reach step 3");
+        worker_process.kill().unwrap(); // SIGKILL
+        worker_process.wait().unwrap();
+
+        // Three processes race to resume it, each trying until the dead worker's lease expires.
+        let children: Vec<Child> = (0..3)
+            .map(|i| spawn_child("resume", &backend.spec(), dir.path(), &run_id, i))
+            .collect();
+        for i in 0..3 {
+            wait_for(
+                &dir.path().join(format!("ready-{i}")),
+                "a child to be ready",
+            );
+        }
+        std::fs::write(dir.path().join("go"), "").unwrap();
+        let results: Vec<String> = children
+            .into_iter()
+            .map(|c| {
+                let output = c.wait_with_output().unwrap();
+                assert!(output.status.success(), "{output:?}");
+                let stdout = String::from_utf8(output.stdout).unwrap();
+                stdout
+                    .lines()
+                    .find_map(|l| l.split_once("RESULT ").map(|(_, r)| r.to_string()))
+                    .unwrap_or_else(|| panic!("the child did not report: {stdout}"))
+            })
+            .collect();
+        let won = results.iter().filter(|r| r.starts_with("ok")).count();
+        assert_eq!(won, 1, "{}: {results:?}", backend.name());
+        for lost in results.iter().filter(|r| r.starts_with("err")) {
+            assert!(
+                lost.contains("being driven by another process")
+                    || lost.contains("taken over by another process")
+                    || lost.contains("already ended"),
+                "{lost}"
+            );
+        }
+        // The call in flight was issued again once, by the winner; no step ran twice otherwise.
+        assert_eq!(
+            lines(&dir.path().join("calls.log")),
+            [
+                format!("1 {run_id}:c1"),
+                format!("2 {run_id}:c2"),
+                format!("3 {run_id}:c3"),
+                format!("3 {run_id}:c3"),
+                format!("4 {run_id}:c4"),
+            ],
+            "{}",
+            backend.name()
+        );
+        let stored = backend.open().await.load(&run_id).await.unwrap().unwrap();
         assert_eq!(stored.snapshot.status(), RunStatus::Finished);
     }
 }
