@@ -176,3 +176,72 @@ async fn a_cancel_during_a_checkpoint_waits_for_it_and_a_resume_does_not_repeat_
     assert_eq!(tool_calls.load(Ordering::SeqCst), 1);
     assert_eq!(model_calls.load(Ordering::SeqCst), 2);
 }
+
+#[tokio::test]
+async fn a_failed_run_is_stored_failed_with_its_error_and_resumes_from_its_last_checkpoint() {
+    let down = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let tool_calls = Arc::new(AtomicU32::new(0));
+    let model = {
+        let down = down.clone();
+        ScriptedModel::from_fn(move |_, req| match results_in(req) {
+            0 => ScriptedTurn::new().with_tool_call_id("c1", "echo", json!({"text": "ping"})),
+            _ if down.load(Ordering::SeqCst) => {
+                ScriptedTurn::error(ModelErrorKind::Auth, "the provider refused the key")
+            }
+            _ => ScriptedTurn::text("done"),
+        })
+    };
+    let echo = {
+        let tool_calls = tool_calls.clone();
+        tool("echo", "Echoes.", move |a: Text, _ctx: ToolCtx| {
+            let tool_calls = tool_calls.clone();
+            async move {
+                tool_calls.fetch_add(1, Ordering::SeqCst);
+                Ok(a.text)
+            }
+        })
+    };
+    let agent = Agent::builder("durable")
+        .model(model)
+        .tool(echo)
+        .build()
+        .unwrap();
+    let store = MemoryStore::new();
+    let runtime = Runtime::new().store(store.clone());
+    let err = runtime
+        .run_with(&agent, "go", RunOptions::new().run_id("r1"))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("refused the key"), "{err}");
+
+    // Listed as failed, with the error, at the end of the step that completed.
+    let failed = store
+        .list(&RunQuery::all().status(RunStatus::Failed))
+        .await
+        .unwrap();
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0].run_id, "r1");
+    let stored = store.load("r1").await.unwrap().unwrap();
+    assert_eq!(stored.snapshot.status(), RunStatus::Failed);
+    assert!(
+        stored
+            .snapshot
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("refused the key")),
+        "{:?}",
+        stored.snapshot.error
+    );
+    assert!(stored.snapshot.pending_tool_calls.is_empty());
+
+    // Once the cause is fixed, it resumes from there: the tool does not run again.
+    down.store(false, Ordering::SeqCst);
+    let out = runtime.resume(&agent, "r1").await.unwrap();
+    assert_eq!(out.output.as_deref(), Some("done"));
+    assert_eq!(tool_calls.load(Ordering::SeqCst), 1);
+    let stored = store.load("r1").await.unwrap().unwrap();
+    assert_eq!(
+        (stored.snapshot.status(), stored.snapshot.error),
+        (RunStatus::Finished, None)
+    );
+}

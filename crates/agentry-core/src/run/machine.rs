@@ -63,6 +63,10 @@ pub struct RunSnapshot {
     /// The output, once the run has ended with one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<Value>,
+    /// Set when the run failed after this checkpoint: the error. The run can be resumed from
+    /// here (once what failed is fixed); resuming clears it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// Whether a step may start.

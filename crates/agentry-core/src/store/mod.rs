@@ -103,6 +103,8 @@ pub enum RunStatus {
     AwaitingApproval,
     /// Cancelled; it can be resumed from its last checkpoint.
     Cancelled,
+    /// Failed (its snapshot's `error` says why); it can be resumed from its last checkpoint.
+    Failed,
     /// Ended for good.
     Finished,
 }
@@ -117,12 +119,13 @@ impl RunStatus {
             Some(_) => RunStatus::Finished,
         }
     }
-    /// The status as stored: `running`, `awaiting_approval`, `cancelled` or `finished`.
+    /// The status as stored: `running`, `awaiting_approval`, `cancelled`, `failed` or `finished`.
     pub fn as_str(self) -> &'static str {
         match self {
             RunStatus::Running => "running",
             RunStatus::AwaitingApproval => "awaiting_approval",
             RunStatus::Cancelled => "cancelled",
+            RunStatus::Failed => "failed",
             RunStatus::Finished => "finished",
         }
     }
@@ -132,6 +135,7 @@ impl RunStatus {
             "running" => RunStatus::Running,
             "awaiting_approval" => RunStatus::AwaitingApproval,
             "cancelled" => RunStatus::Cancelled,
+            "failed" => RunStatus::Failed,
             "finished" => RunStatus::Finished,
             _ => return None,
         })
@@ -145,9 +149,13 @@ impl fmt::Display for RunStatus {
 }
 
 impl RunSnapshot {
-    /// Where the run stands.
+    /// Where the run stands: [`RunStatus::Failed`] when it failed at this checkpoint, else what
+    /// its stop reason says.
     pub fn status(&self) -> RunStatus {
-        RunStatus::of(self.stop.as_ref())
+        match (&self.stop, &self.error) {
+            (None, Some(_)) => RunStatus::Failed,
+            (stop, _) => RunStatus::of(stop.as_ref()),
+        }
     }
 }
 

@@ -80,6 +80,7 @@ pub fn snapshot(run_id: &str) -> RunSnapshot {
         settled_results: Vec::new(),
         stop: None,
         output: None,
+        error: None,
     }
 }
 
@@ -538,6 +539,8 @@ pub async fn the_status_follows_the_stop_reason(s: &Stores) {
         ),
         (Some(StopReason::Cancelled), RunStatus::Cancelled),
         (None, RunStatus::Running),
+        (None, RunStatus::Failed),
+        (None, RunStatus::Running),
         (Some(StopReason::FinalAnswer), RunStatus::Finished),
         (Some(StopReason::MaxSteps { limit: 3 }), RunStatus::Finished),
     ];
@@ -545,11 +548,13 @@ pub async fn the_status_follows_the_stop_reason(s: &Stores) {
         RunStatus::Running,
         RunStatus::AwaitingApproval,
         RunStatus::Cancelled,
+        RunStatus::Failed,
         RunStatus::Finished,
     ];
     for (stop, status) in cases {
         let run = RunSnapshot {
             stop: stop.clone(),
+            error: (status == RunStatus::Failed).then(|| "the model is down".to_string()),
             ..snapshot("run-1")
         };
         save(store, &run, 0, &[]).await.unwrap();

@@ -193,11 +193,11 @@ impl Driver {
                     error: msg,
                     agent_path: p.clone(),
                 });
-                // The run stays resumable from its last checkpoint; its history gains the
-                // failure. A store that fails here cannot change the outcome: the run's own
-                // error is the one reported.
-                if let Err(store_error) = Box::pin(self.save_events()).await {
-                    tracing::warn!(%store_error, "the failed run's last events were not saved");
+                // The run stays resumable from its last checkpoint, marked failed with the
+                // error; its history gains the failure. A store that fails here cannot change
+                // the outcome: the run's own error is the one reported.
+                if let Err(store_error) = Box::pin(self.save_failure(&e)).await {
+                    tracing::warn!(%store_error, "the failed run's last checkpoint was not saved");
                 }
                 self.release();
                 Err(e)
@@ -565,8 +565,26 @@ impl Driver {
         }
     }
 
+    /// Marks the run failed with `error` at its last checkpoint (or where it stands, when it
+    /// failed before its first), with the events recorded since, and releases its lease.
+    async fn save_failure(&mut self, error: &Error) -> Result<(), Error> {
+        if self.rt.store.is_none() {
+            return Ok(());
+        }
+        let mut snapshot = match self.last_checkpoint.take() {
+            Some(s) => s,
+            None => self.snapshot(None, None)?,
+        };
+        if snapshot.stop.is_none() {
+            snapshot.error = Some(self.scope.ctx.redact(&error.to_string()).into_owned());
+        }
+        self.save(&snapshot, true).await?;
+        self.last_checkpoint = Some(snapshot);
+        Ok(())
+    }
+
     /// Saves the events recorded since the last checkpoint with that checkpoint again (when the
-    /// run ends without a new one: cancelled or failed, or events came after the final one).
+    /// run ends without a new one: cancelled, or events came after the final one).
     async fn save_events(&mut self) -> Result<(), Error> {
         if !self.scope.ctx.has_recorded() {
             return Ok(());
@@ -673,6 +691,7 @@ impl Driver {
             settled_results: self.machine.settled.clone(),
             stop,
             output,
+            error: None,
         })
     }
 }

@@ -47,6 +47,13 @@ impl Driver {
                     last.run_id
                 )));
             }
+            RunStatus::Failed => {
+                return Err(fail(format!(
+                    "its last run `{}` failed ({}); continue it with `Runtime::resume` once the cause is fixed",
+                    last.run_id,
+                    snapshot.error.as_deref().unwrap_or("no error recorded")
+                )));
+            }
             RunStatus::Cancelled if !snapshot.pending_tool_calls.is_empty() => {
                 return Err(fail(format!(
                     "its last run `{}` was cancelled during tool calls; continue it with `Runtime::resume` first",
