@@ -9,6 +9,7 @@ use crate::agent::OutputSpec;
 use crate::{History, Message, ModelResponse, StopReason, ToolCall, ToolResult, Usage};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::HashSet;
 use std::sync::Arc;
 
 /// The format version of [`RunSnapshot`].
@@ -120,6 +121,8 @@ pub struct RunMachine {
     pub pending: Option<Arc<Message>>,
     /// Results of pending calls that already settled, while others wait.
     pub settled: Vec<ToolResult>,
+    /// The ids of the tool calls of this run's model turns (see [`RunMachine::accept_response`]).
+    call_ids: HashSet<String>,
 }
 
 impl RunMachine {
@@ -131,6 +134,7 @@ impl RunMachine {
     /// The machine of a snapshot.
     pub fn restore(s: &RunSnapshot) -> Self {
         RunMachine {
+            call_ids: call_ids_in(&s.messages),
             messages: s.messages.clone(),
             step: s.step,
             usage: s.usage,
@@ -145,6 +149,13 @@ impl RunMachine {
             }),
             settled: s.settled_results.clone(),
         }
+    }
+
+    /// Starts the run's history with `messages` (a session's earlier history): the calls in it
+    /// count as this run's, so no new call takes one of their ids.
+    pub fn set_history(&mut self, messages: History) {
+        self.call_ids = call_ids_in(&messages);
+        self.messages = messages;
     }
 
     /// The tool calls waiting for results.
@@ -180,9 +191,26 @@ impl RunMachine {
 
     /// Accepts a model turn: appends the assistant message and records usage and, when it calls
     /// tools, the pending turn (the message itself, shared: no call is copied).
-    pub fn accept_response(&mut self, response: ModelResponse) -> (Arc<Message>, Turn) {
+    ///
+    /// Every call of a run gets an id of its own, so that
+    /// [`ToolCtx::idempotency_key`](crate::ToolCtx::idempotency_key) tells calls apart: a call
+    /// whose id is empty, or taken by an earlier call of the run (providers that omit ids, or
+    /// number them per turn, as some local servers do), is given `call_<turn>_<index>` (the
+    /// turn's number in the run, the call's in the turn). The ids are assigned here, before the
+    /// turn is checkpointed, so a resumed run issues its calls with the same ones.
+    pub fn accept_response(&mut self, mut response: ModelResponse) -> (Arc<Message>, Turn) {
         self.usage += response.usage;
         self.model_calls += 1;
+        for (index, call) in response.tool_calls.iter_mut().enumerate() {
+            if call.id.is_empty() || self.call_ids.contains(&call.id) {
+                let mut id = format!("call_{}_{index}", self.model_calls);
+                while self.call_ids.contains(&id) {
+                    id.push('_');
+                }
+                call.id = id;
+            }
+            self.call_ids.insert(call.id.clone());
+        }
         let calls_tools = !response.tool_calls.is_empty();
         let message = self.push(Message::Assistant {
             content: response.text,
@@ -241,6 +269,15 @@ impl RunMachine {
     }
 }
 
+/// The ids of the tool calls in `messages`.
+fn call_ids_in(messages: &History) -> HashSet<String> {
+    messages
+        .iter()
+        .flat_map(|m| m.tool_calls())
+        .map(|c| c.id.clone())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -263,6 +300,37 @@ mod tests {
         m.accept_tool_results(vec![ToolResult::ok("c1", "echo", "x")]);
         assert!(m.pending_calls().is_empty());
         assert_eq!(m.messages.len(), 2);
+    }
+
+    #[test]
+    fn call_ids_are_unique_in_a_run_and_kept_when_they_are() {
+        let mut m = RunMachine::new();
+        let call = |id: &str| ToolCall::new(id, "echo", &serde_json::json!({}));
+        let ids = |m: &Arc<Message>| {
+            m.tool_calls()
+                .iter()
+                .map(|c| c.id.clone())
+                .collect::<Vec<_>>()
+        };
+        // A provider's own ids are kept; an empty one and a repeat within the turn are not.
+        let (t1, _) = m.accept_response(ModelResponse::tool_calls(vec![
+            call("toolu_1"),
+            call(""),
+            call("toolu_1"),
+        ]));
+        assert_eq!(ids(&t1), ["toolu_1", "call_1_1", "call_1_2"]);
+        m.accept_tool_results(Vec::new());
+        // A provider that numbers calls per turn repeats `call_0`: the repeat gets its own.
+        let (t2, _) = m.accept_response(ModelResponse::tool_calls(vec![call("call_0")]));
+        let (t3, _) = m.accept_response(ModelResponse::tool_calls(vec![call("call_0")]));
+        assert_eq!((ids(&t2), ids(&t3)), (vec!["call_0".into()], vec!["call_3_0".into()]));
+        // A restored machine knows the ids of its history.
+        let snapshot_messages = m.messages.clone();
+        let mut restored = RunMachine::new();
+        restored.set_history(snapshot_messages);
+        restored.model_calls = m.model_calls;
+        let (t4, _) = restored.accept_response(ModelResponse::tool_calls(vec![call("toolu_1")]));
+        assert_eq!(ids(&t4), ["call_4_0"]);
     }
 
     #[test]

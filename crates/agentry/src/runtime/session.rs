@@ -62,7 +62,7 @@ impl Driver {
             }
             RunStatus::Cancelled | RunStatus::Finished => {}
         }
-        self.machine.messages = snapshot.messages;
+        self.machine.set_history(snapshot.messages);
         Ok(())
     }
 }
