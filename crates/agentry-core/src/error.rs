@@ -85,6 +85,19 @@ pub enum Error {
     /// The run store failed.
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
+    /// A run would be nested deeper than the runtime allows: a sub-agent of a sub-agent of ...,
+    /// or a tool or hook that starts a run inside a run (an agent that calls itself).
+    #[error(
+        "`{path}` cannot start a run nested {depth} levels deep: the limit is {limit}; raise it with `Runtime::max_depth(..)`, or look for an agent that calls itself (as a sub-agent, or from a tool that runs it again)"
+    )]
+    DepthLimit {
+        /// The agent path of the run that tried to start the nested run.
+        path: String,
+        /// The depth the new run would have had.
+        depth: u32,
+        /// The limit.
+        limit: u32,
+    },
     /// The task driving a started run panicked or was aborted.
     #[error("the run task ended abnormally: {0}")]
     Task(String),

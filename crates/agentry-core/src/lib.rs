@@ -17,6 +17,7 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+pub mod deadline;
 mod describe;
 mod error;
 mod history;

@@ -25,6 +25,8 @@ fn context() -> RunContext {
         step: 0,
         redactor: None,
         record_events: false,
+        hook_timeout: std::time::Duration::from_secs(60),
+        depth: 0,
     })
 }
 

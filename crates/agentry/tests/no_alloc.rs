@@ -96,6 +96,8 @@ fn context() -> RunContext {
         step: 1,
         redactor: None,
         record_events: false,
+        hook_timeout: std::time::Duration::from_secs(60),
+        depth: 0,
     })
 }
 

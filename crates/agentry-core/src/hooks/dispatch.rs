@@ -375,12 +375,13 @@ async fn invoke<E: Event>(
         Ok(fut) => AssertUnwindSafe(fut).catch_unwind(),
         Err(panic) => return Err(HookFailure::Panic(panic_message(panic))),
     };
-    let outcome = match timeout {
-        Some(limit) => match tokio::time::timeout(limit, fut).await {
-            Ok(r) => r,
-            Err(_) => return Err(HookFailure::Timeout(limit)),
-        },
-        None => fut.await,
+    // A hook without a timeout of its own gets the run's default: no hook waits forever.
+    let (limit, failure): (_, fn(Duration) -> HookFailure) = match timeout {
+        Some(limit) => (limit, HookFailure::Timeout),
+        None => (ctx.hook_timeout(), HookFailure::DefaultTimeout),
+    };
+    let Ok(outcome) = crate::deadline::within(limit, fut).await else {
+        return Err(failure(limit));
     };
     match outcome {
         Ok(Ok(ev)) => Ok(ev),

@@ -30,7 +30,14 @@ pub enum HookFailure {
     /// The hook panicked.
     #[error("panicked: {0}")]
     Panic(String),
-    /// The hook overran its timeout.
-    #[error("timed out after {0:?}; raise its timeout or make it faster")]
+    /// The hook overran its own timeout (`.timeout(..)` at registration).
+    #[error(
+        "timed out after {0:?}, its own timeout (`.timeout(..)`); raise it or make the hook faster"
+    )]
     Timeout(Duration),
+    /// The hook, which has no timeout of its own, overran the runtime's default hook timeout.
+    #[error(
+        "timed out after {0:?}, the default hook timeout (`Runtime::hook_timeout`); give the hook a longer one with `.timeout(..)` or make it faster"
+    )]
+    DefaultTimeout(Duration),
 }

@@ -1,5 +1,6 @@
 //! What a hook or tool can see and do while a run is under way.
 
+use crate::StopReason;
 use crate::hooks::HookName;
 use crate::run::events::RunEvent;
 use crate::state::{ErasedState, StateError, StateSource};
@@ -8,6 +9,9 @@ use futures::channel::mpsc::UnboundedSender;
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::sync::Notify;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// Identity of a run that children inherit: session, user, tags, metadata.
@@ -74,6 +78,12 @@ pub struct RunContextSpec {
     /// Whether the run's events are kept for its store's event history (see
     /// [`RunContext::take_recorded`]).
     pub record_events: bool,
+    /// How long an async hook without a timeout of its own may take (see
+    /// [`RunContext::hook_timeout`]).
+    pub hook_timeout: Duration,
+    /// How deep the run is nested: 0 for a run started on its own, its parent's plus one for a
+    /// sub-agent's run or a run started inside another run's tool or hook.
+    pub depth: u32,
 }
 
 struct RunShared {
@@ -91,6 +101,12 @@ struct RunShared {
     events: Option<UnboundedSender<RunEvent>>,
     redactor: Option<Arc<dyn crate::Redact>>,
     recorded: Option<Mutex<Vec<crate::RecordedEvent>>>,
+    hook_timeout: Duration,
+    depth: u32,
+    /// The earliest deadline set with [`RunContext::stop_at`], and the stop it brings.
+    stop_at: Mutex<Option<(Instant, StopReason)>>,
+    /// Wakes the runtime when a deadline is set.
+    stop_at_set: Notify,
 }
 
 /// The shared context of one run. Cheap to clone (one `Arc`).
@@ -131,6 +147,10 @@ impl RunContext {
             events: spec.events,
             redactor: spec.redactor,
             recorded: spec.record_events.then(|| Mutex::new(Vec::new())),
+            hook_timeout: spec.hook_timeout,
+            depth: spec.depth,
+            stop_at: Mutex::new(None),
+            stop_at_set: Notify::new(),
         }))
     }
 
@@ -185,6 +205,62 @@ impl RunContext {
     /// True once the run is cancelled.
     pub fn is_cancelled(&self) -> bool {
         self.0.cancel.is_cancelled()
+    }
+
+    /// Ends the run with `reason` at `deadline`, even in the middle of a model turn, a tool call
+    /// or a sub-agent: what is in flight then is dropped, calls of the turn that got no result
+    /// get an error result saying why, and the run ends with `reason` (Stop and RunEnd hooks
+    /// see it). The earliest of several deadlines stands. The built-in guards set their wall-time
+    /// limit this way.
+    pub fn stop_at(&self, deadline: impl Into<Instant>, reason: StopReason) {
+        let deadline = deadline.into();
+        let mut slot = lock(&self.0.stop_at);
+        if slot.as_ref().is_some_and(|(at, _)| *at <= deadline) {
+            return;
+        }
+        *slot = Some((deadline, reason));
+        drop(slot);
+        self.0.stop_at_set.notify_one();
+    }
+
+    /// The earliest deadline set with [`stop_at`](Self::stop_at), and its stop reason.
+    pub fn stop_deadline(&self) -> Option<(Instant, StopReason)> {
+        lock(&self.0.stop_at).clone()
+    }
+
+    /// Resolves with the stop reason once the earliest deadline set with
+    /// [`stop_at`](Self::stop_at) has passed (runtimes race a run's work against this).
+    pub async fn deadline_passed(&self) -> StopReason {
+        loop {
+            let set = self.0.stop_at_set.notified();
+            match self.stop_deadline() {
+                Some((at, reason)) => {
+                    if tokio::time::timeout_at(at, set).await.is_err() {
+                        return reason;
+                    }
+                }
+                None => set.await,
+            }
+        }
+    }
+
+    /// True once the earliest deadline set with [`stop_at`](Self::stop_at) has passed.
+    pub fn deadline_has_passed(&self) -> bool {
+        lock(&self.0.stop_at)
+            .as_ref()
+            .is_some_and(|(at, _)| *at <= Instant::now())
+    }
+
+    /// How long an async hook of this run may take when it has no timeout of its own (the
+    /// runtime's default; a hook that overruns it fails per its policy, naming this timeout).
+    pub fn hook_timeout(&self) -> Duration {
+        self.0.hook_timeout
+    }
+
+    /// How deep the run is nested: 0 for a run started on its own, one more for each sub-agent
+    /// (or run started inside a tool or hook) between it and that run.
+    pub fn depth(&self) -> u32 {
+        self.0.depth
     }
 
     /// A copy of the state, typed.

@@ -323,7 +323,10 @@ mod tests {
         // A provider that numbers calls per turn repeats `call_0`: the repeat gets its own.
         let (t2, _) = m.accept_response(ModelResponse::tool_calls(vec![call("call_0")]));
         let (t3, _) = m.accept_response(ModelResponse::tool_calls(vec![call("call_0")]));
-        assert_eq!((ids(&t2), ids(&t3)), (vec!["call_0".into()], vec!["call_3_0".into()]));
+        assert_eq!(
+            (ids(&t2), ids(&t3)),
+            (vec!["call_0".into()], vec!["call_3_0".into()])
+        );
         // A restored machine knows the ids of its history.
         let snapshot_messages = m.messages.clone();
         let mut restored = RunMachine::new();

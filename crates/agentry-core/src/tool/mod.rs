@@ -53,6 +53,13 @@ pub trait Tool: Send + Sync + 'static {
     fn needs_approval(&self) -> bool {
         false
     }
+
+    /// How long one call may take; `None` (the default) leaves it to the runtime's default tool
+    /// timeout. A call that overruns its limit is dropped, and the model gets an error result
+    /// that names the limit (after ToolError hooks, which may recover).
+    fn timeout(&self) -> Option<std::time::Duration> {
+        None
+    }
 }
 
 /// What a tool returns on success: the content the model sees.

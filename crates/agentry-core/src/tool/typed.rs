@@ -8,12 +8,14 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::future::Future;
 use std::marker::PhantomData;
+use std::time::Duration;
 
 /// A tool made from an async closure over a typed input. See [`tool`].
 pub struct TypedTool<A, F> {
     spec: ToolSpec,
     f: F,
     needs_approval: bool,
+    timeout: Option<Duration>,
     _input: PhantomData<fn(A)>,
 }
 
@@ -55,6 +57,7 @@ where
         },
         f,
         needs_approval: false,
+        timeout: None,
         _input: PhantomData,
     }
 }
@@ -64,6 +67,14 @@ impl<A, F> TypedTool<A, F> {
     /// pending, and goes on once it is decided.
     pub fn needs_approval(mut self) -> Self {
         self.needs_approval = true;
+        self
+    }
+
+    /// How long a call of this tool may take (instead of the runtime's default tool timeout,
+    /// `Runtime::tool_timeout`). A call that overruns it is dropped and the model gets an error
+    /// result naming this limit (after ToolError hooks, which may recover).
+    pub fn timeout(mut self, limit: Duration) -> Self {
+        self.timeout = Some(limit);
         self
     }
 }
@@ -92,6 +103,10 @@ where
 
     fn needs_approval(&self) -> bool {
         self.needs_approval
+    }
+
+    fn timeout(&self) -> Option<Duration> {
+        self.timeout
     }
 
     fn call<'a>(

@@ -9,7 +9,8 @@ use agentry_core::{FinishReason, Limit, StopReason, Usage};
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 /// The priority guards run at: before other hooks on `Before*` events, after them on `After*`
 /// events (which run in reverse order).
@@ -68,7 +69,10 @@ impl PriceTable {
 /// - **Steps**, **tokens** (input + output of every model call; the sub-agents' too with
 ///   [`count_sub_agents`](Self::count_sub_agents)), **wall time** since the run started and
 ///   **cost** (by a [`PriceTable`]) are checked before each step: a run at a limit does not
-///   start another step.
+///   start another step. The wall time also interrupts a run in the middle of a model turn, a
+///   tool call or a sub-agent when it passes (through
+///   [`RunContext::stop_at`](agentry_core::RunContext::stop_at)): calls of the turn under way
+///   get an error result, and the run stops with the same limit.
 /// - **Finish reasons**: when a model turn ends with one of the given reasons, the run stops
 ///   after that step (unless the turn was a final answer, which ends it anyway).
 ///
@@ -212,10 +216,23 @@ impl GuardHook {
                 .map_or_else(|| parent.to_owned(), |p| p.payer.clone()),
             _ => id.clone(),
         };
+        let started = Instant::now();
+        if let Some(limit) = self.guards.max_wall_time {
+            // The limit interrupts whatever is in flight when it passes, not only the next step.
+            let limit_ms = limit.as_millis() as u64;
+            let stop = self.stop(
+                ctx,
+                Limit::WallTime {
+                    elapsed_ms: limit_ms,
+                    limit_ms,
+                },
+            );
+            ctx.stop_at(started + limit, stop);
+        }
         runs.insert(
             id,
             Budget {
-                started: Instant::now(),
+                started,
                 payer,
                 tokens: 0,
                 cost: 0.0,

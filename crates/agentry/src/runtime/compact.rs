@@ -105,7 +105,13 @@ impl Driver {
             .collect(),
         );
         request.system = Some(compaction.summary_instructions().clone());
-        let error = match ModelResponse::complete(&*model, &request).await {
+        let limit = self.rt.limits.model_turn_timeout;
+        let call =
+            agentry_core::deadline::within(limit, ModelResponse::complete(&*model, &request));
+        let outcome = call
+            .await
+            .unwrap_or_else(|_| Err(super::model_call::turn_timed_out(model.name(), limit)));
+        let error = match outcome {
             Ok(response) if !response.text.trim().is_empty() => {
                 self.machine.usage += response.usage;
                 return Ok(Some(format!(

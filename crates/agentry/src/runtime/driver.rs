@@ -3,6 +3,7 @@
 
 use super::RuntimeInner;
 use super::lease::{LeaseKeeper, LeaseLoss};
+use super::nesting;
 use super::scope::Scope;
 use super::tool_call::HeldCalls;
 use agentry_core::hooks::{
@@ -12,13 +13,13 @@ use agentry_core::hooks::{
 use agentry_core::{
     AgentDef, Checkpoint, Decision, ErasedState, Error, FinishReason, MessageLog, Model,
     PendingApproval, RunContext, RunContextSpec, RunEvent, RunMachine, RunSnapshot,
-    SNAPSHOT_VERSION, StepStart, StopReason, Turn, Verdict,
+    SNAPSHOT_VERSION, StepStart, StopReason, ToolResult, Turn, Verdict,
 };
 use serde_json::Value;
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::Arc;
 use tokio::sync::watch;
-use tokio_util::sync::CancellationToken;
 
 /// How a run begins.
 pub(crate) enum Start {
@@ -137,17 +138,24 @@ impl Driver {
         }))
     }
 
-    /// Runs to the end: the body under cancellation, then RunError recovery, RunEnd and the final
-    /// checkpoint.
-    pub(crate) async fn drive(mut self: Box<Self>, start: Start) -> Result<Finished, Error> {
-        let cancel = self.scope.ctx.cancellation().clone();
+    /// Runs to the end: the body under cancellation and deadlines, then RunError recovery,
+    /// RunEnd and the final checkpoint. Runs started inside it (from a tool or hook) know it
+    /// encloses them.
+    pub(crate) fn drive(
+        self: Box<Self>,
+        start: Start,
+    ) -> impl Future<Output = Result<Finished, Error>> + Send + 'static {
+        nesting::inside(self.scope.ctx.clone(), self.drive_here(start))
+    }
+
+    async fn drive_here(mut self: Box<Self>, start: Start) -> Result<Finished, Error> {
         let run_id = self.scope.ctx.run_id().to_string();
         self.scope.ctx.send_event(|p| RunEvent::RunStarted {
             run_id: run_id.clone(),
             agent_path: p.clone(),
         });
         let interrupt = interrupted(
-            cancel,
+            self.scope.ctx.clone(),
             self.durable.as_mut().map(|d| {
                 d.in_body = true;
                 (d.loss.clone(), d.saving.subscribe())
@@ -157,8 +165,8 @@ impl Driver {
             let body = self.body(start);
             tokio::select! {
                 biased;
-                _ = interrupt => None,
-                ending = body => Some(ending),
+                why = interrupt => Err(why),
+                ending = body => Ok(ending),
             }
         };
         if let Some(d) = &mut self.durable {
@@ -180,9 +188,12 @@ impl Driver {
             }
         }
         let ending = match outcome {
-            Some(Ok((_, StopReason::Cancelled))) | None => Box::pin(self.cancelled()).await,
-            Some(Ok(ending)) => Ok(ending),
-            Some(Err(e)) => self.recover(e).await,
+            Ok(Ok((_, StopReason::Cancelled))) | Err(Interrupt::Cancelled) => {
+                Box::pin(self.cancelled()).await
+            }
+            Err(Interrupt::Deadline(stop)) => Box::pin(self.stopped_at_deadline(stop)).await,
+            Ok(Ok(ending)) => Ok(ending),
+            Ok(Err(e)) => self.recover(e).await,
         };
         match ending {
             Ok((output, stop)) => self.end(output, stop).await,
@@ -519,6 +530,33 @@ impl Driver {
         Ok((None, StopReason::Cancelled))
     }
 
+    /// Ends a run whose deadline ([`RunContext::stop_at`], e.g. the guards' wall time) passed
+    /// while it was under way: what was in flight was dropped; the calls of the turn under way
+    /// get an error result saying why, so the history stays well-formed (a session can go on
+    /// from it), and the run ends with the deadline's stop reason.
+    async fn stopped_at_deadline(&mut self, stop: StopReason) -> Result<Ending, Error> {
+        self.in_step = false;
+        if let Some(turn) = self.machine.pending.clone() {
+            let results = turn
+                .tool_calls()
+                .iter()
+                .map(|call| match self.machine.settled_result(&call.id) {
+                    Some(result) => result.clone(),
+                    None => ToolResult::error(
+                        &call.id,
+                        &call.name,
+                        format!("the run stopped before this call's result was recorded: {stop}"),
+                    ),
+                })
+                .collect();
+            for message in self.machine.accept_tool_results(results) {
+                self.scope.added(message).await?;
+            }
+        }
+        self.stop_event(stop.clone(), None).await?;
+        Ok((None, stop))
+    }
+
     async fn end(
         mut self: Box<Self>,
         output: Option<Value>,
@@ -613,11 +651,13 @@ impl Driver {
         self.last_checkpoint = Some(snapshot);
         if let Some(d) = &self.durable
             && d.in_body
-            && (self.scope.ctx.is_cancelled() || d.loss.is_lost())
+            && (self.scope.ctx.is_cancelled()
+                || d.loss.is_lost()
+                || self.scope.ctx.deadline_has_passed())
         {
-            // Cancelled (or taken over) while this checkpoint was written, which cancellation
-            // waits for: stop here, before any further effect, and let it take the run from
-            // this checkpoint.
+            // Cancelled (or taken over, or past its deadline) while this checkpoint was written,
+            // which an interruption waits for: stop here, before any further effect, and let it
+            // take the run from this checkpoint.
             std::future::pending::<()>().await;
         }
         Ok(())
@@ -708,20 +748,36 @@ fn stop_reason(decision: &StepDecision, by: Option<&str>) -> StopReason {
     }
 }
 
-/// Resolves when the run is cancelled or its lease is lost, but never while a checkpoint is being
-/// written: a checkpoint is never cut off half-way, so what the caller is told, what the store
-/// holds and what a resume does agree.
+/// Why a run's body was interrupted.
+enum Interrupt {
+    /// It was cancelled, or (a durable run) its lease was lost.
+    Cancelled,
+    /// A deadline set with [`RunContext::stop_at`] passed: the run stops for this reason.
+    Deadline(StopReason),
+}
+
+/// Resolves when the run is cancelled, its lease is lost or its deadline passes, but never while
+/// a checkpoint is being written: a checkpoint is never cut off half-way, so what the caller is
+/// told, what the store holds and what a resume does agree.
 async fn interrupted(
-    cancel: CancellationToken,
+    ctx: RunContext,
     durable: Option<(LeaseLoss, watch::Receiver<bool>)>,
-) {
+) -> Interrupt {
+    let cancel = ctx.cancellation();
     let Some((loss, mut saving)) = durable else {
-        return cancel.cancelled().await;
+        return tokio::select! {
+            biased;
+            () = cancel.cancelled() => Interrupt::Cancelled,
+            stop = ctx.deadline_passed() => Interrupt::Deadline(stop),
+        };
     };
-    tokio::select! {
-        _ = cancel.cancelled() => {}
-        _ = loss.token().cancelled() => {}
-    }
+    let why = tokio::select! {
+        biased;
+        () = cancel.cancelled() => Interrupt::Cancelled,
+        () = loss.token().cancelled() => Interrupt::Cancelled,
+        stop = ctx.deadline_passed() => Interrupt::Deadline(stop),
+    };
     // An error means the driver is gone, and with it any checkpoint under way.
     let _ = saving.wait_for(|busy| !busy).await;
+    why
 }

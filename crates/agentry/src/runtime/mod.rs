@@ -4,7 +4,9 @@ mod compact;
 mod driver;
 mod handle;
 mod lease;
+mod limits;
 mod model_call;
+mod nesting;
 mod scope;
 mod session;
 mod sub_agent;
@@ -33,6 +35,8 @@ pub(crate) struct RuntimeInner {
     redactor: Option<Arc<dyn Redact>>,
     /// How long a run's lease lasts unless renewed.
     lease_ttl: std::time::Duration,
+    /// Time and nesting limits.
+    limits: limits::Limits,
 }
 
 impl Default for RuntimeInner {
@@ -43,6 +47,7 @@ impl Default for RuntimeInner {
             store: None,
             redactor: None,
             lease_ttl: lease::DEFAULT_LEASE_TTL,
+            limits: limits::Limits::default(),
         }
     }
 }
@@ -125,6 +130,77 @@ impl Runtime {
         self
     }
 
+    /// How long an async hook (advisory ones too) may take when it was registered without a
+    /// timeout of its own (`.timeout(..)`): 60 s by default. A hook that overruns it fails per
+    /// its policy, with an error naming this default timeout. Synchronous hooks cannot be timed
+    /// out (they must not block); around middleware is bounded by the call it wraps (the model
+    /// turn timeout, the tool timeout) unless given a timeout of its own.
+    ///
+    /// # Panics
+    /// When `limit` is zero.
+    pub fn hook_timeout(mut self, limit: std::time::Duration) -> Self {
+        assert!(!limit.is_zero(), "a hook timeout must be longer than zero");
+        Arc::make_mut(&mut self.inner).limits.hook_timeout = limit;
+        self
+    }
+
+    /// How long one model turn may take, from the request to the end of its stream, with the
+    /// provider client's own retries and the around-model middleware: 600 s by default. A turn
+    /// that overruns it fails the run (RunError hooks may recover) with a
+    /// [`ModelError`](agentry_core::ModelError) of kind `Timeout` naming this timeout.
+    ///
+    /// # Panics
+    /// When `limit` is zero.
+    pub fn model_turn_timeout(mut self, limit: std::time::Duration) -> Self {
+        assert!(
+            !limit.is_zero(),
+            "a model turn timeout must be longer than zero"
+        );
+        Arc::make_mut(&mut self.inner).limits.model_turn_timeout = limit;
+        self
+    }
+
+    /// How long a model's stream may go without an event (a piece of text, reasoning, a tool
+    /// call, usage, the end): 120 s by default. Keep-alive comments and pings are not events, so
+    /// a server that sends only those cannot hold a run forever. A stream that goes quiet for
+    /// longer fails the run (RunError hooks may recover) with a
+    /// [`ModelError`](agentry_core::ModelError) of kind `Timeout` naming this timeout.
+    ///
+    /// # Panics
+    /// When `limit` is zero.
+    pub fn model_idle_timeout(mut self, limit: std::time::Duration) -> Self {
+        assert!(
+            !limit.is_zero(),
+            "a model idle timeout must be longer than zero"
+        );
+        Arc::make_mut(&mut self.inner).limits.model_idle_timeout = limit;
+        self
+    }
+
+    /// How long a tool call may take when its tool sets no limit of its own
+    /// ([`Tool::timeout`](agentry_core::Tool::timeout), `tool(..).timeout(..)`): 300 s by
+    /// default, with its around-tool middleware. A call that overruns it is dropped, and the
+    /// model gets an error result naming the limit (after ToolError hooks, which may recover).
+    /// Sub-agent calls are bounded by the sub-agent's own limits instead.
+    ///
+    /// # Panics
+    /// When `limit` is zero.
+    pub fn tool_timeout(mut self, limit: std::time::Duration) -> Self {
+        assert!(!limit.is_zero(), "a tool timeout must be longer than zero");
+        Arc::make_mut(&mut self.inner).limits.tool_timeout = limit;
+        self
+    }
+
+    /// How deep runs may nest: a sub-agent is one level below its parent, and so is a run that a
+    /// tool or hook starts (with this or any runtime) while its run is under way. 8 by default.
+    /// A run that would go deeper is not started: the run that tried fails with
+    /// [`Error::DepthLimit`] (a tool that called `Runtime::run` gets that error back). However
+    /// deep, nested runs do not grow the stack: each is driven on a task of its own.
+    pub fn max_depth(mut self, levels: u32) -> Self {
+        Arc::make_mut(&mut self.inner).limits.max_depth = levels;
+        self
+    }
+
     /// Masks secrets in everything runs report: their event streams and histories, and what
     /// hooks record through [`HookCtx::redact`](agentry_core::RunContext::redact) (the built-in
     /// telemetry and recorder do). What the model and the tools receive is not changed; see
@@ -158,9 +234,11 @@ impl Runtime {
         // No named driver: it moves into `drive`, and a moved-out local would keep its own slot
         // in this future.
         typed(
-            self.driver(agent.def(), options, None, None)?
-                .drive(Start::New(input.into()))
-                .await?,
+            drive(
+                self.driver(agent.def(), options, None, None)?,
+                Start::New(input.into()),
+            )
+            .await?,
         )
     }
 
@@ -355,7 +433,7 @@ impl Runtime {
         driver.scope.ctx.set_step(snapshot.step);
         driver.decisions = decisions;
         driver.last_paused = paused;
-        typed(driver.drive(Start::Resume).await?)
+        typed(drive(driver, Start::Resume).await?)
     }
 
     fn driver(
@@ -366,6 +444,10 @@ impl Runtime {
         cancel: Option<CancellationToken>,
     ) -> Result<Box<Driver>, Error> {
         let hooks = scoped_hooks(&self.inner.hooks, &[&def.hooks, &options.hooks]);
+        let depth = match nesting::enclosing() {
+            Some(parent) => nesting::nested_depth(&parent, self.inner.limits.max_depth)?,
+            None => 0,
+        };
         let spec = RunContextSpec {
             run_id: options.run_id.unwrap_or_else(new_run_id),
             parent_run_id: None,
@@ -384,8 +466,20 @@ impl Runtime {
             step: 0,
             redactor: self.inner.redactor.clone(),
             record_events: self.inner.store.is_some(),
+            hook_timeout: self.inner.limits.hook_timeout,
+            depth,
         };
         Driver::new(def, &self.inner, hooks, spec)
+    }
+}
+
+/// Drives a run to its end: in place, or on a task of its own when it is started inside another
+/// run (from a tool or hook), so nesting does not grow the stack.
+async fn drive(driver: Box<Driver>, start: Start) -> Result<Finished, Error> {
+    if nesting::enclosing().is_some() {
+        Box::pin(nesting::drive_nested(driver, start)).await
+    } else {
+        driver.drive(start).await
     }
 }
 

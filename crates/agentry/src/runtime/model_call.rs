@@ -3,15 +3,20 @@
 
 use super::driver::Driver;
 use super::scope::Scope;
+use agentry_core::deadline::{Elapsed, within};
 use agentry_core::hooks::{
     AfterModel, BeforeModel, Event, Events, ModelOutcome, Next, Terminal, TextDelta, Thinking,
 };
 use agentry_core::{
-    Error, FinishReason, Message, Model, ModelEvent, ModelRequest, ModelResponse, RunEvent,
-    ThinkingBlock,
+    Error, FinishReason, Message, Model, ModelError, ModelErrorKind, ModelEvent, ModelRequest,
+    ModelResponse, RunEvent, ThinkingBlock,
 };
 use futures::StreamExt;
+use std::future::Future;
 use std::sync::Arc;
+use std::task::Poll;
+use std::time::Duration;
+use tokio::time::{Instant, Sleep};
 
 impl Driver {
     /// Asks the model (or a hook) for the next turn of step `step`.
@@ -69,42 +74,96 @@ impl Driver {
         }
     }
 
+    /// One model turn, through the around-model middleware, within the turn timeout.
     async fn call_model(&self, request: ModelRequest) -> Result<ModelResponse, Error> {
-        if !self.scope.wants(Events::AROUND_MODEL) {
-            return stream_model(&*self.model, &self.scope, &request).await;
+        let limit = self.rt.limits.model_turn_timeout;
+        let idle = self.rt.limits.model_idle_timeout;
+        let turn = async move {
+            if !self.scope.wants(Events::AROUND_MODEL) {
+                return stream_model(&*self.model, &self.scope, &request, idle).await;
+            }
+            let chain: Arc<[_]> = self.scope.hooks.around_model().into();
+            let model = self.model.clone();
+            let scope = self.scope.clone();
+            let terminal: Arc<dyn Terminal<ModelRequest, ModelOutcome>> =
+                Arc::new(move |req: ModelRequest| {
+                    let model = model.clone();
+                    let scope = scope.clone();
+                    async move { stream_model(&*model, &scope, &req, idle).await }
+                });
+            Next::start(
+                chain,
+                terminal,
+                self.scope.ctx.clone(),
+                self.scope.hooks.clone(),
+            )
+            .run(request)
+            .await
+        };
+        match within(limit, turn).await {
+            Ok(outcome) => outcome,
+            Err(Elapsed) => Err(turn_timed_out(self.model.name(), limit).into()),
         }
-        let chain: Arc<[_]> = self.scope.hooks.around_model().into();
-        let model = self.model.clone();
-        let scope = self.scope.clone();
-        let terminal: Arc<dyn Terminal<ModelRequest, ModelOutcome>> =
-            Arc::new(move |req: ModelRequest| {
-                let model = model.clone();
-                let scope = scope.clone();
-                async move { stream_model(&*model, &scope, &req).await }
-            });
-        Next::start(
-            chain,
-            terminal,
-            self.scope.ctx.clone(),
-            self.scope.hooks.clone(),
-        )
-        .run(request)
-        .await
     }
 }
 
+/// The error of a model turn that overran the turn timeout.
+pub(crate) fn turn_timed_out(model: &str, limit: Duration) -> ModelError {
+    ModelError::new(
+        model,
+        ModelErrorKind::Timeout,
+        format!(
+            "the turn did not finish within {limit:?}, the model turn timeout (`Runtime::model_turn_timeout`); raise it for long answers or slow models"
+        ),
+    )
+}
+
 /// Streams one model turn, firing TextDelta and Thinking hooks and stream events, and assembles
-/// the response.
+/// the response. The stream may go `idle` without an event; keep-alives are not events.
 pub(crate) async fn stream_model(
     model: &dyn Model,
     scope: &Scope,
     request: &ModelRequest,
+    idle: Duration,
 ) -> Result<ModelResponse, Error> {
     let mut stream = model.stream(request);
     let mut response = ModelResponse::default();
     let mut finish = None;
-    while let Some(item) = stream.next().await {
-        match item? {
+    // One timer for the whole stream, armed the first time the stream makes us wait and
+    // re-armed only when it fires: waiting for an event costs a clock read, not a timer update
+    // per piece of text, and a stream that never waits arms none.
+    let mut waiting_since = Instant::now();
+    let mut quiet = std::pin::pin!(None::<Sleep>);
+    loop {
+        let next = std::future::poll_fn(|cx| {
+            if let Poll::Ready(item) = stream.poll_next_unpin(cx) {
+                return Poll::Ready(Some(item));
+            }
+            if quiet.is_none() {
+                quiet.set(Some(tokio::time::sleep_until(waiting_since + idle)));
+            }
+            let timer = quiet.as_mut().as_pin_mut().expect("armed above");
+            timer.poll(cx).map(|()| None)
+        });
+        let Some(item) = next.await else {
+            let until = waiting_since + idle;
+            if Instant::now() < until {
+                let timer = quiet.as_mut().as_pin_mut().expect("it fired");
+                timer.reset(until);
+                continue;
+            }
+            return Err(ModelError::new(
+                model.name(),
+                ModelErrorKind::Timeout,
+                format!(
+                    "the stream sent no event for {idle:?}, the model idle timeout (`Runtime::model_idle_timeout`; keep-alive comments do not count); check the server, or raise the timeout for slow models"
+                ),
+            )
+            .into());
+        };
+        let Some(item) = item else { break };
+        let item = item?;
+        match item {
             ModelEvent::TextDelta(text) => {
                 let text = match pass_through::<TextDelta>(scope, text).await? {
                     Piece::Keep(text) => text,
@@ -153,6 +212,7 @@ pub(crate) async fn stream_model(
             ModelEvent::Usage(usage) => response.usage = usage,
             ModelEvent::Finish(reason) => finish = Some(reason),
         }
+        waiting_since = Instant::now();
     }
     if matches!(finish, Some(FinishReason::Aborted(_))) {
         response.tool_calls.clear();

@@ -3,6 +3,7 @@
 //! path, and is cancelled with its parent.
 
 use super::driver::{Driver, Start, scoped_hooks};
+use super::nesting;
 use agentry_core::hooks::{AfterSubAgent, BeforeSubAgent, Events, SubAgentError};
 use agentry_core::{AgentDef, Error, RunContextSpec, ToolCall, ToolFailure, ToolResult};
 use serde_json::Value;
@@ -34,7 +35,8 @@ impl Driver {
         }
         let driver = self.child_driver(child)?;
         let child_run_id = driver.scope.ctx.run_id().to_string();
-        let outcome = Box::pin(driver.drive(Start::New(task.clone()))).await;
+        // On a task of its own: however deep sub-agents nest, the stack does not grow.
+        let outcome = nesting::drive_nested(driver, Start::New(task.clone())).await;
         let failure = match outcome {
             Ok(done) => match done.output {
                 Some(Value::String(text)) => Ok(text),
@@ -48,7 +50,9 @@ impl Driver {
                     child.name, done.stop
                 )),
             },
-            Err(Error::Hook(e)) => return Err(Error::Hook(e)),
+            // A hook's failure fails the parent too (hooks enforce policy), and so does nesting
+            // past the limit (an agent that calls itself would otherwise go on at every level).
+            Err(e @ (Error::Hook(_) | Error::DepthLimit { .. })) => return Err(e),
             Err(e) => Err(format!("sub-agent `{}` failed: {e}", child.name)),
         };
         match failure {
@@ -81,6 +85,7 @@ impl Driver {
 
     fn child_driver(&self, child: &Arc<AgentDef>) -> Result<Box<Driver>, Error> {
         let parent = &self.scope.ctx;
+        let depth = nesting::nested_depth(parent, self.rt.limits.max_depth)?;
         let hooks = scoped_hooks(&self.scope.hooks, &[&child.hooks]);
         let spec = RunContextSpec {
             run_id: uuid::Uuid::new_v4().to_string(),
@@ -95,6 +100,8 @@ impl Driver {
             step: 0,
             redactor: parent.redactor().cloned(),
             record_events: parent.records_events(),
+            hook_timeout: parent.hook_timeout(),
+            depth,
         };
         Driver::new(child, &self.rt, hooks, spec)
     }

@@ -3,6 +3,7 @@
 //! one turn run concurrently unless the agent turns that off.
 
 use super::driver::Driver;
+use agentry_core::deadline::{Elapsed, within};
 use agentry_core::hooks::{
     AfterTool, ApprovalRequested, ApprovalResolved, BeforeTool, Events, Next, Resolver, Terminal,
     ToolCallRequest, ToolDecision, ToolError, ToolOutcome,
@@ -353,7 +354,7 @@ impl Driver {
                         } else {
                             ToolInput::Owned(std::mem::take(&mut input))
                         };
-                        self.invoke(tool.clone(), turn, index, arg)
+                        self.invoke_within_limit(tool, turn, index, arg)
                             .await
                             .map(|out| ToolResult::ok(&call.id, &call.name, out.content))
                     }
@@ -393,6 +394,32 @@ impl Driver {
                 )))
             }
         }
+    }
+
+    /// Calls a tool within its time limit (its own, or the runtime's default): a call that
+    /// overruns it is dropped and fails with an error that names the limit.
+    async fn invoke_within_limit(
+        &self,
+        tool: &Arc<dyn Tool>,
+        turn: &Arc<Message>,
+        index: usize,
+        input: ToolInput<'_>,
+    ) -> ToolOutcome {
+        let (limit, which) = match tool.timeout() {
+            Some(limit) => (limit, "its own time limit (`.timeout(..)`)"),
+            None => (
+                self.rt.limits.tool_timeout,
+                "the default tool timeout (`Runtime::tool_timeout`)",
+            ),
+        };
+        within(limit, self.invoke(tool.clone(), turn, index, input))
+            .await
+            .unwrap_or_else(|Elapsed| {
+                Err(ToolFailure::new(format!(
+                    "tool `{}` did not finish within {limit:?}, {which}; it was stopped. Raise the limit for slow tools, or make the call smaller",
+                    tool.spec().name
+                )))
+            })
     }
 
     /// Calls a tool through the around-tool middleware, catching panics.
