@@ -31,6 +31,11 @@ impl Usage {
         }
     }
 
+    /// True when no token was counted.
+    pub fn is_zero(&self) -> bool {
+        *self == Usage::default()
+    }
+
     /// Input plus output tokens.
     pub fn total(&self) -> u64 {
         self.input_tokens + self.output_tokens

@@ -105,8 +105,8 @@ impl Hook for AuditLog {
         Ok(ev)
     }
 
-    // Runs after the priority-200 guard: a call the guard blocked never gets here (a terminal
-    // decision ends the chain), but its error result does reach `after_tool`.
+    // Runs after the priority-200 guard: a call the guard blocked still gets here, read-only (the
+    // guard's decision stands), and its error result reaches `after_tool`.
     async fn before_tool(&self, ev: BeforeTool, ctx: &HookCtx) -> HookResult<BeforeTool> {
         self.record(
             ctx,
@@ -315,7 +315,7 @@ async fn main() -> Result<(), agentry::Error> {
                 print!("{text}");
                 out.flush().ok();
             }
-            // Not sent for a call a hook blocked or mocked: only its ToolFinished is.
+            // Every call, after BeforeTool hooks, with the input they left (a blocked call too).
             RunEvent::ToolStarted {
                 name,
                 input,

@@ -193,9 +193,9 @@ async fn a_runtime_policy_reaches_sub_agents_and_runs_before_other_hooks() {
         ran.lock().unwrap().is_empty(),
         "the child's shell call was blocked"
     );
-    // The policy (priority 200) decided first: a blocked call ends the chain, so the later hook
-    // saw only the allowed call.
-    assert_eq!(*seen_by_later_hook.lock().unwrap(), ["child"]);
+    // The policy (priority 200) decided first; the later hook saw both calls, the blocked one
+    // read-only, and could not undo the block.
+    assert_eq!(*seen_by_later_hook.lock().unwrap(), ["child", "shell"]);
     let sent = results(&child_model);
     assert!(
         sent[0].1 && sent[0].2.contains("does not allow `shell`"),

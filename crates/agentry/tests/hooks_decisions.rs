@@ -39,6 +39,29 @@ fn result_sent(model: &ScriptedModel, n: usize) -> ToolResult {
 // ---------------------------------------------------------------- BeforeTool
 
 #[tokio::test]
+async fn tool_started_carries_the_input_after_before_tool_hooks() {
+    use futures::StreamExt;
+    let (log, calls) = (new_log(), Counter::default());
+    let agent = weather_agent(&paris_then("Fine."), &log, &calls)
+        .before_tool(|mut ev, _ctx| async move {
+            ev.input = json!({"city": "Rome"});
+            Ok(ev)
+        })
+        .build()
+        .unwrap();
+    let mut run = Runtime::new().start(&agent, "Paris?", RunOptions::new());
+    let mut started = Vec::new();
+    while let Some(ev) = run.events().next().await {
+        if let RunEvent::ToolStarted { input, .. } = ev {
+            started.push(input);
+        }
+    }
+    run.result().await.unwrap();
+    assert_eq!(started, [json!({"city": "Rome"})]);
+    assert_eq!(entries(&log), ["tool:Rome"], "the tool got the same input");
+}
+
+#[tokio::test]
 async fn before_tool_block_keeps_the_tool_from_running_and_the_model_sees_the_reason() {
     let (log, calls, later) = (new_log(), Counter::default(), Counter::default());
     let model = paris_then("Cannot check.");
@@ -52,8 +75,15 @@ async fn before_tool_block_keeps_the_tool_from_running_and_the_model_sees_the_re
             }
             Ok(ev)
         })
-        .before_tool(move |ev, _ctx| {
+        .before_tool(move |mut ev, _ctx| {
+            // A later hook sees the blocked call; what it does to it is dropped.
             later_hook.bump();
+            assert_eq!(
+                format!("{:?}", ev.decision()),
+                r#"Some(Block("Paris is off limits today"))"#
+            );
+            ev.input = json!({"city": "Rome"});
+            ev.mock("a later mock");
             async move { Ok(ev) }
         })
         .after_tool(move |ev, _ctx| {
@@ -70,7 +100,11 @@ async fn before_tool_block_keeps_the_tool_from_running_and_the_model_sees_the_re
 
     assert_eq!(out.output.as_deref(), Some("Cannot check."));
     assert_eq!(calls.get(), 0, "a blocked tool must not run");
-    assert_eq!(later.get(), 0, "a block ends the chain");
+    assert_eq!(
+        later.get(),
+        1,
+        "every hook sees the event; the block stands"
+    );
     let sent = result_sent(&model, 1);
     assert!(sent.is_error);
     assert!(!sent.mocked);
@@ -81,7 +115,7 @@ async fn before_tool_block_keeps_the_tool_from_running_and_the_model_sees_the_re
 }
 
 #[tokio::test]
-async fn before_tool_mock_answers_the_call_and_the_first_mock_wins() {
+async fn before_tool_mock_answers_the_call_and_the_first_mock_stands() {
     let (log, calls, second) = (new_log(), Counter::default(), Counter::default());
     let model = paris_then("Rainy, stay.");
     let second_hook = second.clone();
@@ -110,7 +144,11 @@ async fn before_tool_mock_answers_the_call_and_the_first_mock_wins() {
 
     assert_eq!(out.output.as_deref(), Some("Rainy, stay."));
     assert_eq!(calls.get(), 0, "a mocked tool must not run");
-    assert_eq!(second.get(), 0, "the first mock ends the chain");
+    assert_eq!(
+        second.get(),
+        1,
+        "the second hook sees the mocked call, read-only"
+    );
     let results = tool_results(&out.messages);
     assert_eq!(
         results,
@@ -469,9 +507,9 @@ async fn before_model_answers_without_calling_the_model() {
     assert_eq!(model.calls(), 0);
     assert_eq!(model.remaining(), 1);
     assert_eq!(out.model_calls, 1, "a hook's answer counts as a model turn");
-    // The answering hook ended the BeforeModel chain (the recorder came after it); AfterModel
-    // still sees the answer, and nothing was streamed.
-    assert_eq!(entries(&log), ["AfterModel"]);
+    // The recorder after the answering hook still sees BeforeModel (read-only), and AfterModel
+    // sees the answer; nothing was streamed.
+    assert_eq!(entries(&log), ["BeforeModel", "AfterModel"]);
 }
 
 #[tokio::test]

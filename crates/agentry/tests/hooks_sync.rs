@@ -87,7 +87,7 @@ async fn sync_and_async_hooks_interleave_in_priority_and_registration_order() {
 }
 
 #[tokio::test]
-async fn a_sync_hook_blocks_a_tool_and_ends_the_chain() {
+async fn a_sync_hook_blocks_a_tool_and_later_hooks_see_it_read_only() {
     let ran = log();
     let later = log();
     let l = later.clone();
@@ -106,17 +106,20 @@ async fn a_sync_hook_blocks_a_tool_and_ends_the_chain() {
             }
             Ok(())
         }))
-        .with(on_sync::before_tool(move |_, _| {
-            l.lock().unwrap().push("reached".into());
+        .with(on_sync::before_tool(move |ev, _| {
+            // It sees the blocked call read-only: its changes are dropped.
+            l.lock().unwrap().push(format!("saw {:?}", ev.decision()));
+            ev.mock("a later mock");
             Ok(())
         }))
         .build()
         .unwrap();
     Runtime::new().run(&agent, "go").await.unwrap();
     assert!(lines(&ran).is_empty(), "the blocked tool ran");
-    assert!(
-        lines(&later).is_empty(),
-        "a hook after the terminal decision ran"
+    assert_eq!(
+        lines(&later),
+        ["saw Some(Block(\"destructive commands are not allowed\"))"],
+        "a hook after the decision sees the decided event"
     );
     let result = model.requests()[1]
         .messages

@@ -80,6 +80,16 @@ pub struct FnSyncHook<E, F> {
     _event: PhantomData<fn(E) -> E>,
 }
 
+impl<E, F> FnSyncHook<E, F> {
+    /// Wraps a closure.
+    pub fn new(f: F) -> Self {
+        FnSyncHook {
+            f,
+            _event: PhantomData,
+        }
+    }
+}
+
 impl<E, F> HandlesSync<E> for FnSyncHook<E, F>
 where
     E: Event,

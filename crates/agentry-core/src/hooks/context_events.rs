@@ -18,6 +18,7 @@ pub struct BeforeCompact {
     /// What will be folded, and how.
     pub plan: CompactPlan,
     veto: Option<String>,
+    marks: u32,
 }
 impl BeforeCompact {
     /// A new event.
@@ -28,11 +29,13 @@ impl BeforeCompact {
             messages,
             plan,
             veto: None,
+            marks: 0,
         }
     }
     /// Skips this compaction; the reason is logged.
     pub fn veto(&mut self, reason: impl Into<String>) {
         self.veto = Some(reason.into());
+        self.marks += 1;
     }
     /// The veto's reason, if a hook vetoed.
     pub fn vetoed(&self) -> Option<&str> {
@@ -42,6 +45,9 @@ impl BeforeCompact {
 impl Decides for BeforeCompact {
     fn decided(&self) -> bool {
         self.veto.is_some()
+    }
+    fn marks(&self) -> u32 {
+        self.marks
     }
 }
 
@@ -80,6 +86,7 @@ pub struct CompactError {
     /// What happens next unless a hook recovers: the compaction's configured policy.
     pub policy: OnCompactError,
     recovery: Option<String>,
+    marks: u32,
 }
 impl CompactError {
     /// A new event.
@@ -89,11 +96,13 @@ impl CompactError {
             plan,
             policy,
             recovery: None,
+            marks: 0,
         }
     }
     /// Compacts with this summary instead.
     pub fn recover(&mut self, summary: impl Into<String>) {
         self.recovery = Some(summary.into());
+        self.marks += 1;
     }
     /// The summary a hook supplied, if any.
     pub fn recovery(&self) -> Option<&str> {
@@ -103,5 +112,8 @@ impl CompactError {
 impl Decides for CompactError {
     fn decided(&self) -> bool {
         self.recovery.is_some()
+    }
+    fn marks(&self) -> u32 {
+        self.marks
     }
 }

@@ -49,16 +49,20 @@ impl<E> Future for Dispatch<'_, E> {
 impl Hooks {
     /// Runs `ev` through the hooks of its event and returns it as the last hook left it.
     ///
-    /// Before-events run in priority order, after/end/error events in reverse; a terminal decision
-    /// ends the chain. A failing hook fails the dispatch (with an error naming it and the event)
-    /// unless it is advisory. Meta events (HookStarted, HookFinished, HookFailed) are fired
+    /// Every hook of the event sees it. Forward events (before, start, streamed) run in priority
+    /// order, and the first decision stands: the hooks after the decider see the decided event
+    /// read-only (a copy, whose changes are dropped). Reverse events (after, end, error) run in
+    /// reverse order, innermost first: an outer hook sees the inner hooks' decision and may
+    /// replace it, and the outermost decision stands. Either way, the highest-priority hook that
+    /// decides is the one whose decision stands. A failing hook fails the dispatch (with an error
+    /// naming it and the event) unless it is advisory. Meta events (HookStarted, HookFinished, HookFailed) are fired
     /// around each hook when some hook wants them.
     pub async fn dispatch<E: Event>(&self, ev: E, run: &RunContext) -> Result<E, HookError> {
         self.dispatch_decided(ev, run).await.map(|(ev, _)| ev)
     }
 
-    /// Like [`dispatch`](Self::dispatch), and also returns the name of the hook that took a
-    /// terminal decision, if one did.
+    /// Like [`dispatch`](Self::dispatch), and also returns the name of the hook whose decision
+    /// stands, if the event carries one.
     pub fn dispatch_decided<'a, E: Event>(
         &'a self,
         mut ev: E,
@@ -105,14 +109,28 @@ impl Hooks {
         }
         let mut lent = LentHookCtx::new(run, &list[0].meta.name);
         let mut i = 0;
+        let mut by = None;
         Some(
-            match run_sync_stretch(list, E::KIND.is_reverse(), &mut i, ev, &mut lent) {
-                Stretch::End => Ok(None),
-                Stretch::Decided(name) => Ok(Some(name)),
+            match run_sync_stretch(list, E::KIND.is_reverse(), &mut i, ev, &mut lent, &mut by) {
+                Stretch::End => Ok(standing(ev, by)),
                 Stretch::Failed(err) => Err(err),
                 Stretch::Async => unreachable!("every hook of this event is synchronous"),
             },
         )
+    }
+}
+
+/// The hook whose decision stands, if the event carries one at the end of its chain.
+fn standing<E: Event>(ev: &E, by: Option<HookName>) -> Option<HookName> {
+    if ev.decided() { by } else { None }
+}
+
+/// Notes that the hook `name` took the decision that now stands, when it took one: on a forward
+/// event only the first decision counts (later hooks see the event read-only); on a reverse event
+/// a later (outer) hook's decision replaces an earlier one.
+fn note_decision<E: Event>(ev: &E, marks_before: u32, name: &HookName, by: &mut Option<HookName>) {
+    if ev.marks() != marks_before && ev.decided() {
+        *by = Some(name.clone());
     }
 }
 
@@ -131,6 +149,9 @@ async fn run_chain<E: Event>(
     // The event stays in this slot: synchronous hooks change it in place; asynchronous ones
     // take it and give it back.
     let mut slot = Some(ev);
+    // The hook whose decision stands so far. Once a forward event is decided, the hooks after
+    // the decider see it read-only: each gets a copy, and what it does to the copy is dropped.
+    let mut by: Option<HookName> = None;
     let mut i = 0;
     while i < n {
         if observers.is_none() {
@@ -138,9 +159,8 @@ async fn run_chain<E: Event>(
             let ev = slot
                 .as_mut()
                 .expect("the event is in its slot between hooks");
-            match run_sync_stretch(list, reverse, &mut i, ev, &mut ctx) {
+            match run_sync_stretch(list, reverse, &mut i, ev, &mut ctx, &mut by) {
                 Stretch::End => break,
-                Stretch::Decided(name) => return Ok((slot.expect("present"), Some(name))),
                 Stretch::Failed(err) => return Err(err),
                 Stretch::Async => {}
             }
@@ -160,18 +180,36 @@ async fn run_chain<E: Event>(
             }
             None => None,
         };
-        let backup = if meta.advisory { slot.clone() } else { None };
-        let outcome = match &entry.handler {
-            Handler::Sync(h) => match slot.as_mut() {
+        let read_only = !reverse && by.is_some();
+        let backup = if meta.advisory && !read_only {
+            slot.clone()
+        } else {
+            None
+        };
+        let marks = slot.as_ref().map_or(0, Decides::marks);
+        let outcome = match (&entry.handler, read_only) {
+            (Handler::Sync(h), false) => match slot.as_mut() {
                 Some(ev) => invoke_sync(&**h, ev, &ctx),
                 None => unreachable!("the event is in its slot between hooks"),
             },
-            Handler::Async(h) => match slot.take() {
+            (Handler::Sync(h), true) => {
+                let mut view = slot
+                    .clone()
+                    .expect("the event is in its slot between hooks");
+                invoke_sync(&**h, &mut view, &ctx)
+            }
+            (Handler::Async(h), false) => match slot.take() {
                 Some(ev) => invoke(&**h, ev, &ctx, meta.timeout)
                     .await
                     .map(|next| slot = Some(next)),
                 None => unreachable!("the event is in its slot between hooks"),
             },
+            (Handler::Async(h), true) => {
+                let view = slot
+                    .clone()
+                    .expect("the event is in its slot between hooks");
+                invoke(&**h, view, &ctx, meta.timeout).await.map(drop)
+            }
         };
         match outcome {
             Ok(()) => {
@@ -183,8 +221,8 @@ async fn run_chain<E: Event>(
                     };
                     observe(obs, done, run).await?;
                 }
-                if slot.as_ref().is_some_and(Decides::decided) {
-                    return Ok((slot.expect("checked above"), Some(meta.name.clone())));
+                if !read_only && let Some(ev) = slot.as_ref() {
+                    note_decision(ev, marks, &meta.name, &mut by);
                 }
             }
             Err(failure) => {
@@ -203,20 +241,19 @@ async fn run_chain<E: Event>(
                     };
                     observe(obs, failed, run).await?;
                 }
-                match backup {
-                    Some(before) => {
-                        advisory_failed(&err, run);
-                        slot = Some(before);
-                    }
-                    None => return Err(err),
+                if !meta.advisory {
+                    return Err(err);
+                }
+                advisory_failed(&err, run);
+                if let Some(before) = backup {
+                    slot = Some(before);
                 }
             }
         }
     }
-    Ok((
-        slot.expect("the event is in its slot after the chain"),
-        None,
-    ))
+    let ev = slot.expect("the event is in its slot after the chain");
+    let by = standing(&ev, by);
+    Ok((ev, by))
 }
 
 impl Hooks {
@@ -230,8 +267,6 @@ impl Hooks {
 enum Stretch {
     /// Every hook ran.
     End,
-    /// A hook took a terminal decision.
-    Decided(HookName),
     /// A hook failed and its policy fails the dispatch.
     Failed(HookError),
     /// The next hook is asynchronous.
@@ -264,20 +299,22 @@ impl<'a> Pointed<'a> for LentHookCtx<'a> {
     }
 }
 
-/// Runs synchronous hooks from position `*i` until an asynchronous one, a decision, a failure or
-/// the end. Used when no meta-event observer is registered. It only re-points `ctx` at each hook
-/// and lends it to them.
+/// Runs synchronous hooks from position `*i` until an asynchronous one, a failure or the end,
+/// noting in `by` the hook whose decision stands. Used when no meta-event observer is registered.
+/// It only re-points `ctx` at each hook and lends it to them.
 fn run_sync_stretch<'a, E: Event>(
     list: &'a [Entry<E>],
     reverse: bool,
     i: &mut usize,
     ev: &mut E,
     ctx: &mut impl Pointed<'a>,
+    by: &mut Option<HookName>,
 ) -> Stretch {
     let n = list.len();
     let at = |k: usize| &list[if reverse { n - 1 - k } else { k }];
     loop {
-        // The event as it was before the advisory hook now running, if it is one.
+        // The event as it was before the advisory hook now running, if it is one and may change
+        // it.
         let mut backup: Option<E> = None;
         // One unwind guard for the whole stretch (not one per hook): a panic is charged to the
         // hook at `*i - 1`, the one that was running.
@@ -290,26 +327,37 @@ fn run_sync_stretch<'a, E: Event>(
                 *i += 1;
                 let meta = &*entry.meta;
                 ctx.point_at(&meta.name);
-                if meta.advisory {
-                    backup = Some(ev.clone());
-                }
-                if let Err(e) = handler.handle(ev, ctx.get()) {
+                // After a forward event's decision, the rest of the chain sees it read-only.
+                let read_only = !reverse && by.is_some();
+                let mut view;
+                let target = if read_only {
+                    view = ev.clone();
+                    &mut view
+                } else {
+                    if meta.advisory {
+                        backup = Some(ev.clone());
+                    }
+                    &mut *ev
+                };
+                let marks = target.marks();
+                if let Err(e) = handler.handle(target, ctx.get()) {
                     let err = HookError {
                         hook: meta.name.to_string(),
                         event: E::KIND,
                         failure: HookFailure::Error(e.to_string()),
                     };
-                    match backup.take() {
-                        Some(before) => {
-                            advisory_failed(&err, ctx.get());
-                            *ev = before;
-                            continue;
-                        }
-                        None => return Stretch::Failed(err),
+                    if !meta.advisory {
+                        return Stretch::Failed(err);
                     }
+                    advisory_failed(&err, ctx.get());
+                    if let Some(before) = backup.take() {
+                        *ev = before;
+                    }
+                    continue;
                 }
-                if ev.decided() {
-                    return Stretch::Decided(meta.name.clone());
+                backup = None;
+                if !read_only {
+                    note_decision(ev, marks, &meta.name, by);
                 }
             }
             Stretch::End
@@ -317,17 +365,18 @@ fn run_sync_stretch<'a, E: Event>(
         match ran {
             Ok(stretch) => return stretch,
             Err(panic) => {
+                let meta = &at(*i - 1).meta;
                 let err = HookError {
-                    hook: at(*i - 1).meta.name.to_string(),
+                    hook: meta.name.to_string(),
                     event: E::KIND,
                     failure: HookFailure::Panic(panic_message(panic)),
                 };
-                match backup.take() {
-                    Some(before) => {
-                        advisory_failed(&err, ctx.get());
-                        *ev = before;
-                    }
-                    None => return Stretch::Failed(err),
+                if !meta.advisory {
+                    return Stretch::Failed(err);
+                }
+                advisory_failed(&err, ctx.get());
+                if let Some(before) = backup.take() {
+                    *ev = before;
                 }
             }
         }

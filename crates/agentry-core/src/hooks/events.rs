@@ -12,12 +12,20 @@ use std::time::Duration;
 pub use super::context_events::{AfterCompact, BeforeCompact, CompactError};
 pub use super::human_events::{ApprovalRequested, ApprovalResolved, Resolver, StoppedByHuman};
 
-/// Whether a hook took a terminal decision (block, mock, skip, stop, ...), which ends the chain of
-/// hooks for this event.
+/// Whether a hook took a decision on the event (block, mock, skip, stop, recover, ...).
+///
+/// Every hook of the event still sees it: on forward events the first decision stands and later
+/// hooks see it read-only; on reverse (onion) events an outer hook may replace an inner hook's
+/// decision, and the outermost one stands (see [`Hooks::dispatch`](super::Hooks::dispatch)).
 pub trait Decides {
-    /// True once a terminal decision was taken.
+    /// True once a decision was taken.
     fn decided(&self) -> bool {
         false
+    }
+    /// How many decisions were taken on the event so far (each call of a decision method counts
+    /// one): the engine tells from it which hook took the decision that stands.
+    fn marks(&self) -> u32 {
+        0
     }
 }
 
@@ -49,6 +57,7 @@ pub struct RunError {
     /// The failure.
     pub error: Arc<Error>,
     recovery: Option<Value>,
+    marks: u32,
 }
 impl RunError {
     /// A new event.
@@ -56,11 +65,13 @@ impl RunError {
         RunError {
             error,
             recovery: None,
+            marks: 0,
         }
     }
     /// Recovers the run with this output (text, or JSON for a structured output type).
     pub fn recover(&mut self, output: impl Into<Value>) {
         self.recovery = Some(output.into());
+        self.marks += 1;
     }
     /// The recovery output, if a hook gave one.
     pub fn recovery(&self) -> Option<&Value> {
@@ -70,6 +81,9 @@ impl RunError {
 impl Decides for RunError {
     fn decided(&self) -> bool {
         self.recovery.is_some()
+    }
+    fn marks(&self) -> u32 {
+        self.marks
     }
 }
 
@@ -90,6 +104,7 @@ pub struct BeforeStep {
     /// The step number (1-based).
     pub step: u32,
     decision: Option<StepDecision>,
+    marks: u32,
 }
 impl BeforeStep {
     /// A new event.
@@ -97,19 +112,23 @@ impl BeforeStep {
         BeforeStep {
             step,
             decision: None,
+            marks: 0,
         }
     }
     /// Skips this step.
     pub fn skip(&mut self) {
         self.decision = Some(StepDecision::Skip);
+        self.marks += 1;
     }
     /// Stops the run.
     pub fn stop(&mut self, reason: impl Into<String>) {
         self.decision = Some(StepDecision::Stop(reason.into()));
+        self.marks += 1;
     }
     /// Stops the run with a typed reason.
     pub fn stop_with(&mut self, reason: StopReason) {
         self.decision = Some(StepDecision::StopWith(reason));
+        self.marks += 1;
     }
     /// The decision, if a hook took one.
     pub fn decision(&self) -> Option<&StepDecision> {
@@ -119,6 +138,9 @@ impl BeforeStep {
 impl Decides for BeforeStep {
     fn decided(&self) -> bool {
         self.decision.is_some()
+    }
+    fn marks(&self) -> u32 {
+        self.marks
     }
 }
 
@@ -132,6 +154,7 @@ pub struct AfterStep {
     /// Model calls made by the run so far.
     pub model_calls: u32,
     stop: Option<StepDecision>,
+    marks: u32,
 }
 impl AfterStep {
     /// A new event.
@@ -141,15 +164,18 @@ impl AfterStep {
             usage,
             model_calls,
             stop: None,
+            marks: 0,
         }
     }
     /// Stops the run after this step.
     pub fn stop(&mut self, reason: impl Into<String>) {
         self.stop = Some(StepDecision::Stop(reason.into()));
+        self.marks += 1;
     }
     /// Stops the run after this step, with a typed reason.
     pub fn stop_with(&mut self, reason: StopReason) {
         self.stop = Some(StepDecision::StopWith(reason));
+        self.marks += 1;
     }
     /// The stop reason, if a hook gave one as text.
     pub fn stop_reason(&self) -> Option<&str> {
@@ -167,6 +193,9 @@ impl Decides for AfterStep {
     fn decided(&self) -> bool {
         self.stop.is_some()
     }
+    fn marks(&self) -> u32 {
+        self.marks
+    }
 }
 
 /// The run is about to stop. A hook may veto a natural stop (a final answer) by adding a message;
@@ -181,6 +210,7 @@ pub struct Stop {
     /// output as its JSON value).
     pub output: Option<Value>,
     veto: Option<String>,
+    marks: u32,
 }
 impl Stop {
     /// A new event.
@@ -190,6 +220,7 @@ impl Stop {
             step,
             output: None,
             veto: None,
+            marks: 0,
         }
     }
     /// A new event for a run stopping with the final answer `output`.
@@ -204,6 +235,7 @@ impl Stop {
     pub fn veto(&mut self, message: impl Into<String>) {
         if self.reason.is_natural() {
             self.veto = Some(message.into());
+            self.marks += 1;
         }
     }
     /// The veto message, if a hook vetoed.
@@ -215,6 +247,9 @@ impl Decides for Stop {
     fn decided(&self) -> bool {
         self.veto.is_some()
     }
+    fn marks(&self) -> u32 {
+        self.marks
+    }
 }
 
 /// A model call is about to be made. Hooks may rewrite the request or answer it themselves.
@@ -223,6 +258,7 @@ pub struct BeforeModel {
     /// The request (system prompt, messages, tools, parameters).
     pub request: ModelRequest,
     response: Option<Box<ModelResponse>>,
+    marks: u32,
 }
 impl BeforeModel {
     /// A new event.
@@ -230,11 +266,13 @@ impl BeforeModel {
         BeforeModel {
             request,
             response: None,
+            marks: 0,
         }
     }
     /// Answers the call without calling the model.
     pub fn respond(&mut self, response: ModelResponse) {
         self.response = Some(Box::new(response));
+        self.marks += 1;
     }
     /// The answer a hook gave, if any.
     pub fn response(&self) -> Option<&ModelResponse> {
@@ -249,6 +287,9 @@ impl Decides for BeforeModel {
     fn decided(&self) -> bool {
         self.response.is_some()
     }
+    fn marks(&self) -> u32 {
+        self.marks
+    }
 }
 
 /// A model call returned. Hooks may rewrite the response or ask for a retry with feedback.
@@ -260,6 +301,7 @@ pub struct AfterModel {
     /// answered in its place).
     pub model: Arc<str>,
     retry: Option<String>,
+    marks: u32,
 }
 impl AfterModel {
     /// A new event.
@@ -272,12 +314,14 @@ impl AfterModel {
             response,
             model: model.into(),
             retry: None,
+            marks: 0,
         }
     }
     /// Discards this response's tool calls and asks the model again, with `feedback` as a user
     /// message after its text.
     pub fn retry(&mut self, feedback: impl Into<String>) {
         self.retry = Some(feedback.into());
+        self.marks += 1;
     }
     /// The feedback, if a hook asked for a retry.
     pub fn retry_feedback(&self) -> Option<&str> {
@@ -288,6 +332,9 @@ impl Decides for AfterModel {
     fn decided(&self) -> bool {
         self.retry.is_some()
     }
+    fn marks(&self) -> u32 {
+        self.marks
+    }
 }
 
 /// The model streamed a piece of text. Hooks observe it, may rewrite it (only what they let
@@ -297,16 +344,22 @@ pub struct TextDelta {
     /// The piece of text; a hook may change it.
     pub text: String,
     abort: Option<String>,
+    marks: u32,
 }
 impl TextDelta {
     /// A new event.
     pub fn new(text: String) -> Self {
-        TextDelta { text, abort: None }
+        TextDelta {
+            text,
+            abort: None,
+            marks: 0,
+        }
     }
     /// Aborts the stream; the run stops with [`StopReason::Aborted`] unless an AfterModel hook
     /// asks for a retry.
     pub fn abort(&mut self, reason: impl Into<String>) {
         self.abort = Some(reason.into());
+        self.marks += 1;
     }
     /// The abort reason, if a hook aborted.
     pub fn aborted(&self) -> Option<&str> {
@@ -317,6 +370,9 @@ impl Decides for TextDelta {
     fn decided(&self) -> bool {
         self.abort.is_some()
     }
+    fn marks(&self) -> u32 {
+        self.marks
+    }
 }
 
 /// The model streamed a piece of reasoning. Hooks observe it, may rewrite it, or abort the
@@ -326,15 +382,21 @@ pub struct Thinking {
     /// The piece of reasoning.
     pub text: String,
     abort: Option<String>,
+    marks: u32,
 }
 impl Thinking {
     /// A new event.
     pub fn new(text: String) -> Self {
-        Thinking { text, abort: None }
+        Thinking {
+            text,
+            abort: None,
+            marks: 0,
+        }
     }
     /// Aborts the stream, like [`TextDelta::abort`].
     pub fn abort(&mut self, reason: impl Into<String>) {
         self.abort = Some(reason.into());
+        self.marks += 1;
     }
     /// The abort reason, if a hook aborted.
     pub fn aborted(&self) -> Option<&str> {
@@ -344,6 +406,9 @@ impl Thinking {
 impl Decides for Thinking {
     fn decided(&self) -> bool {
         self.abort.is_some()
+    }
+    fn marks(&self) -> u32 {
+        self.marks
     }
 }
 
@@ -361,13 +426,14 @@ pub enum ToolDecision {
 }
 
 /// A tool call is about to run. Hooks may rewrite the input, block the call, or answer it with a
-/// mock (the first mock wins: it ends the chain).
+/// mock. The first decision stands; the hooks after it see the decided event read-only.
 #[derive(Clone, Debug)]
 pub struct BeforeTool {
     call: ToolCallRef,
     /// The input the tool will receive (validated against its schema after the hooks).
     pub input: Value,
     decision: Option<ToolDecision>,
+    marks: u32,
     approved: bool,
 }
 impl BeforeTool {
@@ -381,6 +447,7 @@ impl BeforeTool {
             call,
             input,
             decision: None,
+            marks: 0,
             approved: false,
         }
     }
@@ -399,6 +466,7 @@ impl BeforeTool {
     pub fn require_approval(&mut self, reason: impl Into<String>) {
         if !self.approved {
             self.decision = Some(ToolDecision::NeedsApproval(reason.into()));
+            self.marks += 1;
         }
     }
     /// The call id.
@@ -412,10 +480,12 @@ impl BeforeTool {
     /// Blocks the call with a reason the model sees.
     pub fn block(&mut self, reason: impl Into<String>) {
         self.decision = Some(ToolDecision::Block(reason.into()));
+        self.marks += 1;
     }
     /// Answers the call with `content`; the tool does not run.
     pub fn mock(&mut self, content: impl Into<String>) {
         self.decision = Some(ToolDecision::Mock(content.into()));
+        self.marks += 1;
     }
     /// The decision, if a hook took one.
     pub fn decision(&self) -> Option<&ToolDecision> {
@@ -433,6 +503,9 @@ impl BeforeTool {
 impl Decides for BeforeTool {
     fn decided(&self) -> bool {
         self.decision.is_some()
+    }
+    fn marks(&self) -> u32 {
+        self.marks
     }
 }
 
@@ -455,6 +528,7 @@ pub struct ToolError {
     /// What went wrong.
     pub error: String,
     recovery: Option<String>,
+    marks: u32,
 }
 impl ToolError {
     /// A new event for a call given by id and tool name.
@@ -473,6 +547,7 @@ impl ToolError {
             input,
             error,
             recovery: None,
+            marks: 0,
         }
     }
     /// The call id.
@@ -486,6 +561,7 @@ impl ToolError {
     /// Recovers with this content, which the model sees as a successful result.
     pub fn recover(&mut self, content: impl Into<String>) {
         self.recovery = Some(content.into());
+        self.marks += 1;
     }
     /// The recovery content, if a hook gave one.
     pub fn recovery(&self) -> Option<&str> {
@@ -495,6 +571,9 @@ impl ToolError {
 impl Decides for ToolError {
     fn decided(&self) -> bool {
         self.recovery.is_some()
+    }
+    fn marks(&self) -> u32 {
+        self.marks
     }
 }
 
@@ -508,6 +587,7 @@ pub struct BeforeSubAgent {
     /// Its input.
     pub input: String,
     blocked: Option<String>,
+    marks: u32,
 }
 impl BeforeSubAgent {
     /// A new event.
@@ -517,11 +597,13 @@ impl BeforeSubAgent {
             call_id,
             input,
             blocked: None,
+            marks: 0,
         }
     }
     /// Blocks the sub-agent; the parent model sees the reason.
     pub fn block(&mut self, reason: impl Into<String>) {
         self.blocked = Some(reason.into());
+        self.marks += 1;
     }
     /// The block reason, if a hook blocked.
     pub fn blocked(&self) -> Option<&str> {
@@ -531,6 +613,9 @@ impl BeforeSubAgent {
 impl Decides for BeforeSubAgent {
     fn decided(&self) -> bool {
         self.blocked.is_some()
+    }
+    fn marks(&self) -> u32 {
+        self.marks
     }
 }
 
@@ -558,6 +643,7 @@ pub struct SubAgentError {
     /// What went wrong.
     pub error: String,
     recovery: Option<String>,
+    marks: u32,
 }
 impl SubAgentError {
     /// A new event.
@@ -567,11 +653,13 @@ impl SubAgentError {
             input,
             error,
             recovery: None,
+            marks: 0,
         }
     }
     /// Recovers with this output.
     pub fn recover(&mut self, output: impl Into<String>) {
         self.recovery = Some(output.into());
+        self.marks += 1;
     }
     /// The recovery output, if a hook gave one.
     pub fn recovery(&self) -> Option<&str> {
@@ -581,6 +669,9 @@ impl SubAgentError {
 impl Decides for SubAgentError {
     fn decided(&self) -> bool {
         self.recovery.is_some()
+    }
+    fn marks(&self) -> u32 {
+        self.marks
     }
 }
 

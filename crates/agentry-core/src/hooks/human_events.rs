@@ -11,6 +11,7 @@ pub struct ApprovalRequested {
     /// The call, its input and why approval is needed.
     pub pending: PendingApproval,
     decision: Option<Decision>,
+    marks: u32,
 }
 impl ApprovalRequested {
     /// A new event.
@@ -18,19 +19,23 @@ impl ApprovalRequested {
         ApprovalRequested {
             pending,
             decision: None,
+            marks: 0,
         }
     }
     /// Approves the call: it runs now.
     pub fn approve(&mut self) {
         self.decision = Some(Decision::approve(&self.pending.call_id));
+        self.marks += 1;
     }
     /// Rejects the call; the model sees `reason` as its error result.
     pub fn reject(&mut self, reason: impl Into<String>) {
         self.decision = Some(Decision::reject(&self.pending.call_id, reason));
+        self.marks += 1;
     }
     /// Rejects the call and stops the run.
     pub fn reject_and_stop(&mut self, reason: impl Into<String>) {
         self.decision = Some(Decision::reject_and_stop(&self.pending.call_id, reason));
+        self.marks += 1;
     }
     /// The decision, if a hook took one.
     pub fn decision(&self) -> Option<&Decision> {
@@ -40,6 +45,9 @@ impl ApprovalRequested {
 impl Decides for ApprovalRequested {
     fn decided(&self) -> bool {
         self.decision.is_some()
+    }
+    fn marks(&self) -> u32 {
+        self.marks
     }
 }
 

@@ -46,13 +46,15 @@ pub enum RunEvent {
         /// The agent path.
         agent_path: Arc<str>,
     },
-    /// A tool call is about to run (after BeforeTool hooks).
+    /// A tool call starts, after BeforeTool hooks: `input` is what they left (what the tool
+    /// receives unless a hook blocked, mocked or held the call); for a call that goes no further
+    /// (an unknown tool, arguments that are not JSON, as a string), the model's input.
     ToolStarted {
         /// The call id.
         call_id: String,
         /// The tool name.
         name: String,
-        /// The input the tool receives.
+        /// The input after BeforeTool hooks.
         input: Value,
         /// The agent path.
         agent_path: Arc<str>,

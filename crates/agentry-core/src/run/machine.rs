@@ -45,8 +45,11 @@ pub struct RunSnapshot {
     pub state: Value,
     /// Steps completed.
     pub step: u32,
-    /// Tokens used.
+    /// Tokens used, by every model call (responses hooks rejected included).
     pub usage: Usage,
+    /// The part of `usage` spent on responses that AfterModel hooks rejected (asked to retry).
+    #[serde(default, skip_serializing_if = "Usage::is_zero")]
+    pub retried_usage: Usage,
     /// Model turns accepted.
     pub model_calls: u32,
     /// Invalid final answers sent back so far.
@@ -111,8 +114,10 @@ pub struct RunMachine {
     pub messages: History,
     /// Steps started.
     pub step: u32,
-    /// Tokens used.
+    /// Tokens used, by every model call (responses hooks rejected included).
     pub usage: Usage,
+    /// The part of `usage` spent on responses that AfterModel hooks rejected (asked to retry).
+    pub retried_usage: Usage,
     /// Model turns accepted.
     pub model_calls: u32,
     /// Invalid final answers sent back so far.
@@ -138,6 +143,7 @@ impl RunMachine {
             messages: s.messages.clone(),
             step: s.step,
             usage: s.usage,
+            retried_usage: s.retried_usage,
             model_calls: s.model_calls,
             output_attempts: s.output_attempts,
             pending: (!s.pending_tool_calls.is_empty()).then(|| {
@@ -187,6 +193,13 @@ impl RunMachine {
         let m = Arc::new(message);
         self.messages.push(m.clone());
         m
+    }
+
+    /// Records a model response that an AfterModel hook rejected (asked to retry): its tokens
+    /// count in the run's usage, and in its retried usage.
+    pub fn reject_response(&mut self, usage: Usage) {
+        self.usage += usage;
+        self.retried_usage += usage;
     }
 
     /// Accepts a model turn: appends the assistant message and records usage and, when it calls

@@ -16,8 +16,11 @@ pub struct RunOutput<S, O> {
     pub state: S,
     /// The whole history.
     pub messages: History,
-    /// Tokens used, sub-agents excluded.
+    /// Tokens used by every model call of the run (responses AfterModel hooks rejected
+    /// included), sub-agents excluded.
     pub usage: Usage,
+    /// The part of `usage` spent on responses that AfterModel hooks rejected (asked to retry).
+    pub retried_usage: Usage,
     /// Steps taken.
     pub steps: u32,
     /// Model turns accepted (including those answered by hooks).

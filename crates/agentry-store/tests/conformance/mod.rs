@@ -74,6 +74,7 @@ pub fn snapshot(run_id: &str) -> RunSnapshot {
         state: serde_json::Value::Null,
         step: 0,
         usage: Usage::default(),
+        retried_usage: Usage::default(),
         model_calls: 0,
         output_attempts: 0,
         pending_tool_calls: Vec::new(),
@@ -108,6 +109,7 @@ pub fn full_snapshot(run_id: &str) -> RunSnapshot {
             cache_write_input_tokens: 7,
             reasoning_tokens: 12,
         },
+        retried_usage: Usage::new(300, 45),
         model_calls: 4,
         output_attempts: 1,
         pending_tool_calls: vec![ToolCall::new(

@@ -725,6 +725,7 @@ impl Driver {
             state: ctx.state_json()?,
             step: self.machine.step,
             usage: self.machine.usage,
+            retried_usage: self.machine.retried_usage,
             model_calls: self.machine.model_calls,
             output_attempts: self.machine.output_attempts,
             pending_tool_calls: self.machine.pending_calls().to_vec(),

@@ -573,6 +573,7 @@ fn typed<S: AgentState, O: DeserializeOwned>(done: Finished) -> Result<RunOutput
         state,
         messages: done.machine.messages,
         usage: done.machine.usage,
+        retried_usage: done.machine.retried_usage,
         steps: done.machine.step,
         model_calls: done.machine.model_calls,
         stop: done.stop,

@@ -56,6 +56,10 @@ impl Driver {
             let Some(feedback) = ev.retry_feedback() else {
                 return Ok(ev.response);
             };
+            // The rejected response was paid for: it counts in the run's usage.
+            if !answered_by_hook {
+                self.machine.reject_response(ev.response.usage);
+            }
             retries += 1;
             if retries > self.def.max_model_retries {
                 return Err(Error::TooManyRetries {

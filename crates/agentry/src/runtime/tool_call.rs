@@ -158,15 +158,20 @@ impl Driver {
         } else {
             self.decisions.get(&call.id)
         };
+        // A call a person rejected closes the BeforeTool it had before the run paused.
+        let closed = |reason: &str| {
+            let input = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+            self.after_tool(input, rejected(call, reason))
+        };
         let approved = match decision {
             Some(Decision::Approve { .. }) => true,
             Some(Decision::Reject { reason, .. }) => {
-                let result = rejected(call, reason);
+                let result = closed(reason).await?;
                 self.tool_finished(&result);
                 return Ok(Settled::Done(result));
             }
             Some(Decision::RejectAndStop { reason, .. }) => {
-                let result = rejected(call, reason);
+                let result = closed(reason).await?;
                 self.tool_finished(&result);
                 return Ok(Settled::Stop {
                     result,
@@ -182,15 +187,6 @@ impl Driver {
         } else {
             serde_json::from_str::<Value>(raw).map_err(|e| e.to_string())
         };
-        self.scope.ctx.send_event(|p| RunEvent::ToolStarted {
-            call_id: call.id.clone(),
-            name: call.name.clone(),
-            input: match &parsed {
-                Ok(v) => v.clone(),
-                Err(_) => Value::String(call.arguments.clone()),
-            },
-            agent_path: p.clone(),
-        });
         let settled = self.settle(turn, index, parsed, approved).await?;
         match &settled {
             Settled::Done(result) | Settled::Stop { result, .. } => self.tool_finished(result),
@@ -207,6 +203,17 @@ impl Driver {
                 Resolver::Person => "person".to_string(),
                 Resolver::Hook(name) => name.clone(),
             },
+            agent_path: p.clone(),
+        });
+    }
+
+    /// Streams the start of a call, with the input the tool receives (after BeforeTool hooks), or
+    /// the one the model sent when the call goes no further.
+    fn tool_started(&self, call: &ToolCall, input: &Value) {
+        self.scope.ctx.send_event(|p| RunEvent::ToolStarted {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            input: input.clone(),
             agent_path: p.clone(),
         });
     }
@@ -273,6 +280,10 @@ impl Driver {
         let call = &turn.tool_calls()[index];
         let scope = &self.scope;
         let Some(tool) = self.def.find_tool(&call.name) else {
+            match &parsed {
+                Ok(input) => self.tool_started(call, input),
+                Err(_) => self.tool_started(call, &Value::String(call.arguments.clone())),
+            }
             let known: Vec<&str> = self.def.specs.iter().map(|s| s.name.as_str()).collect();
             let known = if known.is_empty() {
                 "(none)".to_string()
@@ -290,6 +301,7 @@ impl Driver {
         let mut input = match parsed {
             Ok(v) => v,
             Err(e) => {
+                self.tool_started(call, &Value::String(call.arguments.clone()));
                 let content = format!(
                     "the arguments of `{}` are not valid JSON ({e}); call it again with a JSON object that matches its schema",
                     call.name
@@ -311,6 +323,7 @@ impl Driver {
             scope.run_hooks(&mut slot).await?;
             (decision, input) = slot.expect("hooks give the event back").into_parts();
         }
+        self.tool_started(call, &input);
         let needs_approval = match (&decision, tool) {
             (Some(ToolDecision::NeedsApproval(reason)), _) => Some(reason.clone()),
             (None, AgentTool::Tool { tool, .. }) if !approved && tool.needs_approval() => {
@@ -321,8 +334,17 @@ impl Driver {
         if let Some(reason) = needs_approval {
             decision = None;
             // Boxed: rare, and it would otherwise grow every tool call's future.
-            if let Some(settled) = Box::pin(self.ask_approval(call, &input, reason)).await? {
-                return Ok(settled);
+            match Box::pin(self.ask_approval(call, &input, reason)).await? {
+                None => {}
+                // A call a hook rejected closes its BeforeTool with AfterTool, like a block.
+                Some(Settled::Done(result)) => {
+                    return Ok(Settled::Done(self.after_tool(input, result).await?));
+                }
+                Some(Settled::Stop { result, reason, by }) => {
+                    let result = self.after_tool(input, result).await?;
+                    return Ok(Settled::Stop { result, reason, by });
+                }
+                Some(pending @ Settled::Pending(_)) => return Ok(pending),
             }
         }
         let outcome = match decision {
@@ -336,45 +358,37 @@ impl Driver {
             // Approved (a request for approval was answered above).
             None | Some(ToolDecision::NeedsApproval(_)) => {
                 if let Some(problems) = schema_violations(tool.validator(), &input) {
-                    let content = format!(
+                    // Not called; like any failed call, it closes its BeforeTool with ToolError.
+                    Err(ToolFailure::new(format!(
                         "the arguments of `{}` do not match its schema: {problems}; call it again with arguments that match",
                         call.name
-                    );
-                    return Ok(Settled::Done(ToolResult::error(
-                        &call.id, &call.name, content,
-                    )));
+                    )))
+                } else {
+                    // AfterTool and ToolError hooks see the input after the call: when some want it,
+                    // the tool reads it in place; otherwise the tool takes it.
+                    let keep = scope.wants(Events::AFTER_TOOL | Events::TOOL_ERROR);
+                    let outcome = match tool {
+                        AgentTool::Tool { tool, .. } => {
+                            let arg = if keep {
+                                ToolInput::Borrowed(&input)
+                            } else {
+                                ToolInput::Owned(std::mem::take(&mut input))
+                            };
+                            self.invoke_within_limit(tool, turn, index, arg)
+                                .await
+                                .map(|out| ToolResult::ok(&call.id, &call.name, out.content))
+                        }
+                        AgentTool::SubAgent { agent, .. } => {
+                            self.sub_agent(agent, call, &input).await?
+                        }
+                    };
+                    scope.flush().await?;
+                    outcome
                 }
-                // AfterTool and ToolError hooks see the input after the call: when some want it,
-                // the tool reads it in place; otherwise the tool takes it.
-                let keep = scope.wants(Events::AFTER_TOOL | Events::TOOL_ERROR);
-                let outcome = match tool {
-                    AgentTool::Tool { tool, .. } => {
-                        let arg = if keep {
-                            ToolInput::Borrowed(&input)
-                        } else {
-                            ToolInput::Owned(std::mem::take(&mut input))
-                        };
-                        self.invoke_within_limit(tool, turn, index, arg)
-                            .await
-                            .map(|out| ToolResult::ok(&call.id, &call.name, out.content))
-                    }
-                    AgentTool::SubAgent { agent, .. } => {
-                        self.sub_agent(agent, call, &input).await?
-                    }
-                };
-                scope.flush().await?;
-                outcome
             }
         };
         match outcome {
-            Ok(result) if scope.wants(Events::AFTER_TOOL) => {
-                let mut slot = Some(AfterTool { input, result });
-                scope.run_hooks(&mut slot).await?;
-                Ok(Settled::Done(
-                    slot.expect("hooks give the event back").result,
-                ))
-            }
-            Ok(result) => Ok(Settled::Done(result)),
+            Ok(result) => Ok(Settled::Done(self.after_tool(input, result).await?)),
             Err(failure) => {
                 if let Some(hook_error) = failure.hook_error() {
                     return Err(Error::Hook(hook_error.clone()));
@@ -394,6 +408,16 @@ impl Driver {
                 )))
             }
         }
+    }
+
+    /// Runs AfterTool hooks on a call's result, when some want it.
+    async fn after_tool(&self, input: Value, result: ToolResult) -> Result<ToolResult, Error> {
+        if !self.scope.wants(Events::AFTER_TOOL) {
+            return Ok(result);
+        }
+        let mut slot = Some(AfterTool { input, result });
+        self.scope.run_hooks(&mut slot).await?;
+        Ok(slot.expect("hooks give the event back").result)
     }
 
     /// Calls a tool within its time limit (its own, or the runtime's default): a call that
