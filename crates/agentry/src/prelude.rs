@@ -2,17 +2,20 @@
 
 pub use crate::agent::{CompactStrategy, Compaction, OnCompactError};
 pub use crate::hooks::{
-    AfterCompact, AfterModel, AfterStep, AfterSubAgent, AfterTool, BeforeCompact, BeforeModel,
-    BeforeStep, BeforeSubAgent, BeforeTool, CompactError, Custom, EventKind, Events, Hook, HookExt,
-    HookFailed, HookFinished, HookName, HookResult, HookStarted, MessageAdded, Next, RunEnd,
-    RunError, RunStart, StateChange, Stop, SubAgentError, TextDelta, Thinking, ToolCallRequest,
-    ToolError, on, on_sync,
+    AfterCompact, AfterModel, AfterStep, AfterSubAgent, AfterTool, ApprovalRequested,
+    ApprovalResolved, BeforeCompact, BeforeModel, BeforeStep, BeforeSubAgent, BeforeTool, BoxError,
+    CompactError, Custom, EventKind, Events, Hook, HookError, HookExt, HookFailed, HookFailure,
+    HookFinished, HookName, HookRegistration, HookResult, HookStarted, IntoHook, MessageAdded,
+    Next, Resolver, RunEnd, RunError, RunStart, StateChange, StepDecision, Stop, StoppedByHuman,
+    SubAgentError, TextDelta, Thinking, ToolCallRequest, ToolDecision, ToolError, on, on_sync,
 };
 pub use crate::{
-    Agent, Anthropic, Error, History, HookCtx, Json, MemoryStore, Message, Model, ModelErrorKind,
-    ModelParams, ModelRequest, ModelResponse, OpenAi, OpenAiResponses, RunEvent, RunHandle,
-    RunOptions, RunOutput, RunSnapshot, RunStore, Runtime, ScriptedModel, ScriptedTurn,
-    StateSource, StopReason, Tool, ToolCtx, ToolFailure, ToolOutput, ToolResult, Usage, tool,
+    Agent, AgentBuilder, Anthropic, Decision, Error, FinishReason, History, HookCtx, Json, Limit,
+    MemoryStore, Message, Model, ModelErrorKind, ModelParams, ModelRequest, ModelResponse, OpenAi,
+    OpenAiResponses, PendingApproval, RunContext, RunEvent, RunHandle, RunOptions, RunOutput,
+    RunSnapshot, RunStatus, RunStore, Runtime, ScriptedModel, ScriptedTurn, StateSource,
+    StopReason, Tool, ToolCtx, ToolFailure, ToolOutput, ToolResult, ToolSpec, TypedTool, Usage,
+    tool,
 };
 pub use futures::StreamExt;
 pub use schemars::JsonSchema;

@@ -342,7 +342,7 @@ async fn before_step_stop_ends_the_run_naming_the_hook_and_cannot_be_vetoed() {
             })
             .named("budget"),
         )
-        .on_stop(move |mut ev, _ctx| {
+        .stop(move |mut ev, _ctx| {
             ev.veto("keep going");
             push(
                 &stops_seen,
@@ -422,7 +422,7 @@ async fn stop_veto_continues_the_run_with_the_message_and_the_next_final_answer_
     let agent = Agent::builder("a")
         .model(model.clone())
         .with(Recorder::new(&log).events(Events::MESSAGE_ADDED | Events::STOP))
-        .on_stop(move |mut ev, _ctx| {
+        .stop(move |mut ev, _ctx| {
             if ev.reason == StopReason::FinalAnswer && v.bump() == 1 {
                 ev.veto("Double-check the dates.");
             }
@@ -461,7 +461,7 @@ async fn stop_veto_is_ignored_for_the_step_limit() {
     let s = seen.clone();
     let agent = weather_agent(&model, &log, &calls)
         .max_steps(1)
-        .on_stop(move |mut ev, _ctx| {
+        .stop(move |mut ev, _ctx| {
             ev.veto("keep going");
             push(&s, format!("{:?} vetoed={:?}", ev.reason, ev.vetoed()));
             async move { Ok(ev) }

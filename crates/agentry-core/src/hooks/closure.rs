@@ -206,6 +206,50 @@ macro_rules! define_on {
                 }
             )*
 
+            /// Hooks that share `state`, taken once: each call of the hook gets a clone of it
+            /// (cheap for an `Arc`), so the closure needs no clone of its own before its
+            /// `async move` block.
+            ///
+            /// ```
+            /// use agentry_core::hooks::{on, Hooks};
+            /// use std::sync::{Arc, Mutex};
+            ///
+            /// let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+            /// let mut hooks = Hooks::new();
+            /// hooks.add(on::with(seen.clone()).before_tool(|seen, ev, _ctx| async move {
+            ///     seen.lock().unwrap().push(ev.name().to_string());
+            ///     Ok(ev)
+            /// }));
+            /// ```
+            pub fn with<S: Clone + Send + Sync + 'static>(state: S) -> WithState<S> {
+                WithState { state }
+            }
+
+            /// Closure hooks that share a state: made by [`with`].
+            #[derive(Clone, Debug)]
+            pub struct WithState<S> {
+                state: S,
+            }
+
+            impl<S: Clone + Send + Sync + 'static> WithState<S> {
+                $(
+                    #[doc = $doc]
+                    #[doc = ""]
+                    #[doc = "The closure gets a clone of the shared state first."]
+                    pub fn $method<F, Fut>(
+                        self,
+                        f: F,
+                    ) -> FnHook<$ty, impl Fn($ty, HookCtx) -> Fut + Send + Sync + 'static>
+                    where
+                        F: Fn(S, $ty, HookCtx) -> Fut + Send + Sync + 'static,
+                        Fut: Future<Output = HookResult<$ty>> + Send + 'static,
+                    {
+                        let state = self.state;
+                        FnHook::new(move |ev: $ty, ctx: HookCtx| f(state.clone(), ev, ctx))
+                    }
+                )*
+            }
+
             /// Around-model middleware: `|req, next| async move { next.run(req).await }`.
             pub fn around_model<F, Fut>(f: F) -> FnAround<ModelRequest, ModelOutcome, F>
             where

@@ -27,7 +27,7 @@ macro_rules! with_events {
             [RunError, run_error, RUN_ERROR, "A run failed: observe, or recover with an output.", run_error],
             [BeforeStep, before_step, BEFORE_STEP, "A step is about to start: skip it or stop the run.", before_step],
             [AfterStep, after_step, AFTER_STEP, "A step ended: observe, or stop the run.", after_step],
-            [Stop, stop, STOP, "The run is about to stop: veto a natural stop with a message.", on_stop],
+            [Stop, stop, STOP, "The run is about to stop: veto a natural stop with a message.", stop],
             [BeforeModel, before_model, BEFORE_MODEL, "A model call is about to be made: rewrite the request, or answer it.", before_model],
             [AfterModel, after_model, AFTER_MODEL, "A model call returned: rewrite the response, or retry with feedback.", after_model],
             [TextDelta, text_delta, TEXT_DELTA, "The model streamed text: observe, or abort the stream.", text_delta],

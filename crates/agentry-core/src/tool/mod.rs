@@ -115,6 +115,20 @@ impl IntoToolOutput for Value {
     }
 }
 
+/// Numbers and booleans are their text.
+macro_rules! plain_outputs {
+    ($($t:ty),*) => {$(
+        impl IntoToolOutput for $t {
+            fn into_tool_output(self) -> Result<ToolOutput, ToolFailure> {
+                Ok(ToolOutput::text(self.to_string()))
+            }
+        }
+    )*};
+}
+plain_outputs!(
+    i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, f64, bool
+);
+
 /// Wraps any serializable value as a tool's JSON output.
 #[derive(Clone, Debug)]
 pub struct Json<T>(pub T);
@@ -128,8 +142,8 @@ impl<T: Serialize> IntoToolOutput for Json<T> {
 /// A tool's failure. The model sees its message as an error result (unless a ToolError hook
 /// recovers), and the run goes on.
 ///
-/// Any `std::error::Error` converts into it, so `?` works inside tools; for a message of your
-/// own, use [`ToolFailure::new`].
+/// Any `std::error::Error` converts into it, so `?` works inside tools, and so do `&str` and
+/// `String`: `return Err("the city is unknown".into())`. [`ToolFailure::new`] says the same.
 pub struct ToolFailure {
     message: String,
     source: Option<Box<dyn std::error::Error + Send + Sync>>,
@@ -182,11 +196,14 @@ impl fmt::Debug for ToolFailure {
     }
 }
 
-impl<E: std::error::Error + Send + Sync + 'static> From<E> for ToolFailure {
+/// Any error converts into a failure, and so does a message: `?` works inside tools, and so does
+/// `return Err("the city is unknown".into())` (or a `String`, e.g. from `format!`).
+impl<E: Into<Box<dyn std::error::Error + Send + Sync>>> From<E> for ToolFailure {
     fn from(e: E) -> Self {
+        let source = e.into();
         ToolFailure {
-            message: e.to_string(),
-            source: Some(Box::new(e)),
+            message: source.to_string(),
+            source: Some(source),
             hook: None,
         }
     }
