@@ -43,7 +43,7 @@ pub use model::{
 };
 pub use redact::Redact;
 pub use run::approval::{Decision, PendingApproval};
-pub use run::context::{HookCtx, Notice, RunContext, RunContextSpec, RunInfo, ToolCtx};
+pub use run::context::{HookCtx, Notice, OpenHook, RunContext, RunContextSpec, RunInfo, ToolCtx};
 pub use run::events::RunEvent;
 pub use run::machine::{RunMachine, RunSnapshot, SNAPSHOT_VERSION, StepStart, Turn, Verdict};
 pub use run::options::RunOptions;

@@ -226,3 +226,304 @@ async fn a_call_a_person_rejects_is_closed_when_the_run_resumes() {
         check_pairs(&entries(&log)).unwrap();
     }
 }
+
+/// A log of the tool and sub-agent pairs of every run: `Before <id>`, `After <id>`,
+/// `Error <id>` for tools; `SubBefore <agent>`, `SubAfter <agent>`, `SubError <agent>: <error>`.
+fn pair_logger(log: &Log) -> Vec<HookRegistration> {
+    let (b, a, e) = (log.clone(), log.clone(), log.clone());
+    let (sb, sa, se) = (log.clone(), log.clone(), log.clone());
+    vec![
+        on_sync::before_tool(move |ev, ctx| {
+            push(&b, format!("Before {}/{}", ctx.agent_path(), ev.call_id()));
+            Ok(())
+        })
+        .into_hook(),
+        on_sync::after_tool(move |ev, ctx| {
+            push(
+                &a,
+                format!("After {}/{}", ctx.agent_path(), ev.result.call_id),
+            );
+            Ok(())
+        })
+        .into_hook(),
+        on_sync::tool_error(move |ev, ctx| {
+            push(
+                &e,
+                format!("Error {}/{}: {}", ctx.agent_path(), ev.call_id(), ev.error),
+            );
+            Ok(())
+        })
+        .into_hook(),
+        on_sync::before_sub_agent(move |ev, _| {
+            push(&sb, format!("SubBefore {}", ev.agent));
+            Ok(())
+        })
+        .into_hook(),
+        on_sync::after_sub_agent(move |ev, _| {
+            push(&sa, format!("SubAfter {}", ev.agent));
+            Ok(())
+        })
+        .into_hook(),
+        on_sync::sub_agent_error(move |ev, _| {
+            push(&se, format!("SubError {}: {}", ev.agent, ev.error));
+            Ok(())
+        })
+        .into_hook(),
+    ]
+}
+
+/// A tool that never returns.
+fn hangs(name: &'static str) -> impl Tool {
+    tool(name, "Hangs.", |_: Order, _ctx: ToolCtx| async move {
+        futures::future::pending::<()>().await;
+        Ok("never")
+    })
+}
+
+fn with_pairs(runtime: Runtime, log: &Log) -> Runtime {
+    pair_logger(log).into_iter().fold(runtime, Runtime::with)
+}
+
+/// Checks the tool pairs of `log` (the sub-agent lines aside).
+fn check_tool_pairs(log: &[String]) {
+    let tools: Vec<String> = log
+        .iter()
+        .filter(|l| !l.starts_with("Sub"))
+        .map(|l| l.split(':').next().unwrap().to_string())
+        .collect();
+    check_pairs(&tools).unwrap();
+}
+
+#[tokio::test]
+async fn a_run_cancelled_mid_call_closes_every_call_under_way_with_tool_error() {
+    let log = new_log();
+    let model = ScriptedModel::new().turn(
+        ScriptedTurn::new()
+            .with_tool_call("hang", json!({"mode": "a"}))
+            .with_tool_call("hang", json!({"mode": "b"})),
+    );
+    let agent = Agent::builder("a")
+        .model(model)
+        .tool(hangs("hang"))
+        .build()
+        .unwrap();
+    let handle = with_pairs(Runtime::new(), &log).start(&agent, "Go.", RunOptions::new());
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    handle.cancel();
+    let out = handle.result().await.unwrap();
+    assert_eq!(out.stop, StopReason::Cancelled);
+
+    let log = entries(&log);
+    assert_eq!(log.iter().filter(|l| l.starts_with("Before")).count(), 2);
+    let errors: Vec<&String> = log.iter().filter(|l| l.starts_with("Error")).collect();
+    assert_eq!(errors.len(), 2, "{log:?}");
+    assert!(errors[0].contains("the run was cancelled"), "{log:?}");
+    check_tool_pairs(&log);
+}
+
+#[tokio::test]
+async fn a_run_stopped_by_its_wall_time_mid_call_closes_the_call_with_tool_error() {
+    let log = new_log();
+    let agent = Agent::builder("a")
+        .model(ScriptedModel::new().tool_call("hang", json!({"mode": "a"})))
+        .tool(hangs("hang"))
+        .build()
+        .unwrap();
+    let runtime = with_pairs(Runtime::new(), &log).with(
+        agentry::builtins::Guards::none().max_wall_time(std::time::Duration::from_millis(100)),
+    );
+
+    let out = runtime.run(&agent, "Go.").await.unwrap();
+
+    assert!(
+        matches!(out.stop, StopReason::Limit { .. }),
+        "{:?}",
+        out.stop
+    );
+    let log = entries(&log);
+    assert_eq!(log.len(), 2, "{log:?}");
+    assert!(log[1].contains("the run stopped"), "{log:?}");
+    check_tool_pairs(&log);
+}
+
+#[tokio::test]
+async fn a_sub_agent_under_way_when_its_parent_is_cancelled_closes_every_pair_at_both_levels() {
+    let log = new_log();
+    let child = Agent::builder("child")
+        .description("Hangs.")
+        .model(ScriptedModel::new().tool_call("hang", json!({"mode": "c"})))
+        .tool(hangs("hang"))
+        .build()
+        .unwrap();
+    let parent = Agent::builder("parent")
+        .model(ScriptedModel::new().tool_call("child", json!({"input": "go"})))
+        .sub_agent(&child)
+        .build()
+        .unwrap();
+    let handle = with_pairs(Runtime::new(), &log).start(&parent, "Go.", RunOptions::new());
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    handle.cancel();
+    let out = handle.result().await.unwrap();
+    assert_eq!(out.stop, StopReason::Cancelled);
+    // The child ends on its own task; give it the moment it needs.
+    for _ in 0..100 {
+        if entries(&log).len() >= 6 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+
+    let log = entries(&log);
+    // Parent: Before (the child call), SubBefore, then SubError and Error; child: Before (its
+    // tool call), then Error.
+    assert_eq!(
+        log.iter().filter(|l| l.starts_with("SubBefore")).count(),
+        1,
+        "{log:?}"
+    );
+    assert_eq!(
+        log.iter().filter(|l| l.starts_with("SubError")).count(),
+        1,
+        "{log:?}"
+    );
+    check_tool_pairs(&log);
+}
+
+#[tokio::test]
+async fn a_blocked_sub_agent_is_closed_with_sub_agent_error_which_may_answer_for_it() {
+    let log = new_log();
+    let child = Agent::builder("child")
+        .description("Answers.")
+        .model(ScriptedModel::new().text("child answer"))
+        .build()
+        .unwrap();
+    let model = ScriptedModel::new()
+        .tool_call("child", json!({"input": "go"}))
+        .text("done");
+    let parent = Agent::builder("parent")
+        .model(model.clone())
+        .sub_agent(&child)
+        .with(on_sync::before_sub_agent(|ev, _| {
+            ev.block("not now");
+            Ok(())
+        }))
+        .with(on_sync::sub_agent_error(|ev, _| {
+            ev.recover(format!("(answered for {}: {})", ev.agent, ev.error));
+            Ok(())
+        }))
+        .build()
+        .unwrap();
+
+    let out = with_pairs(Runtime::new(), &log)
+        .run(&parent, "Go.")
+        .await
+        .unwrap();
+
+    assert_eq!(out.output.as_deref(), Some("done"));
+    let log = entries(&log);
+    assert!(
+        log.contains(&"SubError child: not now".to_string()),
+        "{log:?}"
+    );
+    assert!(!log.iter().any(|l| l.starts_with("SubAfter")), "{log:?}");
+    let sent = model.requests()[1]
+        .messages
+        .last()
+        .unwrap()
+        .tool_result()
+        .cloned()
+        .unwrap();
+    assert_eq!(sent.content, "(answered for child: not now)");
+    check_tool_pairs(&log);
+}
+
+/// A model whose stream never sends anything.
+struct Silent;
+
+impl Model for Silent {
+    fn name(&self) -> &str {
+        "silent"
+    }
+    fn stream<'a>(&'a self, _: &'a ModelRequest) -> agentry::ModelStream<'a> {
+        futures::stream::pending().boxed()
+    }
+}
+
+#[tokio::test]
+async fn a_run_cancelled_mid_model_turn_closes_before_model_with_an_aborted_after_model() {
+    let log = new_log();
+    let (b, a) = (log.clone(), log.clone());
+    let agent = Agent::builder("a")
+        .model(Silent)
+        .with(on_sync::before_model(move |_ev, _| {
+            push(&b, "BeforeModel");
+            Ok(())
+        }))
+        .with(on_sync::after_model(move |ev, _| {
+            push(&a, format!("AfterModel {:?}", ev.response.finish_reason));
+            Ok(())
+        }))
+        .build()
+        .unwrap();
+    let handle = Runtime::new().start(&agent, "Hi", RunOptions::new());
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    handle.cancel();
+    assert_eq!(handle.result().await.unwrap().stop, StopReason::Cancelled);
+    assert_eq!(
+        entries(&log),
+        [
+            "BeforeModel",
+            r#"AfterModel Aborted("the run was cancelled")"#
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_hook_under_way_when_the_run_is_cancelled_is_reported_failed() {
+    let log = new_log();
+    let (started, finished, failed) = (log.clone(), log.clone(), log.clone());
+    let agent = Agent::builder("a")
+        .model(ScriptedModel::new().tool_call("hang", json!({"mode": "a"})))
+        .tool(hangs("hang"))
+        .with(
+            on::before_tool(|ev, _ctx| async move {
+                futures::future::pending::<()>().await;
+                Ok(ev)
+            })
+            .named("stuck"),
+        )
+        .build()
+        .unwrap();
+    let runtime = Runtime::new()
+        .with(on_sync::hook_started(move |ev, _| {
+            push(&started, format!("started {} on {}", ev.hook, ev.event));
+            Ok(())
+        }))
+        .with(on_sync::hook_finished(move |ev, _| {
+            push(&finished, format!("finished {}", ev.hook));
+            Ok(())
+        }))
+        .with(on_sync::hook_failed(move |ev, _| {
+            push(
+                &failed,
+                format!("failed {} on {}: {}", ev.hook, ev.event, ev.error),
+            );
+            Ok(())
+        }));
+    let handle = runtime.start(&agent, "Go.", RunOptions::new());
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    handle.cancel();
+    assert_eq!(handle.result().await.unwrap().stop, StopReason::Cancelled);
+
+    let stuck: Vec<String> = entries(&log)
+        .into_iter()
+        .filter(|l| l.contains("stuck"))
+        .collect();
+    assert_eq!(
+        stuck,
+        [
+            "started stuck on BeforeTool",
+            "failed stuck on BeforeTool: interrupted: the run was cancelled"
+        ]
+    );
+}

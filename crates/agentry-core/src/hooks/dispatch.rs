@@ -176,6 +176,7 @@ async fn run_chain<E: Event>(
                     event: E::KIND,
                 };
                 observe(obs, start, run).await?;
+                run.hook_opened(&meta.name, E::KIND, meta.advisory);
                 Some(Instant::now())
             }
             None => None,
@@ -214,6 +215,7 @@ async fn run_chain<E: Event>(
         match outcome {
             Ok(()) => {
                 if let (Some(obs), Some(t0)) = (observers, started) {
+                    run.hook_closed(&meta.name, E::KIND);
                     let done = HookFinished {
                         hook: meta.name.clone(),
                         event: E::KIND,
@@ -232,6 +234,7 @@ async fn run_chain<E: Event>(
                     failure,
                 };
                 if let (Some(obs), Some(t0)) = (observers, started) {
+                    run.hook_closed(&meta.name, E::KIND);
                     let failed = HookFailed {
                         hook: meta.name.clone(),
                         event: E::KIND,

@@ -166,12 +166,14 @@ impl<Req: Clone + Send + 'static, Out: AroundOutput> Next<Req, Out> {
                 if let Err(e) = hooks.observe(ev, &ctx).await {
                     return Out::from_hook_error(e);
                 }
+                ctx.hook_opened(name, Out::KIND, entry.meta.advisory);
             }
             let t0 = Instant::now();
             let fallback = entry.meta.advisory.then(|| (next.clone(), req.clone()));
             let failure = match call_guarded(&entry, req, next, &ctx).await {
                 Ok(out) => {
                     if observed {
+                        ctx.hook_closed(name, Out::KIND);
                         let ev = HookFinished {
                             hook: name.clone(),
                             event: Out::KIND,
@@ -191,6 +193,7 @@ impl<Req: Clone + Send + 'static, Out: AroundOutput> Next<Req, Out> {
                 failure,
             };
             if observed {
+                ctx.hook_closed(name, Out::KIND);
                 let ev = HookFailed {
                     hook: name.clone(),
                     event: Out::KIND,

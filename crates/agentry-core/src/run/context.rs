@@ -107,6 +107,22 @@ struct RunShared {
     stop_at: Mutex<Option<(Instant, StopReason)>>,
     /// Wakes the runtime when a deadline is set.
     stop_at_set: Notify,
+    /// Hooks whose HookStarted fired and whose HookFinished or HookFailed has not (only kept
+    /// while meta events are observed).
+    open_hooks: Mutex<Vec<OpenHook>>,
+}
+
+/// A hook under way, as the meta events see it: its name, its event, and when it started.
+#[derive(Clone, Debug)]
+pub struct OpenHook {
+    /// The hook's name.
+    pub hook: HookName,
+    /// The event it handles.
+    pub event: crate::hooks::EventKind,
+    /// When it started.
+    pub started: std::time::Instant,
+    /// Whether its failure lets the run go on.
+    pub advisory: bool,
 }
 
 /// The shared context of one run. Cheap to clone (one `Arc`).
@@ -151,6 +167,7 @@ impl RunContext {
             depth: spec.depth,
             stop_at: Mutex::new(None),
             stop_at_set: Notify::new(),
+            open_hooks: Mutex::new(Vec::new()),
         }))
     }
 
@@ -249,6 +266,33 @@ impl RunContext {
         lock(&self.0.stop_at)
             .as_ref()
             .is_some_and(|(at, _)| *at <= Instant::now())
+    }
+
+    /// Notes that a hook started, as HookStarted reported (the hook engine calls this).
+    pub fn hook_opened(&self, hook: &HookName, event: crate::hooks::EventKind, advisory: bool) {
+        lock(&self.0.open_hooks).push(OpenHook {
+            hook: hook.clone(),
+            event,
+            started: std::time::Instant::now(),
+            advisory,
+        });
+    }
+
+    /// Notes that a hook finished or failed, as HookFinished or HookFailed reported.
+    pub fn hook_closed(&self, hook: &HookName, event: crate::hooks::EventKind) {
+        let mut open = lock(&self.0.open_hooks);
+        if let Some(at) = open
+            .iter()
+            .rposition(|h| h.hook == *hook && h.event == event)
+        {
+            open.swap_remove(at);
+        }
+    }
+
+    /// Takes the hooks that started and have not finished: when a run is interrupted, the
+    /// runtime reports each as failed, so every HookStarted has its closing event.
+    pub fn take_open_hooks(&self) -> Vec<OpenHook> {
+        std::mem::take(&mut *lock(&self.0.open_hooks))
     }
 
     /// How long an async hook of this run may take when it has no timeout of its own (the

@@ -4,15 +4,16 @@
 use super::RuntimeInner;
 use super::lease::{LeaseKeeper, LeaseLoss};
 use super::nesting;
+use super::open_calls::{OpenCall, OpenCalls};
 use super::scope::Scope;
 use super::tool_call::HeldCalls;
 use agentry_core::hooks::{
-    AfterStep, BeforeStep, Events, Hooks, Resolver, RunEnd, RunError, RunStart, StepDecision, Stop,
-    StoppedByHuman,
+    AfterModel, AfterStep, BeforeStep, Events, HookFailed, Hooks, Resolver, RunEnd, RunError,
+    RunStart, StepDecision, Stop, StoppedByHuman, SubAgentError, ToolError,
 };
 use agentry_core::{
     AgentDef, Checkpoint, Decision, ErasedState, Error, FinishReason, MessageLog, Model,
-    PendingApproval, RunContext, RunContextSpec, RunEvent, RunMachine, RunSnapshot,
+    ModelResponse, PendingApproval, RunContext, RunContextSpec, RunEvent, RunMachine, RunSnapshot,
     SNAPSHOT_VERSION, StepStart, StopReason, ToolResult, Turn, Verdict,
 };
 use serde_json::Value;
@@ -66,6 +67,10 @@ pub(crate) struct Driver {
     pub decisions: HashMap<String, Decision>,
     /// The calls the run paused on, when it resumes with decisions.
     pub last_paused: Option<Vec<PendingApproval>>,
+    /// Calls whose Before event fired and whose closing event has not.
+    pub open_calls: OpenCalls,
+    /// True between BeforeModel and AfterModel.
+    pub model_open: bool,
 }
 
 /// What a driver keeps for a run checkpointed to a store.
@@ -135,6 +140,8 @@ impl Driver {
             prompt_size: None,
             decisions: HashMap::new(),
             last_paused: None,
+            open_calls: OpenCalls::default(),
+            model_open: false,
         }))
     }
 
@@ -513,6 +520,7 @@ impl Driver {
     /// checkpoint (the state at the end of the last completed step), marked cancelled, so the run
     /// can be resumed from there.
     async fn cancelled(&mut self) -> Result<Ending, Error> {
+        Box::pin(self.close_open_calls("the run was cancelled")).await?;
         if self.in_step {
             self.machine.step -= 1;
             self.in_step = false;
@@ -535,6 +543,8 @@ impl Driver {
     /// get an error result saying why, so the history stays well-formed (a session can go on
     /// from it), and the run ends with the deadline's stop reason.
     async fn stopped_at_deadline(&mut self, stop: StopReason) -> Result<Ending, Error> {
+        self.close_open_calls(&format!("the run stopped: {stop}"))
+            .await?;
         self.in_step = false;
         if let Some(turn) = self.machine.pending.clone() {
             let results = turn
@@ -555,6 +565,46 @@ impl Driver {
         }
         self.stop_event(stop.clone(), None).await?;
         Ok((None, stop))
+    }
+
+    /// Closes the calls that were under way when the run was interrupted with their error
+    /// events (`why` is their error); what those hooks decide cannot change the run's end.
+    async fn close_open_calls(&mut self, why: &str) -> Result<(), Error> {
+        for open in self.scope.ctx.take_open_hooks() {
+            let ev = HookFailed {
+                hook: open.hook,
+                event: open.event,
+                duration: open.started.elapsed(),
+                error: format!("interrupted: {why}"),
+                advisory: open.advisory,
+            };
+            self.scope.hook(ev).await?;
+        }
+        if std::mem::take(&mut self.model_open) {
+            // The turn under way ends with nothing: an aborted, empty response.
+            let response = ModelResponse {
+                finish_reason: FinishReason::Aborted(why.to_string()),
+                ..ModelResponse::default()
+            };
+            let ev = AfterModel::from_model(self.model_name.clone(), response);
+            self.scope.hook(ev).await?;
+        }
+        for open in self.open_calls.take() {
+            let error = format!("the call did not finish: {why}");
+            match open {
+                OpenCall::Tool { call, input } => {
+                    self.scope
+                        .hook(ToolError::for_call(call, input, error))
+                        .await?;
+                }
+                OpenCall::SubAgent { agent, input } => {
+                    self.scope
+                        .hook(SubAgentError::new(agent, input, error))
+                        .await?;
+                }
+            }
+        }
+        Ok(())
     }
 
     async fn end(

@@ -7,6 +7,7 @@ mod lease;
 mod limits;
 mod model_call;
 mod nesting;
+mod open_calls;
 mod scope;
 mod session;
 mod sub_agent;

@@ -33,6 +33,8 @@ impl Driver {
             let (request, answered) = if self.scope.wants(Events::BEFORE_MODEL) {
                 let mut ev = Some(BeforeModel::new(request));
                 self.scope.run_hooks(&mut ev).await?;
+                // Open until AfterModel: a run interrupted meanwhile closes it.
+                self.model_open = self.scope.wants(Events::AFTER_MODEL);
                 ev.expect("hooks give the event back").into_parts()
             } else {
                 (request, None)
@@ -50,6 +52,7 @@ impl Driver {
             } else {
                 self.model_name.clone()
             };
+            self.model_open = false;
             let mut slot = Some(AfterModel::from_model(model, response));
             self.scope.run_hooks(&mut slot).await?;
             let ev = slot.expect("hooks give the event back");

@@ -10,7 +10,8 @@
 use super::driver::{Driver, Finished, Start};
 use agentry_core::{Error, RunContext};
 use std::future::Future;
-use tokio_util::task::AbortOnDropHandle;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 tokio::task_local! {
     /// The context of the run whose body is being polled.
@@ -40,15 +41,44 @@ pub(crate) fn nested_depth(parent: &RunContext, limit: u32) -> Result<u32, Error
     Ok(depth)
 }
 
-/// Drives a nested run on a task of its own, aborted if this future is dropped.
+/// Drives a nested run on a task of its own. If this future is dropped (the enclosing run was
+/// interrupted), the task is aborted, unless the nested run was cancelled: then it is left to end
+/// as a cancelled run does (its hooks closing what it had open, its checkpoint written), which
+/// its own time limits bound.
 pub(crate) async fn drive_nested(driver: Box<Driver>, start: Start) -> Result<Finished, Error> {
-    let task = AbortOnDropHandle::new(tokio::spawn(driver.drive(start)));
-    match task.await {
+    let cancel = driver.scope.ctx.cancellation().clone();
+    let mut task = NestedTask {
+        handle: Some(tokio::spawn(driver.drive(start))),
+        cancel,
+    };
+    let handle = task
+        .handle
+        .as_mut()
+        .expect("the task is there until it ends");
+    let joined = handle.await;
+    task.handle = None;
+    match joined {
         Ok(outcome) => outcome,
         Err(e) if e.is_panic() => Err(Error::Task(format!(
             "a nested run panicked: {}",
             agentry_core::panic_message(e.into_panic())
         ))),
         Err(e) => Err(Error::Task(e.to_string())),
+    }
+}
+
+/// A nested run's task while someone awaits it.
+struct NestedTask {
+    handle: Option<JoinHandle<Result<Finished, Error>>>,
+    cancel: CancellationToken,
+}
+
+impl Drop for NestedTask {
+    fn drop(&mut self) {
+        if let Some(handle) = self.handle.take()
+            && !self.cancel.is_cancelled()
+        {
+            handle.abort();
+        }
     }
 }

@@ -4,6 +4,7 @@
 
 use super::driver::{Driver, Start, scoped_hooks};
 use super::nesting;
+use super::open_calls::OpenCall;
 use agentry_core::hooks::{AfterSubAgent, BeforeSubAgent, Events, SubAgentError};
 use agentry_core::{AgentDef, Error, RunContextSpec, ToolCall, ToolFailure, ToolResult};
 use serde_json::Value;
@@ -19,6 +20,22 @@ impl Driver {
         call: &ToolCall,
         input: &Value,
     ) -> Result<Result<ToolResult, ToolFailure>, Error> {
+        let outcome = self.sub_agent_call(child, call, input).await;
+        if self
+            .scope
+            .wants(Events::BEFORE_SUB_AGENT | Events::SUB_AGENT_ERROR)
+        {
+            self.open_calls.close(&call.id, true);
+        }
+        outcome
+    }
+
+    async fn sub_agent_call(
+        &self,
+        child: &Arc<AgentDef>,
+        call: &ToolCall,
+        input: &Value,
+    ) -> Result<Result<ToolResult, ToolFailure>, Error> {
         let scope = &self.scope;
         let mut task = input
             .get("input")
@@ -28,10 +45,20 @@ impl Driver {
         if scope.wants(Events::BEFORE_SUB_AGENT) {
             let ev = BeforeSubAgent::new(child.name.to_string(), call.id.clone(), task);
             let ev = scope.hook(ev).await?;
+            task = ev.input.clone();
             if let Some(reason) = ev.blocked() {
-                return Ok(Ok(ToolResult::error(&call.id, &call.name, reason)));
+                // Closed like a failure: SubAgentError hooks may still answer in its place.
+                return self
+                    .sub_agent_failed(child, call, task, reason.to_string())
+                    .await;
             }
-            task = ev.input;
+            if scope.wants(Events::SUB_AGENT_ERROR) {
+                let open = OpenCall::SubAgent {
+                    agent: child.name.to_string(),
+                    input: task.clone(),
+                };
+                self.open_calls.open(&call.id, open);
+            }
         }
         let driver = self.child_driver(child)?;
         let child_run_id = driver.scope.ctx.run_id().to_string();
@@ -70,17 +97,27 @@ impl Driver {
                 };
                 Ok(Ok(ToolResult::ok(&call.id, &call.name, output)))
             }
-            Err(error) => {
-                if scope.wants(Events::SUB_AGENT_ERROR) {
-                    let ev = SubAgentError::new(child.name.to_string(), task, error.clone());
-                    let ev = scope.hook(ev).await?;
-                    if let Some(output) = ev.recovery() {
-                        return Ok(Ok(ToolResult::ok(&call.id, &call.name, output)));
-                    }
-                }
-                Ok(Err(ToolFailure::new(error)))
+            Err(error) => self.sub_agent_failed(child, call, task, error).await,
+        }
+    }
+
+    /// A sub-agent call that failed (or was blocked): SubAgentError hooks may recover with an
+    /// output; otherwise the parent model hears `error`.
+    async fn sub_agent_failed(
+        &self,
+        child: &Arc<AgentDef>,
+        call: &ToolCall,
+        task: String,
+        error: String,
+    ) -> Result<Result<ToolResult, ToolFailure>, Error> {
+        if self.scope.wants(Events::SUB_AGENT_ERROR) {
+            let ev = SubAgentError::new(child.name.to_string(), task, error.clone());
+            let ev = self.scope.hook(ev).await?;
+            if let Some(output) = ev.recovery() {
+                return Ok(Ok(ToolResult::ok(&call.id, &call.name, output)));
             }
         }
+        Ok(Err(ToolFailure::new(error)))
     }
 
     fn child_driver(&self, child: &Arc<AgentDef>) -> Result<Box<Driver>, Error> {

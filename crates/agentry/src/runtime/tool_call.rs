@@ -3,6 +3,7 @@
 //! one turn run concurrently unless the agent turns that off.
 
 use super::driver::Driver;
+use super::open_calls::OpenCall;
 use agentry_core::deadline::{Elapsed, within};
 use agentry_core::hooks::{
     AfterTool, ApprovalRequested, ApprovalResolved, BeforeTool, Events, Next, Resolver, Terminal,
@@ -187,7 +188,11 @@ impl Driver {
         } else {
             serde_json::from_str::<Value>(raw).map_err(|e| e.to_string())
         };
-        let settled = self.settle(turn, index, parsed, approved).await?;
+        let settled = self.settle(turn, index, parsed, approved).await;
+        if self.scope.wants(Events::BEFORE_TOOL | Events::TOOL_ERROR) {
+            self.open_calls.close(&call.id, false);
+        }
+        let settled = settled?;
         match &settled {
             Settled::Done(result) | Settled::Stop { result, .. } => self.tool_finished(result),
             Settled::Pending(_) => {}
@@ -322,6 +327,15 @@ impl Driver {
             let mut slot = Some(ev);
             scope.run_hooks(&mut slot).await?;
             (decision, input) = slot.expect("hooks give the event back").into_parts();
+            if scope.wants(Events::TOOL_ERROR) {
+                // Open until it closes; a run interrupted meanwhile closes it with ToolError.
+                let call = ToolCallRef::in_turn(turn.clone(), index);
+                let open = OpenCall::Tool {
+                    call,
+                    input: input.clone(),
+                };
+                self.open_calls.open(&turn.tool_calls()[index].id, open);
+            }
         }
         self.tool_started(call, &input);
         let needs_approval = match (&decision, tool) {
