@@ -14,7 +14,11 @@
 //!   and moves its number on by one, atomically in the database, so of several processes
 //!   claiming a run exactly one wins; a save or renewal under a stale lease fails with
 //!   [`StoreError::Conflict`](agentry_core::StoreError) and changes nothing;
-//! - events are numbered 1, 2, ... per run; listings are newest first.
+//! - events are numbered 1, 2, ... per run; listings are newest first;
+//! - [`SqliteStore`] does its work on a thread of its own, committing the checkpoints that wait
+//!   together in one transaction; it takes checkpoints handed over with
+//!   [`save_queued`](agentry_core::RunStore::save_queued) without making the caller wait, so a
+//!   run's end-of-step checkpoint and its next one share a commit.
 //!
 //! Each store creates or updates its schema (the tables `runs`, `run_messages` and `run_events`)
 //! when it is opened, from migrations shipped inside the crate; runs stored by an older version

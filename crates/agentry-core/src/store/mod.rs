@@ -295,6 +295,9 @@ impl RunQuery {
     }
 }
 
+/// The outcome of a checkpoint handed over with [`RunStore::save_queued`].
+pub type QueuedSave = BoxFuture<'static, Result<(), StoreError>>;
+
 /// Persists runs: their checkpoints, leases and event histories. See the module docs for the
 /// contract; `agentry-store` has SQLite and Postgres implementations.
 pub trait RunStore: Send + Sync + 'static {
@@ -305,6 +308,25 @@ pub trait RunStore: Send + Sync + 'static {
     /// its current lease, else [`StoreError::Conflict`]. The lease's expiry becomes now plus
     /// `checkpoint.hold`, or the lease is released when `hold` is `None`.
     fn save<'a>(&'a self, checkpoint: Checkpoint<'a>) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// Hands a checkpoint over to be saved as [`save`](Self::save) does, and returns its
+    /// outcome as a future that borrows nothing, so the caller can go on while it is written.
+    /// Checkpoints handed over by one caller are written in the order they were handed over;
+    /// `more_soon` says the caller expects to hand over another shortly (a store may then wait
+    /// a moment to write both in one transaction).
+    ///
+    /// The default writes the checkpoint before it returns (its outcome is then ready); stores
+    /// that write on a thread or connection of their own hand it over instead.
+    fn save_queued<'a>(
+        &'a self,
+        checkpoint: Checkpoint<'a>,
+        more_soon: bool,
+    ) -> BoxFuture<'a, Result<QueuedSave, StoreError>> {
+        let _ = more_soon;
+        Box::pin(async move {
+            self.save(checkpoint).await?;
+            Ok(Box::pin(std::future::ready(Ok(()))) as QueuedSave)
+        })
+    }
     /// Loads a run's last checkpoint and its lease.
     fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<Option<StoredRun>, StoreError>>;
     /// Takes a run over: when `lease` is its current lease and `status` its status (both as
@@ -346,6 +368,13 @@ impl<S: RunStore + ?Sized> RunStore for Arc<S> {
     }
     fn save<'a>(&'a self, checkpoint: Checkpoint<'a>) -> BoxFuture<'a, Result<(), StoreError>> {
         (**self).save(checkpoint)
+    }
+    fn save_queued<'a>(
+        &'a self,
+        checkpoint: Checkpoint<'a>,
+        more_soon: bool,
+    ) -> BoxFuture<'a, Result<QueuedSave, StoreError>> {
+        (**self).save_queued(checkpoint, more_soon)
     }
     fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<Option<StoredRun>, StoreError>> {
         (**self).load(run_id)

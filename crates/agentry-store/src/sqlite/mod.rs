@@ -6,7 +6,8 @@ use crate::rows::{self, SaveRow};
 use crate::{error, migrations};
 use agentry_core::store::now_ms;
 use agentry_core::{
-    Checkpoint, RunQuery, RunStatus, RunStore, RunSummary, StoreError, StoredEvent, StoredRun,
+    Checkpoint, QueuedSave, RunQuery, RunStatus, RunStore, RunSummary, StoreError, StoredEvent,
+    StoredRun,
 };
 use futures::future::BoxFuture;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
@@ -171,10 +172,16 @@ impl SqliteStore {
         })
     }
 
-    async fn save_checkpoint(&self, checkpoint: Checkpoint<'_>) -> Result<(), StoreError> {
-        let row = SaveRow::of(&checkpoint);
+    /// Hands a checkpoint to the store's thread; returns its outcome.
+    fn queue_checkpoint(
+        &self,
+        checkpoint: &Checkpoint<'_>,
+        more_soon: bool,
+    ) -> Result<QueuedSave, StoreError> {
+        let row = SaveRow::of(checkpoint);
         let run_id = row.id;
         let job = SaveJob {
+            more_soon,
             run_id: run_id.to_string(),
             agent: row.agent.to_string(),
             session_id: row.session.map(str::to_string),
@@ -202,11 +209,15 @@ impl SqliteStore {
                 })
                 .collect::<Result<_, StoreError>>()?,
         };
-        if self.worker.save(job).await? {
-            Ok(())
-        } else {
-            Err(rows::conflict(&self.name, run_id, checkpoint.lease))
-        }
+        let written = self.worker.queue(job)?;
+        let (name, run_id, lease) = (self.name.clone(), run_id.to_string(), checkpoint.lease);
+        Ok(Box::pin(async move {
+            if written.await? {
+                Ok(())
+            } else {
+                Err(rows::conflict(&name, &run_id, lease))
+            }
+        }))
     }
 
     async fn load_run(&self, run_id: &str) -> Result<Option<StoredRun>, StoreError> {
@@ -450,7 +461,18 @@ impl RunStore for SqliteStore {
     }
 
     fn save<'a>(&'a self, checkpoint: Checkpoint<'a>) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(self.save_checkpoint(checkpoint))
+        let outcome = self.queue_checkpoint(&checkpoint, false);
+        Box::pin(async move { outcome?.await })
+    }
+
+    fn save_queued<'a>(
+        &'a self,
+        checkpoint: Checkpoint<'a>,
+        more_soon: bool,
+    ) -> BoxFuture<'a, Result<QueuedSave, StoreError>> {
+        Box::pin(std::future::ready(
+            self.queue_checkpoint(&checkpoint, more_soon),
+        ))
     }
 
     fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<Option<StoredRun>, StoreError>> {

@@ -11,6 +11,7 @@ use crate::error;
 use agentry_core::StoreError;
 use agentry_core::store::now_ms;
 use rusqlite::{Connection, ErrorCode, TransactionBehavior, params};
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::mpsc::{self, TryRecvError};
 use std::time::{Duration, Instant};
@@ -25,8 +26,17 @@ const MAX_BATCH: usize = 256;
 /// without sleeping.
 const SPIN: Duration = Duration::from_micros(200);
 
+/// How long a checkpoint whose caller expects to hand over another soon waits for it, so both
+/// are committed in one transaction: a run checkpoints the end of a step and, a model turn later,
+/// the next turn's tool calls. Short enough that a slow model turn costs the first checkpoint
+/// no more than this.
+const LINGER: Duration = Duration::from_micros(150);
+
 /// A checkpoint as the worker writes it: its run's columns, its record, and what it appends.
 pub(super) struct SaveJob {
+    /// Its caller expects to hand over another checkpoint shortly: worth waiting a moment for,
+    /// to commit both together.
+    pub more_soon: bool,
     pub run_id: String,
     pub agent: String,
     pub session_id: Option<String>,
@@ -82,14 +92,19 @@ impl Worker {
         Ok(Worker { jobs, name })
     }
 
-    /// Writes a checkpoint: true when written, false when its run's lease was not the
-    /// checkpoint's (or, for a checkpoint under lease 0, the run exists under another).
-    pub(super) async fn save(&self, job: SaveJob) -> Result<bool, StoreError> {
+    /// Hands a checkpoint to the thread and returns its outcome: true when written, false when
+    /// its run's lease was not the checkpoint's (or, for a checkpoint under lease 0, the run
+    /// exists under another). Checkpoints are written in the order they were handed over.
+    pub(super) fn queue(
+        &self,
+        job: SaveJob,
+    ) -> Result<impl Future<Output = Result<bool, StoreError>> + Send + 'static, StoreError> {
         let (done, outcome) = oneshot::channel();
         self.jobs
             .send(Job::Save(Box::new(job), done))
             .map_err(|_| self.gone())?;
-        outcome.await.map_err(|_| self.gone())?
+        let gone = self.gone();
+        Ok(async move { outcome.await.map_err(|_| gone)? })
     }
 
     /// Runs `op` on the worker's connection and returns what it returns.
@@ -133,36 +148,53 @@ fn work(mut conn: Connection, name: &str, queue: mpsc::Receiver<Job>) {
             Job::Save(job, done) => (job, done),
         };
         let mut batch = vec![(first, done)];
+        let mut lingered = false;
         while batch.len() < MAX_BATCH {
-            match queue.try_recv() {
-                Ok(Job::Save(job, done)) => batch.push((job, done)),
-                Ok(other) => {
+            let next = match queue.try_recv() {
+                Ok(job) => Some(job),
+                // Every checkpoint so far expects a successor soon: wait a moment for it, once.
+                Err(TryRecvError::Empty) if !lingered && batch.iter().all(|(j, _)| j.more_soon) => {
+                    lingered = true;
+                    next_within(&queue, LINGER).ok()
+                }
+                Err(_) => None,
+            };
+            match next {
+                Some(Job::Save(job, done)) => batch.push((job, done)),
+                Some(other) => {
                     held_over = Some(other);
                     break;
                 }
-                Err(_) => break,
+                None => break,
             }
         }
         save_batch(&mut conn, name, batch);
     }
 }
 
-/// The next operation: looked for for a while, then waited for (`None` once every handle is
-/// dropped).
-fn next(queue: &mpsc::Receiver<Job>) -> Option<Job> {
+/// The next operation if one comes within `limit`, looked for without sleeping (reading the
+/// clock every 64 polls: reading it costs more than a poll).
+fn next_within(queue: &mpsc::Receiver<Job>, limit: Duration) -> Result<Job, TryRecvError> {
     let start = Instant::now();
     for polls in 0u32.. {
         match queue.try_recv() {
-            Ok(job) => return Some(job),
-            Err(TryRecvError::Disconnected) => return None,
-            // The clock is read every 64 polls: reading it costs more than a poll.
-            Err(TryRecvError::Empty) if polls % 64 != 0 || start.elapsed() < SPIN => {
+            Err(TryRecvError::Empty) if polls % 64 != 0 || start.elapsed() < limit => {
                 std::hint::spin_loop()
             }
-            Err(TryRecvError::Empty) => break,
+            outcome => return outcome,
         }
     }
-    queue.recv().ok()
+    Err(TryRecvError::Empty)
+}
+
+/// The next operation: looked for for a while, then waited for (`None` once every handle is
+/// dropped).
+fn next(queue: &mpsc::Receiver<Job>) -> Option<Job> {
+    match next_within(queue, SPIN) {
+        Ok(job) => Some(job),
+        Err(TryRecvError::Disconnected) => None,
+        Err(TryRecvError::Empty) => queue.recv().ok(),
+    }
 }
 
 /// Commits `batch` and tells each checkpoint its outcome.

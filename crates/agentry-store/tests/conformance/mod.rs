@@ -45,6 +45,7 @@ macro_rules! conformance_tests {
             a_held_lease_refuses_claims_until_released_or_expired,
             a_renewal_keeps_the_lease_and_a_lost_one_conflicts,
             checkpoints_append_messages_and_a_load_rebuilds_the_history,
+            queued_checkpoints_are_written_in_order_and_report_their_outcome,
         );
     };
     (@each $open:expr; $($property:ident),* $(,)?) => {
@@ -730,4 +731,74 @@ pub async fn checkpoints_append_messages_and_a_load_rebuilds_the_history(s: &Sto
     assert_eq!(stored.snapshot, run);
     assert_eq!(stored.snapshot.messages.len(), 11);
     assert_eq!(stored.layout.map(|l| l.next), Some(25));
+}
+
+/// Checkpoints handed over with `save_queued` (without waiting for each) are written in the
+/// order they were handed over, and each outcome says whether it was written: one under a stale
+/// lease conflicts and changes nothing.
+pub async fn queued_checkpoints_are_written_in_order_and_report_their_outcome(s: &Stores) {
+    let store = &*s.store;
+    let mut run = snapshot("run-q");
+    let mut log = MessageLog::new();
+    let mut outcomes = Vec::new();
+    for i in 0..10 {
+        run.messages.push(Message::user(format!("step {i}")));
+        run.step = i + 1;
+        let append = log.append(&run.messages);
+        let events = [event("step", i64::from(i))];
+        let checkpoint = Checkpoint {
+            snapshot: &run,
+            lease: 0,
+            appended: &append.appended,
+            layout: &append.layout,
+            events: &events,
+            hold: Some(HOLD),
+        };
+        outcomes.push(store.save_queued(checkpoint, i % 2 == 0).await.unwrap());
+        log.saved(run.messages.clone(), append.layout);
+    }
+    for outcome in outcomes {
+        outcome.await.unwrap();
+    }
+    let stored = s.other.load("run-q").await.unwrap().unwrap();
+    assert_eq!(stored.snapshot, run);
+    let steps: Vec<u64> = s
+        .other
+        .events("run-q")
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| e.event.data["n"].as_u64().unwrap())
+        .collect();
+    assert_eq!(steps, (0..10).collect::<Vec<_>>());
+
+    // A stale lease: handed over fine, its outcome is a conflict, and nothing changed.
+    let append = log.append(&run.messages);
+    let mut stale = run.clone();
+    stale.step = 99;
+    let outcome = store
+        .save_queued(
+            Checkpoint {
+                snapshot: &stale,
+                lease: 7,
+                appended: &append.appended,
+                layout: &append.layout,
+                events: &[],
+                hold: None,
+            },
+            false,
+        )
+        .await;
+    let conflict = match outcome {
+        Ok(outcome) => outcome.await,
+        Err(e) => Err(e),
+    };
+    assert!(
+        matches!(conflict, Err(StoreError::Conflict { .. })),
+        "{conflict:?}"
+    );
+    assert_eq!(
+        s.other.load("run-q").await.unwrap().unwrap().snapshot.step,
+        10
+    );
 }

@@ -13,8 +13,8 @@ use agentry_core::hooks::{
 };
 use agentry_core::{
     AgentDef, Checkpoint, Decision, ErasedState, Error, FinishReason, MessageLog, Model,
-    ModelResponse, PendingApproval, RunContext, RunContextSpec, RunEvent, RunMachine, RunSnapshot,
-    SNAPSHOT_VERSION, StepStart, StopReason, ToolResult, Turn, Verdict,
+    ModelResponse, PendingApproval, QueuedSave, RunContext, RunContextSpec, RunEvent, RunMachine,
+    RunSnapshot, SNAPSHOT_VERSION, StepStart, StopReason, ToolResult, Turn, Verdict,
 };
 use serde_json::Value;
 use std::collections::HashMap;
@@ -83,6 +83,19 @@ pub(crate) struct Durable {
     saving: watch::Sender<bool>,
     /// True while the run's body runs under cancellation (a checkpoint then yields to it).
     in_body: bool,
+    /// The outcome of the last checkpoint, when it was handed over without waiting for it (the
+    /// end of a step): the next save waits for it before its own. (In a mutex only so that the
+    /// driver stays `Sync`; it is only reached through `&mut`.)
+    pending: std::sync::Mutex<Option<QueuedSave>>,
+}
+
+impl Durable {
+    /// The outcome of the checkpoint handed over last, if it is not known yet.
+    fn pending(&mut self) -> &mut Option<QueuedSave> {
+        self.pending
+            .get_mut()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
 }
 
 /// The hooks a run dispatches to: `base` alone when the other scopes add nothing (shared, no
@@ -135,6 +148,7 @@ impl Driver {
                 loss: LeaseLoss::default(),
                 saving: watch::Sender::new(false),
                 in_body: false,
+                pending: Default::default(),
             }),
             in_step: false,
             prompt_size: None,
@@ -473,7 +487,12 @@ impl Driver {
             stop = ev.stop_decision().map(|d| stop_reason(d, by.as_deref()));
         }
         if save && self.rt.store.is_some() {
-            self.checkpoint(None, None).await?;
+            // Handed over without waiting: the next model turn goes on while it is written, and
+            // the next checkpoint (before that turn's tool calls run, or the outcome) waits for
+            // it, often sharing its transaction.
+            let snapshot = self.snapshot(None, None)?;
+            self.save_as(&snapshot, false, true).await?;
+            self.last_checkpoint = Some(snapshot);
         }
         Ok(stop)
     }
@@ -718,6 +737,17 @@ impl Driver {
     /// and releases when the run paused or ended. It takes the snapshot by reference: a snapshot
     /// moved into this future would be held twice in the future of every step that checkpoints.
     async fn save(&mut self, snapshot: &RunSnapshot, release: bool) -> Result<(), Error> {
+        self.save_as(snapshot, release, false).await
+    }
+
+    /// Saves as [`save`](Self::save) does; when `queued`, hands the checkpoint over and returns
+    /// without waiting for it to be written (the next save waits for it first).
+    async fn save_as(
+        &mut self,
+        snapshot: &RunSnapshot,
+        release: bool,
+        queued: bool,
+    ) -> Result<(), Error> {
         let (Some(store), Some(durable)) = (self.rt.store.clone(), self.durable.as_mut()) else {
             return Ok(());
         };
@@ -725,16 +755,32 @@ impl Driver {
         let append = self.log.append(&snapshot.messages);
         let hold = (!release).then_some(self.rt.lease_ttl);
         durable.saving.send_replace(true);
-        let saved = store
-            .save(Checkpoint {
-                snapshot,
-                lease: self.lease,
-                appended: &append.appended,
-                layout: &append.layout,
-                events: &events,
-                hold,
-            })
+        let handed = store
+            .save_queued(
+                Checkpoint {
+                    snapshot,
+                    lease: self.lease,
+                    appended: &append.appended,
+                    layout: &append.layout,
+                    events: &events,
+                    hold,
+                },
+                queued,
+            )
             .await;
+        // The checkpoint handed over before this one is written first; its outcome comes first.
+        let earlier = match durable.pending().take() {
+            Some(outcome) => outcome.await,
+            None => Ok(()),
+        };
+        let saved = match (handed, earlier) {
+            (Err(e), _) | (Ok(_), Err(e)) => Err(e),
+            (Ok(outcome), Ok(())) if queued => {
+                *durable.pending() = Some(outcome);
+                Ok(())
+            }
+            (Ok(outcome), Ok(())) => outcome.await,
+        };
         durable.saving.send_replace(false);
         saved?;
         self.log.saved(snapshot.messages.clone(), append.layout);
