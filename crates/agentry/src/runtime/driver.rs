@@ -251,7 +251,9 @@ impl Driver {
                 };
                 let m = self.machine.add_user(input);
                 self.scope.added(m).await?;
-                self.checkpoint(None, None).await?;
+                // Handed over without waiting, like a step's end: the first model turn goes on
+                // while it is written, and the next checkpoint waits for it.
+                self.queued_checkpoint().await?;
             }
             Start::Resume => {
                 // Saved first, under the lease just claimed: a process that lost the run to
@@ -490,9 +492,7 @@ impl Driver {
             // Handed over without waiting: the next model turn goes on while it is written, and
             // the next checkpoint (before that turn's tool calls run, or the outcome) waits for
             // it, often sharing its transaction.
-            let snapshot = self.snapshot(None, None)?;
-            self.save_as(&snapshot, false, true).await?;
-            self.last_checkpoint = Some(snapshot);
+            self.queued_checkpoint().await?;
         }
         Ok(stop)
     }
@@ -704,6 +704,19 @@ impl Driver {
             }
             None => Ok(()),
         }
+    }
+
+    /// Hands the run as it stands to the store without waiting for it to be written: the next
+    /// save waits for it first. Only for checkpoints whose next effect is a model turn (no tool
+    /// runs, nothing ends, before the next checkpoint).
+    async fn queued_checkpoint(&mut self) -> Result<(), Error> {
+        if self.rt.store.is_none() {
+            return Ok(());
+        }
+        let snapshot = self.snapshot(None, None)?;
+        self.save_as(&snapshot, false, true).await?;
+        self.last_checkpoint = Some(snapshot);
+        Ok(())
     }
 
     /// Saves a snapshot when the runtime has a store.
