@@ -301,10 +301,10 @@ impl Inner {
                 )
             })?;
         let mut tokens = Vec::with_capacity(encoding.len() + 1);
-        if let Some((bos, text)) = &self.tokenizer.bos {
-            if !prompt.starts_with(text.as_str()) {
-                tokens.push(*bos);
-            }
+        if let Some((bos, text)) = &self.tokenizer.bos
+            && !prompt.starts_with(text.as_str())
+        {
+            tokens.push(*bos);
         }
         tokens.extend_from_slice(encoding.get_ids());
         if tokens.len() >= self.context_limit {

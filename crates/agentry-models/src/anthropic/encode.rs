@@ -47,10 +47,10 @@ pub(super) fn body(model: &Anthropic, request: &ModelRequest, params: &ModelPara
             "Give your final answer as one JSON value, with no other text, matching this JSON Schema:\n{schema}"
         ));
     }
-    if model.prompt_caching {
-        if let Some(block) = turns.last_mut().and_then(|(_, b)| b.last_mut()) {
-            block["cache_control"] = json!({"type": "ephemeral"});
-        }
+    if model.prompt_caching
+        && let Some(block) = turns.last_mut().and_then(|(_, b)| b.last_mut())
+    {
+        block["cache_control"] = json!({"type": "ephemeral"});
     }
     let mut max_tokens = params.max_tokens.unwrap_or(model.max_tokens);
     let mut body = json!({
@@ -75,10 +75,10 @@ pub(super) fn body(model: &Anthropic, request: &ModelRequest, params: &ModelPara
             .iter()
             .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
             .collect();
-        if model.prompt_caching {
-            if let Some(last) = tools.last_mut() {
-                last["cache_control"] = json!({"type": "ephemeral"});
-            }
+        if model.prompt_caching
+            && let Some(last) = tools.last_mut()
+        {
+            last["cache_control"] = json!({"type": "ephemeral"});
         }
         body["tools"] = json!(tools);
     }

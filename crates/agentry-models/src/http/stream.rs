@@ -201,12 +201,11 @@ where
                             error.kind,
                             ModelErrorKind::Server | ModelErrorKind::RateLimited
                         );
-                        if retryable && progress.is_empty() && out.is_empty() {
-                            if let Some(wait) = attempts.next_wait(&endpoint.retry, None) {
+                        if retryable && progress.is_empty() && out.is_empty()
+                            && let Some(wait) = attempts.next_wait(&endpoint.retry, None) {
                                 backoff(endpoint, "error event", &error.message, wait).await;
                                 continue 'attempt;
                             }
-                        }
                         Err::<Flow, _>(broken(endpoint, error, &progress, decoder.partial()))?
                     }
                 };
@@ -228,12 +227,11 @@ where
                     None => incomplete,
                 };
                 // Nothing was streamed: the same request can be sent again.
-                if progress.is_empty() {
-                    if let Some(wait) = attempts.next_wait(&endpoint.retry, None) {
+                if progress.is_empty()
+                    && let Some(wait) = attempts.next_wait(&endpoint.retry, None) {
                         backoff(endpoint, "stream ended early", &error.message, wait).await;
                         continue 'attempt;
                     }
-                }
                 Err::<TurnEnd, _>(broken(endpoint, error, &progress, decoder.partial()))?
                 }
             };

@@ -146,22 +146,22 @@ impl ResponsesDecoder {
             self.called = true;
             out.push(ModelEvent::ToolCall(call));
         }
-        if let Some(usage) = response.get("usage") {
-            if let Ok(u) = serde_json::from_value::<ResponsesUsage>(usage.clone()) {
-                let detail = |d: &Option<Value>, name: &str| {
-                    d.as_ref()
-                        .and_then(|d| d.get(name))
-                        .and_then(Value::as_u64)
-                        .unwrap_or(0)
-                };
-                self.usage = Some(Usage {
-                    input_tokens: u.input_tokens,
-                    output_tokens: u.output_tokens,
-                    cached_input_tokens: detail(&u.input_tokens_details, "cached_tokens"),
-                    reasoning_tokens: detail(&u.output_tokens_details, "reasoning_tokens"),
-                    ..Usage::default()
-                });
-            }
+        if let Some(usage) = response.get("usage")
+            && let Ok(u) = serde_json::from_value::<ResponsesUsage>(usage.clone())
+        {
+            let detail = |d: &Option<Value>, name: &str| {
+                d.as_ref()
+                    .and_then(|d| d.get(name))
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0)
+            };
+            self.usage = Some(Usage {
+                input_tokens: u.input_tokens,
+                output_tokens: u.output_tokens,
+                cached_input_tokens: detail(&u.input_tokens_details, "cached_tokens"),
+                reasoning_tokens: detail(&u.output_tokens_details, "reasoning_tokens"),
+                ..Usage::default()
+            });
         }
         let incomplete = response
             .pointer("/incomplete_details/reason")

@@ -93,22 +93,22 @@ impl Hook for GateHook {
     }
 
     fn stop(&self, mut ev: Stop, ctx: &HookCtx) -> impl Future<Output = HookResult<Stop>> + Send {
-        if let Some(answer) = ev.output.as_ref().filter(|_| ev.reason.is_natural()) {
-            if let Err(message) = (self.gate.check)(answer) {
-                let mut rejections = self.rejections.lock();
-                let count = rejections.entry(ctx.run_id().to_owned()).or_default();
-                if *count < self.gate.max_rejections {
-                    *count += 1;
-                    ev.veto(message);
-                } else {
-                    tracing::warn!(
-                        hook = %ctx.hook_name(),
-                        run = %ctx.run_id(),
-                        rejections = *count,
-                        reason = %ctx.redact(&message),
-                        "the finish gate gives up: the answer stands"
-                    );
-                }
+        if let Some(answer) = ev.output.as_ref().filter(|_| ev.reason.is_natural())
+            && let Err(message) = (self.gate.check)(answer)
+        {
+            let mut rejections = self.rejections.lock();
+            let count = rejections.entry(ctx.run_id().to_owned()).or_default();
+            if *count < self.gate.max_rejections {
+                *count += 1;
+                ev.veto(message);
+            } else {
+                tracing::warn!(
+                    hook = %ctx.hook_name(),
+                    run = %ctx.run_id(),
+                    rejections = *count,
+                    reason = %ctx.redact(&message),
+                    "the finish gate gives up: the answer stands"
+                );
             }
         }
         async move { Ok(ev) }

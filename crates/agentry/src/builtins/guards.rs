@@ -252,21 +252,21 @@ impl GuardHook {
             }
         }
         let payer = runs.get(&run.payer).unwrap_or(run);
-        if let Some(limit) = g.max_tokens {
-            if payer.tokens >= limit {
-                return Some(Limit::Tokens {
-                    used: payer.tokens,
-                    limit,
-                });
-            }
+        if let Some(limit) = g.max_tokens
+            && payer.tokens >= limit
+        {
+            return Some(Limit::Tokens {
+                used: payer.tokens,
+                limit,
+            });
         }
-        if let Some((limit, _)) = &g.max_cost {
-            if payer.cost >= *limit {
-                return Some(Limit::Cost {
-                    spent: payer.cost,
-                    limit: *limit,
-                });
-            }
+        if let Some((limit, _)) = &g.max_cost
+            && payer.cost >= *limit
+        {
+            return Some(Limit::Cost {
+                spent: payer.cost,
+                limit: *limit,
+            });
         }
         if let Some(limit) = g.max_wall_time {
             let elapsed = run.started.elapsed();

@@ -231,11 +231,11 @@ impl Hook for TelemetryHook {
         ev: AfterTool,
         ctx: &HookCtx,
     ) -> impl Future<Output = HookResult<AfterTool>> + Send {
-        if let Some(span) = self.close(ctx.run_id(), &format!("tool/{}", ev.result.call_id)) {
-            if ev.result.is_error {
-                span.record("error.type", "tool_error");
-                span.record("otel.status_code", "ERROR");
-            }
+        if let Some(span) = self.close(ctx.run_id(), &format!("tool/{}", ev.result.call_id))
+            && ev.result.is_error
+        {
+            span.record("error.type", "tool_error");
+            span.record("otel.status_code", "ERROR");
         }
         async move { Ok(ev) }
     }

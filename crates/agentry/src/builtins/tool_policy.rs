@@ -211,21 +211,21 @@ impl ToolPolicy {
             .filter(|r| r.tools.first_match(tool).is_some())
         {
             let value = input.pointer(&rule.pointer).and_then(|v| v.as_str());
-            if let (Some(re), Some(value)) = (&rule.must_not_match, value) {
-                if re.is_match(value) {
-                    return Err(format!(
-                        "the tool policy does not allow this `{tool}` call: its argument {} matches `{re}`",
-                        rule.pointer
-                    ));
-                }
+            if let (Some(re), Some(value)) = (&rule.must_not_match, value)
+                && re.is_match(value)
+            {
+                return Err(format!(
+                    "the tool policy does not allow this `{tool}` call: its argument {} matches `{re}`",
+                    rule.pointer
+                ));
             }
-            if let Some(re) = &rule.must_match {
-                if !value.is_some_and(|v| re.is_match(v)) {
-                    return Err(format!(
-                        "the tool policy does not allow this `{tool}` call: its argument {} must match `{re}`",
-                        rule.pointer
-                    ));
-                }
+            if let Some(re) = &rule.must_match
+                && !value.is_some_and(|v| re.is_match(v))
+            {
+                return Err(format!(
+                    "the tool policy does not allow this `{tool}` call: its argument {} must match `{re}`",
+                    rule.pointer
+                ));
             }
         }
         Ok(())
