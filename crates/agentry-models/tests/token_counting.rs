@@ -59,7 +59,9 @@ async fn compaction_counts_the_prompt_with_the_configured_tokenizer() {
         .before_compact(move |ev, _| {
             let seen = seen2.clone();
             async move {
-                seen.lock().unwrap().push((ev.tokens, ev.messages.clone()));
+                seen.lock()
+                    .unwrap()
+                    .push((ev.tokens(), ev.messages().clone()));
                 Ok(ev)
             }
         })

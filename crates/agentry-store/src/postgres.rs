@@ -194,7 +194,9 @@ impl PostgresStore {
                 .fetch_optional(&self.pool)
                 .await
                 .map_err(failed)?;
-        let Some((record, lease)) = row else {
+        // A run's row is inserted with an empty record just before its first save writes it: a
+        // run caught in between has no checkpoint yet.
+        let Some((record, lease)) = row.filter(|(record, _)| record != "{}") else {
             return Ok(None);
         };
         // Read after the record: the log only grows, so it holds every message the record names.

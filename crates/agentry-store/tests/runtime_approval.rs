@@ -363,7 +363,7 @@ async fn hooks_and_policies_ask_for_approval_and_hooks_may_give_it() {
         .unwrap();
     let auto = on::approval_requested(
         |mut ev: agentry::hooks::ApprovalRequested, _ctx| async move {
-            if ev.pending.input["days"].as_u64() == Some(30) {
+            if ev.pending().input["days"].as_u64() == Some(30) {
                 ev.approve();
             }
             Ok(ev)

@@ -55,7 +55,7 @@ async fn fire(hooks: &Hooks, ctx: &RunContext, step: u32) -> u32 {
         .dispatch(BeforeStep::new(step), ctx)
         .await
         .unwrap()
-        .step
+        .step()
 }
 
 fn dispatch(c: &mut Criterion) {
@@ -93,7 +93,7 @@ fn state_update(c: &mut Criterion) {
         .state(Counter::default())
         .max_steps(steps + 1)
         .with(on_sync::state_change(|ev, _| {
-            black_box(&ev.current);
+            black_box(&ev.current());
             Ok(())
         }))
         .build()

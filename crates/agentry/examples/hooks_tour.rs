@@ -116,22 +116,22 @@ impl Hook for AuditLog {
     }
 
     async fn after_tool(&self, ev: AfterTool, ctx: &HookCtx) -> HookResult<AfterTool> {
-        let r = &ev.result;
+        let r = ev.result();
         let outcome = if r.is_error { "error" } else { "ok" };
         self.record(ctx, format!("done {} {outcome} ({})", r.name, r.call_id));
         Ok(ev)
     }
 
     async fn state_change(&self, ev: StateChange, ctx: &HookCtx) -> HookResult<StateChange> {
-        self.record(ctx, format!("state changed by {:?}", ev.source));
+        self.record(ctx, format!("state changed by {:?}", ev.source()));
         Ok(ev)
     }
 
     async fn run_end(&self, ev: RunEnd, ctx: &HookCtx) -> HookResult<RunEnd> {
-        let (steps, tokens) = (ev.steps, ev.usage.total());
+        let (steps, tokens) = (ev.steps(), ev.usage().total());
         self.record(
             ctx,
-            format!("run ended ({}): {steps} steps, {tokens} tokens", ev.stop),
+            format!("run ended ({}): {steps} steps, {tokens} tokens", ev.stop()),
         );
         Ok(ev)
     }
@@ -139,7 +139,12 @@ impl Hook for AuditLog {
     async fn hook_failed(&self, ev: HookFailed, ctx: &HookCtx) -> HookResult<HookFailed> {
         self.record(
             ctx,
-            format!("hook `{}` failed on {}: {}", ev.hook, ev.event, ev.error),
+            format!(
+                "hook `{}` failed on {}: {}",
+                ev.hook(),
+                ev.event(),
+                ev.error()
+            ),
         );
         Ok(ev)
     }
@@ -272,7 +277,7 @@ async fn main() -> Result<(), agentry::Error> {
         // Another guard: stop the run once it has spent its token budget.
         .with(
             on::after_step(|mut ev, _ctx| async move {
-                if ev.usage.total() > 20_000 {
+                if ev.usage().total() > 20_000 {
                     ev.stop("token budget of 20000 spent");
                 }
                 Ok(ev)

@@ -237,7 +237,7 @@ async fn before_compact_may_veto_and_after_compact_may_rewrite_the_summary() {
             Ok(ev)
         })
         .after_compact(|mut ev, _| async move {
-            ev.summary = format!("[{} messages folded by policy]", ev.plan.len());
+            ev.summary = format!("[{} messages folded by policy]", ev.plan().len());
             Ok(ev)
         })
         .build()

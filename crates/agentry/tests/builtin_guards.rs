@@ -281,7 +281,7 @@ async fn a_resumed_run_is_still_guarded() {
         .with(Guards::none().max_steps(3))
         .with(on::approval_requested(
             |mut ev: agentry::hooks::ApprovalRequested, _ctx| async move {
-                if ev.pending.call_id != "c1" {
+                if ev.pending().call_id != "c1" {
                     ev.approve();
                 }
                 Ok(ev)

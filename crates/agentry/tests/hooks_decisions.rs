@@ -87,10 +87,7 @@ async fn before_tool_block_keeps_the_tool_from_running_and_the_model_sees_the_re
             async move { Ok(ev) }
         })
         .after_tool(move |ev, _ctx| {
-            push(
-                &after_seen,
-                format!("{} error={}", ev.result.content, ev.result.is_error),
-            );
+            push(&after_seen, format!("{} error={}", ev.content, ev.is_error));
             async move { Ok(ev) }
         })
         .build()
@@ -217,8 +214,8 @@ async fn after_tool_rewrites_the_result_the_model_sees() {
     let model = paris_then("ok");
     let agent = weather_agent(&model, &log, &calls)
         .after_tool(|mut ev, _ctx| async move {
-            assert_eq!(ev.input, json!({"city": "Paris"}));
-            ev.result.content = format!("{} (checked)", ev.result.content);
+            assert_eq!(*ev.input(), json!({"city": "Paris"}));
+            ev.content = format!("{} (checked)", ev.content);
             Ok(ev)
         })
         .build()
@@ -251,7 +248,7 @@ async fn tool_error_recovers_with_a_result_the_model_sees_as_success() {
         .model(model.clone())
         .tool(broken)
         .tool_error(|mut ev, _ctx| async move {
-            ev.recover(format!("cached value (after: {})", ev.error));
+            ev.recover(format!("cached value (after: {})", ev.error()));
             Ok(ev)
         })
         .build()
@@ -279,7 +276,7 @@ async fn before_step_skip_makes_no_model_call_but_the_step_counts() {
                 Events::BEFORE_STEP | Events::AFTER_STEP | Events::BEFORE_MODEL | Events::STOP,
             ))
             .before_step(|mut ev, _ctx| async move {
-                if ev.step == 1 {
+                if ev.step() == 1 {
                     ev.skip();
                 }
                 Ok(ev)
@@ -335,7 +332,7 @@ async fn before_step_stop_ends_the_run_naming_the_hook_and_cannot_be_vetoed() {
     let agent = weather_agent(&model, &log, &calls)
         .with(
             on::before_step(|mut ev, _ctx| async move {
-                if ev.step == 2 {
+                if ev.step() == 2 {
                     ev.stop("budget exhausted");
                 }
                 Ok(ev)
@@ -346,7 +343,7 @@ async fn before_step_stop_ends_the_run_naming_the_hook_and_cannot_be_vetoed() {
             ev.veto("keep going");
             push(
                 &stops_seen,
-                format!("{} vetoed={:?}", ev.reason, ev.vetoed()),
+                format!("{} vetoed={:?}", ev.reason(), ev.vetoed()),
             );
             async move { Ok(ev) }
         })
@@ -379,7 +376,7 @@ async fn after_step_stop_ends_the_run_after_that_step() {
     let agent = weather_agent(&model, &log, &calls)
         .with(
             on::after_step(|mut ev, _ctx| async move {
-                if ev.model_calls >= 1 {
+                if ev.model_calls() >= 1 {
                     ev.stop("one model call is enough");
                 }
                 Ok(ev)
@@ -423,7 +420,7 @@ async fn stop_veto_continues_the_run_with_the_message_and_the_next_final_answer_
         .model(model.clone())
         .with(Recorder::new(&log).events(Events::MESSAGE_ADDED | Events::STOP))
         .stop(move |mut ev, _ctx| {
-            if ev.reason == StopReason::FinalAnswer && v.bump() == 1 {
+            if *ev.reason() == StopReason::FinalAnswer && v.bump() == 1 {
                 ev.veto("Double-check the dates.");
             }
             async move { Ok(ev) }
@@ -463,7 +460,7 @@ async fn stop_veto_is_ignored_for_the_step_limit() {
         .max_steps(1)
         .stop(move |mut ev, _ctx| {
             ev.veto("keep going");
-            push(&s, format!("{:?} vetoed={:?}", ev.reason, ev.vetoed()));
+            push(&s, format!("{:?} vetoed={:?}", ev.reason(), ev.vetoed()));
             async move { Ok(ev) }
         })
         .build()
@@ -669,14 +666,14 @@ async fn run_error_recovers_the_run_with_an_output() {
         .model(model.clone())
         .with(
             on::run_error(|mut ev, _ctx| async move {
-                assert!(matches!(*ev.error, Error::Model(_)), "{:?}", ev.error);
+                assert!(matches!(**ev.error(), Error::Model(_)), "{:?}", ev.error());
                 ev.recover("fallback answer");
                 Ok(ev)
             })
             .named("fallback"),
         )
         .run_end(move |ev, _ctx| {
-            push(&e, format!("{:?} {:?}", ev.stop, ev.output));
+            push(&e, format!("{:?} {:?}", ev.stop(), ev.output()));
             async move { Ok(ev) }
         })
         .build()

@@ -59,13 +59,13 @@ fn observed_runtime(meta: &Log, durations: &Durations) -> Runtime {
         .with(on::hook_finished(move |ev, _ctx| {
             d1.lock()
                 .unwrap()
-                .push((format!("finished {}", ev.hook), ev.duration));
+                .push((format!("finished {}", ev.hook()), ev.duration()));
             std::future::ready(Ok(ev))
         }))
         .with(on::hook_failed(move |ev, _ctx| {
             d2.lock()
                 .unwrap()
-                .push((format!("failed {}", ev.hook), ev.duration));
+                .push((format!("failed {}", ev.hook()), ev.duration()));
             std::future::ready(Ok(ev))
         }))
 }
@@ -108,7 +108,7 @@ async fn run_with(reg: HookRegistration) -> Outcome {
         )
         .with(
             on::run_error(move |ev, _ctx| {
-                push(&e, ev.error.to_string());
+                push(&e, ev.error().to_string());
                 std::future::ready(Ok(ev))
             })
             .named("on-error"),
@@ -251,13 +251,17 @@ async fn hook_failed_reports_the_error_the_duration_and_the_policy() {
         let failed = failed.lock().unwrap().clone();
         assert_eq!(failed.len(), 1, "{mode:?}");
         let ev = &failed[0];
-        assert_eq!(&*ev.hook, "flaky");
-        assert_eq!(ev.event, EventKind::BeforeTool);
-        assert_eq!(ev.advisory, advisory);
-        assert_eq!(ev.error, failure_of(mode).to_string());
+        assert_eq!(ev.hook(), "flaky");
+        assert_eq!(ev.event(), EventKind::BeforeTool);
+        assert_eq!(ev.advisory(), advisory);
+        assert_eq!(ev.error(), failure_of(mode).to_string());
         if let Mode::Timeout = mode {
-            assert!(ev.duration >= LIMIT, "{:?}", ev.duration);
-            assert!(ev.duration < Duration::from_secs(5), "{:?}", ev.duration);
+            assert!(ev.duration() >= LIMIT, "{:?}", ev.duration());
+            assert!(
+                ev.duration() < Duration::from_secs(5),
+                "{:?}",
+                ev.duration()
+            );
         }
     }
 }
@@ -528,7 +532,7 @@ async fn a_panicking_around_tool_middleware_fails_the_run_like_any_hook() {
             .named("tool-mw"),
         )
         .hook_failed(move |ev, _ctx| {
-            push(&f, format!("{}:{}", ev.hook, ev.event));
+            push(&f, format!("{}:{}", ev.hook(), ev.event()));
             std::future::ready(Ok(ev))
         })
         .build()
@@ -562,7 +566,7 @@ async fn a_run_error_observer_that_keeps_the_error_does_not_change_the_error_ret
         .model(ScriptedModel::new().text("ok"))
         .with(on::before_model(fail()).named("bad"))
         .run_error(move |ev, _ctx| {
-            k.lock().unwrap().push(ev.error.clone());
+            k.lock().unwrap().push(ev.error().clone());
             std::future::ready(Ok(ev))
         })
         .build()

@@ -186,7 +186,7 @@ async fn run_fragile(job: &str) -> (Vec<String>, Vec<String>, ScriptedModel) {
         .tool(fragile(&log))
         .with(Recorder::new(&log).events(lifecycle_unstreamed()))
         .tool_error(move |ev, _ctx| {
-            push(&seen, ev.error.clone());
+            push(&seen, ev.error());
             async move { Ok(ev) }
         })
         .build()

@@ -104,7 +104,7 @@ async fn run(turns: &[Vec<Fate>], parallel: bool) -> Vec<String> {
             Ok(())
         }))
         .with(on_sync::after_tool(move |ev, _| {
-            push(&after, format!("After {}", ev.result.call_id));
+            push(&after, format!("After {}", ev.call_id()));
             Ok(())
         }))
         .with(on_sync::tool_error(move |ev, _| {
@@ -192,7 +192,7 @@ async fn a_call_a_person_rejects_is_closed_when_the_run_resumes() {
                 Ok(())
             }))
             .with(on_sync::after_tool(move |ev, _| {
-                push(&after, format!("After {}", ev.result.call_id));
+                push(&after, format!("After {}", ev.call_id()));
                 Ok(())
             }))
             .build()
@@ -239,33 +239,35 @@ fn pair_logger(log: &Log) -> Vec<HookRegistration> {
         })
         .into_hook(),
         on_sync::after_tool(move |ev, ctx| {
-            push(
-                &a,
-                format!("After {}/{}", ctx.agent_path(), ev.result.call_id),
-            );
+            push(&a, format!("After {}/{}", ctx.agent_path(), ev.call_id()));
             Ok(())
         })
         .into_hook(),
         on_sync::tool_error(move |ev, ctx| {
             push(
                 &e,
-                format!("Error {}/{}: {}", ctx.agent_path(), ev.call_id(), ev.error),
+                format!(
+                    "Error {}/{}: {}",
+                    ctx.agent_path(),
+                    ev.call_id(),
+                    ev.error()
+                ),
             );
             Ok(())
         })
         .into_hook(),
         on_sync::before_sub_agent(move |ev, _| {
-            push(&sb, format!("SubBefore {}", ev.agent));
+            push(&sb, format!("SubBefore {}", ev.agent()));
             Ok(())
         })
         .into_hook(),
         on_sync::after_sub_agent(move |ev, _| {
-            push(&sa, format!("SubAfter {}", ev.agent));
+            push(&sa, format!("SubAfter {}", ev.agent()));
             Ok(())
         })
         .into_hook(),
         on_sync::sub_agent_error(move |ev, _| {
-            push(&se, format!("SubError {}: {}", ev.agent, ev.error));
+            push(&se, format!("SubError {}: {}", ev.agent(), ev.error()));
             Ok(())
         })
         .into_hook(),
@@ -408,7 +410,7 @@ async fn a_blocked_sub_agent_is_closed_with_sub_agent_error_which_may_answer_for
             Ok(())
         }))
         .with(on_sync::sub_agent_error(|ev, _| {
-            ev.recover(format!("(answered for {}: {})", ev.agent, ev.error));
+            ev.recover(format!("(answered for {}: {})", ev.agent(), ev.error()));
             Ok(())
         }))
         .build()
@@ -496,17 +498,17 @@ async fn a_hook_under_way_when_the_run_is_cancelled_is_reported_failed() {
         .unwrap();
     let runtime = Runtime::new()
         .with(on_sync::hook_started(move |ev, _| {
-            push(&started, format!("started {} on {}", ev.hook, ev.event));
+            push(&started, format!("started {} on {}", ev.hook(), ev.event()));
             Ok(())
         }))
         .with(on_sync::hook_finished(move |ev, _| {
-            push(&finished, format!("finished {}", ev.hook));
+            push(&finished, format!("finished {}", ev.hook()));
             Ok(())
         }))
         .with(on_sync::hook_failed(move |ev, _| {
             push(
                 &failed,
-                format!("failed {} on {}: {}", ev.hook, ev.event, ev.error),
+                format!("failed {} on {}: {}", ev.hook(), ev.event(), ev.error()),
             );
             Ok(())
         }));

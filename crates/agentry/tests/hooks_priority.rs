@@ -327,7 +327,7 @@ async fn a_low_priority_after_step_stop_does_not_pre_empt_the_guards() {
         .tool(weather(&new_log(), &Counter::default()))
         .with(
             on_sync::after_step(|ev, _| {
-                if ev.step == 1 {
+                if ev.step() == 1 {
                     ev.stop("the low hook says stop");
                 }
                 Ok(())

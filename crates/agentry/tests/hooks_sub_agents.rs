@@ -174,11 +174,11 @@ async fn the_child_run_has_its_own_id_and_knows_its_parent() {
                 &s2,
                 format!(
                     "after: agent={} input={} output={} in={} child_run_is_parent={}",
-                    ev.agent,
-                    ev.input,
+                    ev.agent(),
+                    ev.input(),
                     ev.output,
                     ctx.run_id(),
-                    ev.run_id == ctx.run_id()
+                    ev.run_id() == ctx.run_id()
                 ),
             );
             std::future::ready(Ok(ev))
@@ -207,7 +207,7 @@ async fn before_sub_agent_block_keeps_the_child_from_running() {
     let model = parent_model();
     let agent = parent(&model, &child)
         .before_sub_agent(|mut ev, _ctx| async move {
-            if ev.agent == "child" {
+            if ev.agent() == "child" {
                 ev.block("the child agent is disabled");
             }
             Ok(ev)
@@ -238,7 +238,7 @@ async fn before_sub_agent_rewrites_the_child_input() {
             Ok(ev)
         })
         .after_sub_agent(move |ev, _ctx| {
-            push(&s, ev.input.clone());
+            push(&s, ev.input());
             std::future::ready(Ok(ev))
         })
         .build()
@@ -289,7 +289,7 @@ async fn sub_agent_error_recovers_when_the_child_fails() {
     let model = parent_model();
     let agent = parent(&model, &child)
         .sub_agent_error(move |mut ev, _ctx| {
-            push(&e, format!("{}: {}", ev.agent, ev.error));
+            push(&e, format!("{}: {}", ev.agent(), ev.error()));
             ev.recover("the child is unavailable; answer without it");
             std::future::ready(Ok(ev))
         })

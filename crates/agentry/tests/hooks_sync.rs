@@ -188,7 +188,9 @@ async fn an_advisory_sync_hook_that_fails_leaves_the_event_as_it_was() {
             move |ev, _| {
                 s.lock().unwrap().push(format!(
                     "failed {} {} advisory={}",
-                    ev.hook, ev.event, ev.advisory
+                    ev.hook(),
+                    ev.event(),
+                    ev.advisory()
                 ));
                 Ok(())
             }
@@ -219,9 +221,9 @@ async fn meta_events_observe_sync_hooks_with_durations() {
         .with(on_sync::hook_finished(move |ev, _| {
             s.lock().unwrap().push(format!(
                 "{} {} {}",
-                ev.hook,
-                ev.event,
-                ev.duration >= Duration::from_millis(2)
+                ev.hook(),
+                ev.event(),
+                ev.duration() >= Duration::from_millis(2)
             ));
             Ok(())
         }))

@@ -98,7 +98,7 @@ async fn state_is_shared_with_an_async_hook_by_taking_it_once() {
         .tool(divide())
         .with(
             on::with(seen.clone()).after_tool(|seen, ev, _ctx| async move {
-                seen.lock().unwrap().push(ev.result.content.clone());
+                seen.lock().unwrap().push(ev.content.clone());
                 Ok(ev)
             }),
         )

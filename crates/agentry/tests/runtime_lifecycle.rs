@@ -58,7 +58,7 @@ fn recording_run_ends(
         .model(model.clone())
         .tool(tool)
         .run_end(move |ev, _ctx| {
-            ends.lock().unwrap().push(ev.stop.clone());
+            ends.lock().unwrap().push(ev.stop().clone());
             async move { Ok(ev) }
         })
         .build()
@@ -282,9 +282,9 @@ fn notes_agent(model: &ScriptedModel, changes: &Shared<Change>) -> Agent<Notes> 
         )
         .state_change(move |ev, _ctx| {
             changes.lock().unwrap().push((
-                ev.source.clone(),
-                ev.previous.clone(),
-                ev.current.clone(),
+                ev.source().clone(),
+                ev.previous().clone(),
+                ev.current().clone(),
             ));
             async move { Ok(ev) }
         })
@@ -416,9 +416,9 @@ async fn an_update_that_changes_nothing_is_not_reported() {
         .state(Notes::default())
         .state_change(move |ev, _ctx| {
             changes2.lock().unwrap().push((
-                ev.source.clone(),
-                ev.previous.clone(),
-                ev.current.clone(),
+                ev.source().clone(),
+                ev.previous().clone(),
+                ev.current().clone(),
             ));
             async move { Ok(ev) }
         })
@@ -520,7 +520,7 @@ async fn the_event_stream_reports_the_whole_run_in_order() {
             customs2
                 .lock()
                 .unwrap()
-                .push((ev.name.clone(), ev.data.clone()));
+                .push((ev.name().to_string(), ev.data().clone()));
             async move { Ok(ev) }
         })
         .before_tool(move |ev, ctx| {
@@ -691,8 +691,8 @@ async fn custom_events_from_hooks_reach_the_stream_and_custom_hooks() {
         .custom(move |ev, ctx| {
             customs2.lock().unwrap().push(format!(
                 "{}={} by {}",
-                ev.name,
-                ev.data,
+                ev.name(),
+                ev.data(),
                 ctx.hook_name()
             ));
             async move { Ok(ev) }
@@ -739,7 +739,7 @@ async fn run_options_reach_every_hook_of_a_plain_run() {
             seen3
                 .lock()
                 .unwrap()
-                .push(format!("end {:?} {}", ctx.session_id(), ev.stop));
+                .push(format!("end {:?} {}", ctx.session_id(), ev.stop()));
             async move { Ok(ev) }
         }));
     Runtime::new()

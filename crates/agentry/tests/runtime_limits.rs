@@ -169,7 +169,10 @@ async fn an_advisory_hook_that_never_returns_is_reported_and_the_run_goes_on() {
     let runtime = Runtime::new()
         .hook_timeout(SHORT)
         .with(on::hook_failed(move |ev, _ctx| {
-            push(&f, format!("{} on {}: {}", ev.hook, ev.event, ev.error));
+            push(
+                &f,
+                format!("{} on {}: {}", ev.hook(), ev.event(), ev.error()),
+            );
             std::future::ready(Ok(ev))
         }));
 
@@ -193,7 +196,7 @@ async fn a_tool_that_never_returns_gives_the_model_an_error_naming_the_default_t
     let agent = calls_stuck(&model)
         .tool(stuck_tool("stuck"))
         .with(on::tool_error(move |ev, _ctx| {
-            push(&e, ev.error.clone());
+            push(&e, ev.error());
             std::future::ready(Ok(ev))
         }))
         .build()
@@ -284,7 +287,7 @@ async fn the_wall_time_guard_interrupts_a_tool_call_in_flight_and_the_history_st
         .store(store.clone())
         .with(Guards::none().max_wall_time(SHORT))
         .with(on::stop(move |ev, _ctx| {
-            push(&s, ev.reason.to_string());
+            push(&s, ev.reason().to_string());
             std::future::ready(Ok(ev))
         }));
 

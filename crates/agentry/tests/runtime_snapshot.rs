@@ -65,7 +65,7 @@ fn counter() -> Agent<Tally> {
 /// A run-scope hook that cancels the run when step `at` is about to start.
 fn cancel_at(at: u32) -> impl IntoHook {
     on::before_step(move |ev, ctx| async move {
-        if ev.step == at {
+        if ev.step() == at {
             ctx.cancellation().cancel();
             // Give the runtime an await point to notice: a cancellation from a hook that
             // returns at once is not seen (see the ignored tests in runtime_lifecycle.rs).
@@ -400,7 +400,7 @@ async fn a_run_stopped_by_before_step_counts_only_the_steps_it_took() {
             "count",
             RunOptions::new().with(
                 on::before_step(|mut ev, _ctx| async move {
-                    if ev.step == 3 {
+                    if ev.step() == 3 {
                         ev.stop("enough");
                     }
                     Ok(ev)

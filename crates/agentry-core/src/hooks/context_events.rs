@@ -10,15 +10,29 @@ use crate::{History, ModelError};
 #[derive(Clone, Debug)]
 pub struct BeforeCompact {
     /// The prompt's size, in tokens, as counted.
-    pub tokens: usize,
+    tokens: usize,
     /// The threshold it passed.
-    pub threshold: usize,
+    threshold: usize,
     /// The history as it stands (shared, not copied).
-    pub messages: History,
+    messages: History,
     /// What will be folded, and how.
     pub plan: CompactPlan,
     veto: Option<String>,
     marks: u32,
+}
+impl BeforeCompact {
+    /// The prompt's size, in tokens, as counted.
+    pub fn tokens(&self) -> usize {
+        self.tokens
+    }
+    /// The threshold it passed.
+    pub fn threshold(&self) -> usize {
+        self.threshold
+    }
+    /// The history as it stands (shared, not copied).
+    pub fn messages(&self) -> &History {
+        &self.messages
+    }
 }
 impl BeforeCompact {
     /// A new event.
@@ -56,12 +70,22 @@ impl Decides for BeforeCompact {
 #[derive(Clone, Debug)]
 pub struct AfterCompact {
     /// What was folded, and how.
-    pub plan: CompactPlan,
+    plan: CompactPlan,
     /// The prompt's size before, in tokens.
-    pub tokens_before: usize,
+    tokens_before: usize,
     /// The text that replaces the folded messages (the heading and the model's summary, or the
     /// window's note).
     pub summary: String,
+}
+impl AfterCompact {
+    /// What was folded, and how.
+    pub fn plan(&self) -> CompactPlan {
+        self.plan
+    }
+    /// The prompt's size before, in tokens.
+    pub fn tokens_before(&self) -> usize {
+        self.tokens_before
+    }
 }
 impl AfterCompact {
     /// A new event.
@@ -80,13 +104,23 @@ impl Decides for AfterCompact {}
 #[derive(Clone, Debug)]
 pub struct CompactError {
     /// The failure.
-    pub error: ModelError,
+    error: ModelError,
     /// What was to be folded.
-    pub plan: CompactPlan,
+    plan: CompactPlan,
     /// What happens next unless a hook recovers: the compaction's configured policy.
     pub policy: OnCompactError,
     recovery: Option<String>,
     marks: u32,
+}
+impl CompactError {
+    /// The failure.
+    pub fn error(&self) -> &ModelError {
+        &self.error
+    }
+    /// What was to be folded.
+    pub fn plan(&self) -> CompactPlan {
+        self.plan
+    }
 }
 impl CompactError {
     /// A new event.

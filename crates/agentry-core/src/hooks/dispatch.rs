@@ -171,10 +171,7 @@ async fn run_chain<E: Event>(
         ctx.set_hook(&meta.name);
         let started = match observers {
             Some(obs) => {
-                let start = HookStarted {
-                    hook: meta.name.clone(),
-                    event: E::KIND,
-                };
+                let start = HookStarted::new(meta.name.clone(), E::KIND);
                 observe(obs, start, run).await?;
                 run.hook_opened(&meta.name, E::KIND, meta.advisory);
                 Some(Instant::now())
@@ -216,11 +213,7 @@ async fn run_chain<E: Event>(
             Ok(()) => {
                 if let (Some(obs), Some(t0)) = (observers, started) {
                     run.hook_closed(&meta.name, E::KIND);
-                    let done = HookFinished {
-                        hook: meta.name.clone(),
-                        event: E::KIND,
-                        duration: t0.elapsed(),
-                    };
+                    let done = HookFinished::new(meta.name.clone(), E::KIND, t0.elapsed());
                     observe(obs, done, run).await?;
                 }
                 if !read_only && let Some(ev) = slot.as_ref() {
@@ -235,13 +228,13 @@ async fn run_chain<E: Event>(
                 };
                 if let (Some(obs), Some(t0)) = (observers, started) {
                     run.hook_closed(&meta.name, E::KIND);
-                    let failed = HookFailed {
-                        hook: meta.name.clone(),
-                        event: E::KIND,
-                        duration: t0.elapsed(),
-                        error: err.failure.to_string(),
-                        advisory: meta.advisory,
-                    };
+                    let failed = HookFailed::new(
+                        meta.name.clone(),
+                        E::KIND,
+                        t0.elapsed(),
+                        err.failure.to_string(),
+                        meta.advisory,
+                    );
                     observe(obs, failed, run).await?;
                 }
                 if !meta.advisory {

@@ -41,13 +41,41 @@ impl Decides for RunStart {}
 #[derive(Clone, Debug)]
 pub struct RunEnd {
     /// Why it ended.
-    pub stop: StopReason,
+    stop: StopReason,
     /// The output (text as a JSON string, or the structured output), when there is one.
-    pub output: Option<Value>,
+    output: Option<Value>,
     /// Tokens used by the run.
-    pub usage: Usage,
+    usage: Usage,
     /// Steps taken.
-    pub steps: u32,
+    steps: u32,
+}
+impl RunEnd {
+    /// A new event (runtimes create these).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(stop: StopReason, output: Option<Value>, usage: Usage, steps: u32) -> Self {
+        RunEnd {
+            stop,
+            output,
+            usage,
+            steps,
+        }
+    }
+    /// Why it ended.
+    pub fn stop(&self) -> &StopReason {
+        &self.stop
+    }
+    /// The output (text as a JSON string, or the structured output), when there is one.
+    pub fn output(&self) -> Option<&Value> {
+        self.output.as_ref()
+    }
+    /// Tokens used by the run.
+    pub fn usage(&self) -> Usage {
+        self.usage
+    }
+    /// Steps taken.
+    pub fn steps(&self) -> u32 {
+        self.steps
+    }
 }
 impl Decides for RunEnd {}
 
@@ -55,9 +83,15 @@ impl Decides for RunEnd {}
 #[derive(Clone, Debug)]
 pub struct RunError {
     /// The failure.
-    pub error: Arc<Error>,
+    error: Arc<Error>,
     recovery: Option<Value>,
     marks: u32,
+}
+impl RunError {
+    /// The failure.
+    pub fn error(&self) -> &Arc<Error> {
+        &self.error
+    }
 }
 impl RunError {
     /// A new event.
@@ -102,9 +136,15 @@ pub enum StepDecision {
 #[derive(Clone, Debug)]
 pub struct BeforeStep {
     /// The step number (1-based).
-    pub step: u32,
+    step: u32,
     decision: Option<StepDecision>,
     marks: u32,
+}
+impl BeforeStep {
+    /// The step number (1-based).
+    pub fn step(&self) -> u32 {
+        self.step
+    }
 }
 impl BeforeStep {
     /// A new event.
@@ -148,13 +188,27 @@ impl Decides for BeforeStep {
 #[derive(Clone, Debug)]
 pub struct AfterStep {
     /// The step number.
-    pub step: u32,
+    step: u32,
     /// Tokens used by the run so far.
-    pub usage: Usage,
+    usage: Usage,
     /// Model calls made by the run so far.
-    pub model_calls: u32,
+    model_calls: u32,
     stop: Option<StepDecision>,
     marks: u32,
+}
+impl AfterStep {
+    /// The step number.
+    pub fn step(&self) -> u32 {
+        self.step
+    }
+    /// Tokens used by the run so far.
+    pub fn usage(&self) -> Usage {
+        self.usage
+    }
+    /// Model calls made by the run so far.
+    pub fn model_calls(&self) -> u32 {
+        self.model_calls
+    }
 }
 impl AfterStep {
     /// A new event.
@@ -203,14 +257,29 @@ impl Decides for AfterStep {
 #[derive(Clone, Debug)]
 pub struct Stop {
     /// Why the run is stopping.
-    pub reason: StopReason,
+    reason: StopReason,
     /// The last step.
-    pub step: u32,
+    step: u32,
     /// The final answer, when the run stops with one (text as a JSON string, a structured
     /// output as its JSON value).
-    pub output: Option<Value>,
+    output: Option<Value>,
     veto: Option<String>,
     marks: u32,
+}
+impl Stop {
+    /// Why the run is stopping.
+    pub fn reason(&self) -> &StopReason {
+        &self.reason
+    }
+    /// The last step.
+    pub fn step(&self) -> u32 {
+        self.step
+    }
+    /// The final answer, when the run stops with one (text as a JSON string, a structured
+    /// output as its JSON value).
+    pub fn output(&self) -> Option<&Value> {
+        self.output.as_ref()
+    }
 }
 impl Stop {
     /// A new event.
@@ -299,9 +368,16 @@ pub struct AfterModel {
     pub response: ModelResponse,
     /// The name of the model that answered (`Model::name`; empty when a BeforeModel hook
     /// answered in its place).
-    pub model: Arc<str>,
+    model: Arc<str>,
     retry: Option<String>,
     marks: u32,
+}
+impl AfterModel {
+    /// The name of the model that answered (`Model::name`; empty when a BeforeModel hook
+    /// answered in its place).
+    pub fn model(&self) -> &str {
+        &self.model
+    }
 }
 impl AfterModel {
     /// A new event.
@@ -509,13 +585,68 @@ impl Decides for BeforeTool {
     }
 }
 
-/// A tool call returned (or was blocked or mocked). Hooks may rewrite the result.
+/// A tool call returned (or was blocked, mocked or rejected). Hooks may rewrite what the model
+/// sees (`content`, `is_error`); which call it answers (its id and tool name) cannot change.
 #[derive(Clone, Debug)]
 pub struct AfterTool {
+    call_id: String,
+    name: String,
+    input: Value,
+    /// The content the model will see.
+    pub content: String,
+    /// True when the content reports a failure (the model is told it is an error).
+    pub is_error: bool,
+    mocked: bool,
+}
+impl AfterTool {
+    /// A new event for `result`, the result of a call whose tool received `input` (runtimes
+    /// create these; the result's call id and tool name become the event's identity).
+    pub fn new(input: Value, result: ToolResult) -> Self {
+        AfterTool {
+            call_id: result.call_id,
+            name: result.name,
+            input,
+            content: result.content,
+            is_error: result.is_error,
+            mocked: result.mocked,
+        }
+    }
+    /// The id of the call this answers.
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
     /// The input the tool received.
-    pub input: Value,
-    /// The result the model will see.
-    pub result: ToolResult,
+    pub fn input(&self) -> &Value {
+        &self.input
+    }
+    /// True when a hook answered the call and the tool never ran.
+    pub fn mocked(&self) -> bool {
+        self.mocked
+    }
+    /// The result as the model will see it.
+    pub fn result(&self) -> ToolResult {
+        ToolResult {
+            call_id: self.call_id.clone(),
+            name: self.name.clone(),
+            content: self.content.clone(),
+            is_error: self.is_error,
+            mocked: self.mocked,
+        }
+    }
+    /// The result as the model will see it (runtimes take it once the hooks ran).
+    pub fn into_result(self) -> ToolResult {
+        ToolResult {
+            call_id: self.call_id,
+            name: self.name,
+            content: self.content,
+            is_error: self.is_error,
+            mocked: self.mocked,
+        }
+    }
 }
 impl Decides for AfterTool {}
 
@@ -524,11 +655,22 @@ impl Decides for AfterTool {}
 pub struct ToolError {
     call: ToolCallRef,
     /// The input the tool received.
-    pub input: Value,
+    input: Value,
     /// What went wrong.
-    pub error: String,
+    error: String,
     recovery: Option<String>,
+    rewritten: Option<String>,
     marks: u32,
+}
+impl ToolError {
+    /// The input the tool received.
+    pub fn input(&self) -> &Value {
+        &self.input
+    }
+    /// What went wrong.
+    pub fn error(&self) -> &str {
+        &self.error
+    }
 }
 impl ToolError {
     /// A new event for a call given by id and tool name.
@@ -547,6 +689,7 @@ impl ToolError {
             input,
             error,
             recovery: None,
+            rewritten: None,
             marks: 0,
         }
     }
@@ -567,6 +710,15 @@ impl ToolError {
     pub fn recovery(&self) -> Option<&str> {
         self.recovery.as_deref()
     }
+    /// Changes the error the model sees when no hook recovers (a friendlier or safer message);
+    /// [`error`](Self::error) stays what happened, for the hooks after this one.
+    pub fn rewrite_error(&mut self, message: impl Into<String>) {
+        self.rewritten = Some(message.into());
+    }
+    /// The error as a hook rewrote it, if one did.
+    pub fn rewritten_error(&self) -> Option<&str> {
+        self.rewritten.as_deref()
+    }
 }
 impl Decides for ToolError {
     fn decided(&self) -> bool {
@@ -581,13 +733,23 @@ impl Decides for ToolError {
 #[derive(Clone, Debug)]
 pub struct BeforeSubAgent {
     /// The sub-agent's name.
-    pub agent: String,
+    agent: String,
     /// The tool call that asked for it.
-    pub call_id: String,
+    call_id: String,
     /// Its input.
     pub input: String,
     blocked: Option<String>,
     marks: u32,
+}
+impl BeforeSubAgent {
+    /// The sub-agent's name.
+    pub fn agent(&self) -> &str {
+        &self.agent
+    }
+    /// The tool call that asked for it.
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
 }
 impl BeforeSubAgent {
     /// A new event.
@@ -623,13 +785,37 @@ impl Decides for BeforeSubAgent {
 #[derive(Clone, Debug)]
 pub struct AfterSubAgent {
     /// The sub-agent's name.
-    pub agent: String,
+    agent: String,
     /// The child run's id.
-    pub run_id: String,
+    run_id: String,
     /// Its input.
-    pub input: String,
+    input: String,
     /// Its output, as the parent model will see it.
     pub output: String,
+}
+impl AfterSubAgent {
+    /// A new event (runtimes create these).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(agent: String, run_id: String, input: String, output: String) -> Self {
+        AfterSubAgent {
+            agent,
+            run_id,
+            input,
+            output,
+        }
+    }
+    /// The sub-agent's name.
+    pub fn agent(&self) -> &str {
+        &self.agent
+    }
+    /// The child run's id.
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+    /// Its input.
+    pub fn input(&self) -> &str {
+        &self.input
+    }
 }
 impl Decides for AfterSubAgent {}
 
@@ -637,13 +823,28 @@ impl Decides for AfterSubAgent {}
 #[derive(Clone, Debug)]
 pub struct SubAgentError {
     /// The sub-agent's name.
-    pub agent: String,
+    agent: String,
     /// Its input.
-    pub input: String,
+    input: String,
     /// What went wrong.
-    pub error: String,
+    error: String,
     recovery: Option<String>,
+    rewritten: Option<String>,
     marks: u32,
+}
+impl SubAgentError {
+    /// The sub-agent's name.
+    pub fn agent(&self) -> &str {
+        &self.agent
+    }
+    /// Its input.
+    pub fn input(&self) -> &str {
+        &self.input
+    }
+    /// What went wrong.
+    pub fn error(&self) -> &str {
+        &self.error
+    }
 }
 impl SubAgentError {
     /// A new event.
@@ -653,6 +854,7 @@ impl SubAgentError {
             input,
             error,
             recovery: None,
+            rewritten: None,
             marks: 0,
         }
     }
@@ -664,6 +866,15 @@ impl SubAgentError {
     /// The recovery output, if a hook gave one.
     pub fn recovery(&self) -> Option<&str> {
         self.recovery.as_deref()
+    }
+    /// Changes the error the model sees when no hook recovers (a friendlier or safer message);
+    /// [`error`](Self::error) stays what happened, for the hooks after this one.
+    pub fn rewrite_error(&mut self, message: impl Into<String>) {
+        self.rewritten = Some(message.into());
+    }
+    /// The error as a hook rewrote it, if one did.
+    pub fn rewritten_error(&self) -> Option<&str> {
+        self.rewritten.as_deref()
     }
 }
 impl Decides for SubAgentError {
@@ -679,11 +890,34 @@ impl Decides for SubAgentError {
 #[derive(Clone, Debug)]
 pub struct StateChange {
     /// The state before.
-    pub previous: Value,
+    previous: Value,
     /// The state after.
-    pub current: Value,
+    current: Value,
     /// Who changed it.
-    pub source: StateSource,
+    source: StateSource,
+}
+impl StateChange {
+    /// A new event (runtimes create these).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(previous: Value, current: Value, source: StateSource) -> Self {
+        StateChange {
+            previous,
+            current,
+            source,
+        }
+    }
+    /// The state before.
+    pub fn previous(&self) -> &Value {
+        &self.previous
+    }
+    /// The state after.
+    pub fn current(&self) -> &Value {
+        &self.current
+    }
+    /// Who changed it.
+    pub fn source(&self) -> &StateSource {
+        &self.source
+    }
 }
 impl StateChange {
     /// The change as an RFC 6902 JSON Patch.
@@ -697,7 +931,18 @@ impl Decides for StateChange {}
 #[derive(Clone, Debug)]
 pub struct MessageAdded {
     /// The message.
-    pub message: Arc<Message>,
+    message: Arc<Message>,
+}
+impl MessageAdded {
+    /// A new event (runtimes create these).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(message: Arc<Message>) -> Self {
+        MessageAdded { message }
+    }
+    /// The message.
+    pub fn message(&self) -> &Arc<Message> {
+        &self.message
+    }
 }
 impl Decides for MessageAdded {}
 
@@ -705,9 +950,24 @@ impl Decides for MessageAdded {}
 #[derive(Clone, Debug)]
 pub struct Custom {
     /// The event name.
-    pub name: String,
+    name: String,
     /// Its data.
-    pub data: Value,
+    data: Value,
+}
+impl Custom {
+    /// A new event (runtimes create these).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: String, data: Value) -> Self {
+        Custom { name, data }
+    }
+    /// The event name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// Its data.
+    pub fn data(&self) -> &Value {
+        &self.data
+    }
 }
 impl Decides for Custom {}
 
@@ -715,9 +975,24 @@ impl Decides for Custom {}
 #[derive(Clone, Debug)]
 pub struct HookStarted {
     /// The hook's name.
-    pub hook: HookName,
+    hook: HookName,
     /// The event it handles.
-    pub event: EventKind,
+    event: EventKind,
+}
+impl HookStarted {
+    /// A new event (runtimes create these).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(hook: HookName, event: EventKind) -> Self {
+        HookStarted { hook, event }
+    }
+    /// The hook's name.
+    pub fn hook(&self) -> &HookName {
+        &self.hook
+    }
+    /// The event it handles.
+    pub fn event(&self) -> EventKind {
+        self.event
+    }
 }
 impl Decides for HookStarted {}
 
@@ -725,11 +1000,34 @@ impl Decides for HookStarted {}
 #[derive(Clone, Debug)]
 pub struct HookFinished {
     /// The hook's name.
-    pub hook: HookName,
+    hook: HookName,
     /// The event it handled.
-    pub event: EventKind,
+    event: EventKind,
     /// How long it took.
-    pub duration: Duration,
+    duration: Duration,
+}
+impl HookFinished {
+    /// A new event (runtimes create these).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(hook: HookName, event: EventKind, duration: Duration) -> Self {
+        HookFinished {
+            hook,
+            event,
+            duration,
+        }
+    }
+    /// The hook's name.
+    pub fn hook(&self) -> &HookName {
+        &self.hook
+    }
+    /// The event it handled.
+    pub fn event(&self) -> EventKind {
+        self.event
+    }
+    /// How long it took.
+    pub fn duration(&self) -> Duration {
+        self.duration
+    }
 }
 impl Decides for HookFinished {}
 
@@ -737,14 +1035,53 @@ impl Decides for HookFinished {}
 #[derive(Clone, Debug)]
 pub struct HookFailed {
     /// The hook's name.
-    pub hook: HookName,
+    hook: HookName,
     /// The event it handled.
-    pub event: EventKind,
+    event: EventKind,
     /// How long it ran.
-    pub duration: Duration,
+    duration: Duration,
     /// What went wrong.
-    pub error: String,
+    error: String,
     /// True when the hook is advisory and the run goes on.
-    pub advisory: bool,
+    advisory: bool,
+}
+impl HookFailed {
+    /// A new event (runtimes create these).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        hook: HookName,
+        event: EventKind,
+        duration: Duration,
+        error: String,
+        advisory: bool,
+    ) -> Self {
+        HookFailed {
+            hook,
+            event,
+            duration,
+            error,
+            advisory,
+        }
+    }
+    /// The hook's name.
+    pub fn hook(&self) -> &HookName {
+        &self.hook
+    }
+    /// The event it handled.
+    pub fn event(&self) -> EventKind {
+        self.event
+    }
+    /// How long it ran.
+    pub fn duration(&self) -> Duration {
+        self.duration
+    }
+    /// What went wrong.
+    pub fn error(&self) -> &str {
+        &self.error
+    }
+    /// True when the hook is advisory and the run goes on.
+    pub fn advisory(&self) -> bool {
+        self.advisory
+    }
 }
 impl Decides for HookFailed {}

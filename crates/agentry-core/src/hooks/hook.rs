@@ -31,7 +31,7 @@ macro_rules! define_hook_trait {
         ///         Ok(ev)
         ///     }
         ///     async fn after_tool(&self, ev: AfterTool, _ctx: &HookCtx) -> HookResult<AfterTool> {
-        ///         println!("-> {}", ev.result.content);
+        ///         println!("-> {}", ev.content);
         ///         Ok(ev)
         ///     }
         /// }

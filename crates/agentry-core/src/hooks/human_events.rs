@@ -9,9 +9,15 @@ use crate::{Decision, PendingApproval};
 #[derive(Clone, Debug)]
 pub struct ApprovalRequested {
     /// The call, its input and why approval is needed.
-    pub pending: PendingApproval,
+    pending: PendingApproval,
     decision: Option<Decision>,
     marks: u32,
+}
+impl ApprovalRequested {
+    /// The call, its input and why approval is needed.
+    pub fn pending(&self) -> &PendingApproval {
+        &self.pending
+    }
 }
 impl ApprovalRequested {
     /// A new event.
@@ -64,11 +70,34 @@ pub enum Resolver {
 #[derive(Clone, Debug)]
 pub struct ApprovalResolved {
     /// The call that was pending.
-    pub pending: PendingApproval,
+    pending: PendingApproval,
     /// The decision.
-    pub decision: Decision,
+    decision: Decision,
     /// Who decided.
-    pub by: Resolver,
+    by: Resolver,
+}
+impl ApprovalResolved {
+    /// A new event (runtimes create these).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(pending: PendingApproval, decision: Decision, by: Resolver) -> Self {
+        ApprovalResolved {
+            pending,
+            decision,
+            by,
+        }
+    }
+    /// The call that was pending.
+    pub fn pending(&self) -> &PendingApproval {
+        &self.pending
+    }
+    /// The decision.
+    pub fn decision(&self) -> &Decision {
+        &self.decision
+    }
+    /// Who decided.
+    pub fn by(&self) -> &Resolver {
+        &self.by
+    }
 }
 impl Decides for ApprovalResolved {}
 
@@ -76,10 +105,33 @@ impl Decides for ApprovalResolved {}
 #[derive(Clone, Debug)]
 pub struct StoppedByHuman {
     /// The call they rejected.
-    pub call_id: String,
+    call_id: String,
     /// Their reason.
-    pub reason: String,
+    reason: String,
     /// Who stopped it.
-    pub by: Resolver,
+    by: Resolver,
+}
+impl StoppedByHuman {
+    /// A new event (runtimes create these).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(call_id: String, reason: String, by: Resolver) -> Self {
+        StoppedByHuman {
+            call_id,
+            reason,
+            by,
+        }
+    }
+    /// The call they rejected.
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+    /// Their reason.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+    /// Who stopped it.
+    pub fn by(&self) -> &Resolver {
+        &self.by
+    }
 }
 impl Decides for StoppedByHuman {}

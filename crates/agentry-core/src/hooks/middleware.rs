@@ -159,10 +159,7 @@ impl<Req: Clone + Send + 'static, Out: AroundOutput> Next<Req, Out> {
             let observed = hooks.wants(Events::META);
             let name = &entry.meta.name;
             if observed {
-                let ev = HookStarted {
-                    hook: name.clone(),
-                    event: Out::KIND,
-                };
+                let ev = HookStarted::new(name.clone(), Out::KIND);
                 if let Err(e) = hooks.observe(ev, &ctx).await {
                     return Out::from_hook_error(e);
                 }
@@ -174,11 +171,7 @@ impl<Req: Clone + Send + 'static, Out: AroundOutput> Next<Req, Out> {
                 Ok(out) => {
                     if observed {
                         ctx.hook_closed(name, Out::KIND);
-                        let ev = HookFinished {
-                            hook: name.clone(),
-                            event: Out::KIND,
-                            duration: t0.elapsed(),
-                        };
+                        let ev = HookFinished::new(name.clone(), Out::KIND, t0.elapsed());
                         if let Err(e) = hooks.observe(ev, &ctx).await {
                             return Out::from_hook_error(e);
                         }
@@ -194,13 +187,13 @@ impl<Req: Clone + Send + 'static, Out: AroundOutput> Next<Req, Out> {
             };
             if observed {
                 ctx.hook_closed(name, Out::KIND);
-                let ev = HookFailed {
-                    hook: name.clone(),
-                    event: Out::KIND,
-                    duration: t0.elapsed(),
-                    error: err.failure.to_string(),
-                    advisory: entry.meta.advisory,
-                };
+                let ev = HookFailed::new(
+                    name.clone(),
+                    Out::KIND,
+                    t0.elapsed(),
+                    err.failure.to_string(),
+                    entry.meta.advisory,
+                );
                 if let Err(e) = hooks.observe(ev, &ctx).await {
                     return Out::from_hook_error(e);
                 }

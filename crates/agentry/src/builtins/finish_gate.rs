@@ -93,7 +93,7 @@ impl Hook for GateHook {
     }
 
     fn stop(&self, mut ev: Stop, ctx: &HookCtx) -> impl Future<Output = HookResult<Stop>> + Send {
-        if let Some(answer) = ev.output.as_ref().filter(|_| ev.reason.is_natural())
+        if let Some(answer) = ev.output().as_ref().filter(|_| ev.reason().is_natural())
             && let Err(message) = (self.gate.check)(answer)
         {
             let mut rejections = self.rejections.lock();

@@ -308,7 +308,7 @@ impl Hook for GuardHook {
         if !self.runs().contains_key(ctx.run_id()) {
             self.track(ctx);
         }
-        if let Some(limit) = self.reached(ctx.run_id(), ev.step) {
+        if let Some(limit) = self.reached(ctx.run_id(), ev.step()) {
             ev.stop_with(self.stop(ctx, limit));
         }
         async move { Ok(ev) }
@@ -321,10 +321,10 @@ impl Hook for GuardHook {
     ) -> impl Future<Output = HookResult<AfterModel>> + Send {
         let usage = ev.response.usage;
         let cost = match &self.guards.max_cost {
-            Some((_, prices)) => match prices.price(&ev.model) {
+            Some((_, prices)) => match prices.price(ev.model()) {
                 Some(price) => price.cost(&usage),
                 None => {
-                    tracing::warn!(model = %ev.model, "the guards' price table has no price for this model; its calls cost nothing");
+                    tracing::warn!(model = %ev.model(), "the guards' price table has no price for this model; its calls cost nothing");
                     0.0
                 }
             },

@@ -176,35 +176,35 @@ impl Hook for RecorderHook {
 
     record_events! {
         run_start(RunStart) => |ev| Value::Null;
-        run_end(RunEnd) => |ev| json!({"stop": ev.stop.to_string()});
+        run_end(RunEnd) => |ev| json!({"stop": ev.stop().to_string()});
         run_error(RunError) => |ev| Value::Null;
         before_step(BeforeStep) => |ev| Value::Null;
         after_step(AfterStep) => |ev| Value::Null;
-        stop(Stop) => |ev| json!({"reason": ev.reason.to_string()});
+        stop(Stop) => |ev| json!({"reason": ev.reason().to_string()});
         before_model(BeforeModel) => |ev| Value::Null;
         after_model(AfterModel) => |ev| Value::Null;
         text_delta(TextDelta) => |ev| json!({"text": ev.text});
         thinking(Thinking) => |ev| Value::Null;
         before_tool(BeforeTool) => |ev| json!({"tool": ev.name(), "input": ev.input});
         after_tool(AfterTool) => |ev| json!({
-            "tool": ev.result.name, "content": ev.result.content,
-            "is_error": ev.result.is_error, "mocked": ev.result.mocked});
+            "tool": ev.name(), "content": ev.content,
+            "is_error": ev.is_error, "mocked": ev.mocked()});
         tool_error(ToolError) => |ev| Value::Null;
         before_sub_agent(BeforeSubAgent) => |ev| Value::Null;
         after_sub_agent(AfterSubAgent) => |ev| Value::Null;
         sub_agent_error(SubAgentError) => |ev| Value::Null;
         approval_requested(ApprovalRequested) => |ev| json!({
-            "tool": ev.pending.tool, "call_id": ev.pending.call_id, "input": ev.pending.input,
-            "reason": ev.pending.reason});
+            "tool": ev.pending().tool, "call_id": ev.pending().call_id, "input": ev.pending().input,
+            "reason": ev.pending().reason});
         approval_resolved(ApprovalResolved) => |ev| json!({
-            "call_id": ev.pending.call_id, "decision": ev.decision,
-            "by": match &ev.by { Resolver::Person => "person".to_string(), Resolver::Hook(h) => h.clone() }});
-        stopped_by_human(StoppedByHuman) => |ev| json!({"call_id": ev.call_id, "reason": ev.reason});
+            "call_id": ev.pending().call_id, "decision": ev.decision(),
+            "by": match &ev.by() { Resolver::Person => "person".to_string(), Resolver::Hook(h) => h.clone() }});
+        stopped_by_human(StoppedByHuman) => |ev| json!({"call_id": ev.call_id(), "reason": ev.reason()});
         before_compact(BeforeCompact) => |ev| json!({
-            "tokens": ev.tokens, "start": ev.plan.start, "end": ev.plan.end,
+            "tokens": ev.tokens(), "start": ev.plan.start, "end": ev.plan.end,
             "strategy": ev.plan.strategy.as_str()});
         after_compact(AfterCompact) => |ev| json!({"summary": ev.summary});
-        compact_error(CompactError) => |ev| json!({"error": ev.error.to_string()});
+        compact_error(CompactError) => |ev| json!({"error": ev.error().to_string()});
         state_change(StateChange) => |ev| Value::Null;
         message_added(MessageAdded) => |ev| Value::Null;
         custom(Custom) => |ev| Value::Null;

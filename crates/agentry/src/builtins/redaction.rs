@@ -276,8 +276,8 @@ impl Hook for RedactorHook {
         mut ev: AfterTool,
         _ctx: &HookCtx,
     ) -> impl Future<Output = HookResult<AfterTool>> + Send {
-        if let Cow::Owned(masked) = self.0.redact(&ev.result.content) {
-            ev.result.content = masked;
+        if let Cow::Owned(masked) = self.0.redact(&ev.content) {
+            ev.content = masked;
         }
         async move { Ok(ev) }
     }

@@ -133,8 +133,7 @@ impl Hook for TelemetryHook {
         ctx: &HookCtx,
     ) -> impl Future<Output = HookResult<BeforeStep>> + Send {
         let run = self.get(ctx.run_id(), "run").unwrap_or_else(Span::none);
-        let span =
-            info_span!(target: "agentry", parent: &run, "step", agentry.step = i64::from(ev.step));
+        let span = info_span!(target: "agentry", parent: &run, "step", agentry.step = i64::from(ev.step()));
         self.open(ctx.run_id(), "step", span);
         async move { Ok(ev) }
     }
@@ -179,9 +178,9 @@ impl Hook for TelemetryHook {
         ctx: &HookCtx,
     ) -> impl Future<Output = HookResult<AfterModel>> + Send {
         if let Some(span) = self.close(ctx.run_id(), "model") {
-            if !ev.model.is_empty() {
-                span.record("gen_ai.request.model", &*ev.model);
-                span.record("otel.name", format!("chat {}", ev.model));
+            if !ev.model().is_empty() {
+                span.record("gen_ai.request.model", ev.model());
+                span.record("otel.name", format!("chat {}", ev.model()));
             }
             let usage = &ev.response.usage;
             span.record("gen_ai.usage.input_tokens", int(usage.input_tokens));
@@ -220,8 +219,8 @@ impl Hook for TelemetryHook {
         ctx: &HookCtx,
     ) -> impl Future<Output = HookResult<BeforeSubAgent>> + Send {
         // The child's run span goes under this call's tool span.
-        if let Some(tool) = self.get(ctx.run_id(), &format!("tool/{}", ev.call_id)) {
-            self.open(ctx.run_id(), &format!("sub/{}", ev.agent), tool);
+        if let Some(tool) = self.get(ctx.run_id(), &format!("tool/{}", ev.call_id())) {
+            self.open(ctx.run_id(), &format!("sub/{}", ev.agent()), tool);
         }
         async move { Ok(ev) }
     }
@@ -231,8 +230,8 @@ impl Hook for TelemetryHook {
         ev: AfterTool,
         ctx: &HookCtx,
     ) -> impl Future<Output = HookResult<AfterTool>> + Send {
-        if let Some(span) = self.close(ctx.run_id(), &format!("tool/{}", ev.result.call_id))
-            && ev.result.is_error
+        if let Some(span) = self.close(ctx.run_id(), &format!("tool/{}", ev.call_id()))
+            && ev.is_error
         {
             span.record("error.type", "tool_error");
             span.record("otel.status_code", "ERROR");
@@ -251,11 +250,11 @@ impl Hook for TelemetryHook {
             .forget(ctx.run_id())
             .and_then(|mut s| s.remove("run"))
         {
-            span.record("gen_ai.usage.input_tokens", int(ev.usage.input_tokens));
-            span.record("gen_ai.usage.output_tokens", int(ev.usage.output_tokens));
+            span.record("gen_ai.usage.input_tokens", int(ev.usage().input_tokens));
+            span.record("gen_ai.usage.output_tokens", int(ev.usage().output_tokens));
             span.record(
                 "agentry.stop_reason",
-                ctx.redact(&ev.stop.to_string()).as_ref(),
+                ctx.redact(&ev.stop().to_string()).as_ref(),
             );
         }
         async move { Ok(ev) }
@@ -275,7 +274,7 @@ impl Hook for TelemetryHook {
             span.record("otel.status_code", "ERROR");
             span.record(
                 "agentry.stop_reason",
-                ctx.redact(&ev.error.to_string()).as_ref(),
+                ctx.redact(&ev.error().to_string()).as_ref(),
             );
         }
         async move { Ok(ev) }

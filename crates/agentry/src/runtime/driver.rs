@@ -414,11 +414,7 @@ impl Driver {
                 by,
             } => {
                 if self.scope.wants(Events::STOPPED_BY_HUMAN) {
-                    let ev = StoppedByHuman {
-                        call_id: call_id.clone(),
-                        reason: reason.clone(),
-                        by,
-                    };
+                    let ev = StoppedByHuman::new(call_id.clone(), reason.clone(), by);
                     self.scope.hook(ev).await?;
                 }
                 self.end_step(step, true).await?;
@@ -457,11 +453,7 @@ impl Driver {
                 if !self.scope.wants(Events::APPROVAL_RESOLVED) {
                     continue;
                 }
-                let ev = agentry_core::hooks::ApprovalResolved {
-                    pending: p,
-                    decision,
-                    by: Resolver::Person,
-                };
+                let ev = agentry_core::hooks::ApprovalResolved::new(p, decision, Resolver::Person);
                 self.scope.hook(ev).await?;
             }
         }
@@ -590,13 +582,13 @@ impl Driver {
     /// events (`why` is their error); what those hooks decide cannot change the run's end.
     async fn close_open_calls(&mut self, why: &str) -> Result<(), Error> {
         for open in self.scope.ctx.take_open_hooks() {
-            let ev = HookFailed {
-                hook: open.hook,
-                event: open.event,
-                duration: open.started.elapsed(),
-                error: format!("interrupted: {why}"),
-                advisory: open.advisory,
-            };
+            let ev = HookFailed::new(
+                open.hook,
+                open.event,
+                open.started.elapsed(),
+                format!("interrupted: {why}"),
+                open.advisory,
+            );
             self.scope.hook(ev).await?;
         }
         if std::mem::take(&mut self.model_open) {
@@ -637,12 +629,12 @@ impl Driver {
             self.checkpoint(Some(&stop), output.as_ref()).await?;
         }
         if self.scope.wants(Events::RUN_END) {
-            let ev = RunEnd {
-                stop: stop.clone(),
-                output: output.clone(),
-                usage: self.machine.usage,
-                steps: self.machine.step,
-            };
+            let ev = RunEnd::new(
+                stop.clone(),
+                output.clone(),
+                self.machine.usage,
+                self.machine.step,
+            );
             self.scope.hook(ev).await?;
         }
         let run_id = self.scope.ctx.run_id().to_string();

@@ -83,11 +83,7 @@ impl Scope {
                         });
                     }
                     if self.wants(Events::STATE_CHANGE) {
-                        let ev = StateChange {
-                            previous,
-                            current,
-                            source,
-                        };
+                        let ev = StateChange::new(previous, current, source);
                         self.hooks.dispatch(ev, &self.ctx).await?;
                     }
                 }
@@ -102,7 +98,7 @@ impl Scope {
                     }
                     if self.wants(Events::CUSTOM) {
                         self.hooks
-                            .dispatch(Custom { name, data }, &self.ctx)
+                            .dispatch(Custom::new(name, data), &self.ctx)
                             .await?;
                     }
                 }
@@ -121,7 +117,7 @@ impl Scope {
             });
         }
         if self.wants(Events::MESSAGE_ADDED) {
-            self.hook(MessageAdded { message }).await?;
+            self.hook(MessageAdded::new(message)).await?;
         }
         Ok(())
     }

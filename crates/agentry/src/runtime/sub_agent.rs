@@ -85,12 +85,7 @@ impl Driver {
         match failure {
             Ok(output) => {
                 let output = if scope.wants(Events::AFTER_SUB_AGENT) {
-                    let ev = AfterSubAgent {
-                        agent: child.name.to_string(),
-                        run_id: child_run_id,
-                        input: task,
-                        output,
-                    };
+                    let ev = AfterSubAgent::new(child.name.to_string(), child_run_id, task, output);
                     scope.hook(ev).await?.output
                 } else {
                     output
@@ -115,6 +110,9 @@ impl Driver {
             let ev = self.scope.hook(ev).await?;
             if let Some(output) = ev.recovery() {
                 return Ok(Ok(ToolResult::ok(&call.id, &call.name, output)));
+            }
+            if let Some(message) = ev.rewritten_error() {
+                return Ok(Err(ToolFailure::new(message)));
             }
         }
         Ok(Err(ToolFailure::new(error)))

@@ -252,16 +252,13 @@ impl Driver {
             .hook_decided(ApprovalRequested::new(pending))
             .await?;
         let Some(decision) = ev.decision().cloned() else {
-            return Ok(Some(Settled::Pending(ev.pending)));
+            return Ok(Some(Settled::Pending(ev.pending().clone())));
         };
         let by = Resolver::Hook(by.as_deref().unwrap_or_default().to_string());
         self.approval_resolved(&decision, &by);
         if self.scope.wants(Events::APPROVAL_RESOLVED) {
-            let resolved = ApprovalResolved {
-                pending: ev.pending,
-                decision: decision.clone(),
-                by: by.clone(),
-            };
+            let resolved =
+                ApprovalResolved::new(ev.pending().clone(), decision.clone(), by.clone());
             self.scope.hook(resolved).await?;
         }
         Ok(match decision {
@@ -414,6 +411,10 @@ impl Driver {
                     if let Some(content) = ev.recovery() {
                         return Ok(Settled::Done(ToolResult::ok(&call.id, &call.name, content)));
                     }
+                    if let Some(message) = ev.rewritten_error() {
+                        let result = ToolResult::error(&call.id, &call.name, message);
+                        return Ok(Settled::Done(result));
+                    }
                 }
                 Ok(Settled::Done(ToolResult::error(
                     &call.id,
@@ -429,9 +430,9 @@ impl Driver {
         if !self.scope.wants(Events::AFTER_TOOL) {
             return Ok(result);
         }
-        let mut slot = Some(AfterTool { input, result });
+        let mut slot = Some(AfterTool::new(input, result));
         self.scope.run_hooks(&mut slot).await?;
-        Ok(slot.expect("hooks give the event back").result)
+        Ok(slot.expect("hooks give the event back").into_result())
     }
 
     /// Calls a tool within its time limit (its own, or the runtime's default): a call that

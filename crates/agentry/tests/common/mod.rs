@@ -132,15 +132,15 @@ impl Hook for Recorder {
         Ok(ev)
     }
     async fn before_step(&self, ev: BeforeStep, ctx: &HookCtx) -> HookResult<BeforeStep> {
-        self.rec(ctx, format!("BeforeStep:{}", ev.step));
+        self.rec(ctx, format!("BeforeStep:{}", ev.step()));
         Ok(ev)
     }
     async fn after_step(&self, ev: AfterStep, ctx: &HookCtx) -> HookResult<AfterStep> {
-        self.rec(ctx, format!("AfterStep:{}", ev.step));
+        self.rec(ctx, format!("AfterStep:{}", ev.step()));
         Ok(ev)
     }
     async fn stop(&self, ev: Stop, ctx: &HookCtx) -> HookResult<Stop> {
-        self.rec(ctx, format!("Stop:{:?}", ev.reason));
+        self.rec(ctx, format!("Stop:{:?}", ev.reason()));
         Ok(ev)
     }
     async fn before_model(&self, ev: BeforeModel, ctx: &HookCtx) -> HookResult<BeforeModel> {
@@ -164,7 +164,7 @@ impl Hook for Recorder {
         Ok(ev)
     }
     async fn after_tool(&self, ev: AfterTool, ctx: &HookCtx) -> HookResult<AfterTool> {
-        self.rec(ctx, format!("AfterTool:{}", ev.result.name));
+        self.rec(ctx, format!("AfterTool:{}", ev.name()));
         Ok(ev)
     }
     async fn tool_error(&self, ev: ToolError, ctx: &HookCtx) -> HookResult<ToolError> {
@@ -176,42 +176,42 @@ impl Hook for Recorder {
         ev: BeforeSubAgent,
         ctx: &HookCtx,
     ) -> HookResult<BeforeSubAgent> {
-        self.rec(ctx, format!("BeforeSubAgent:{}", ev.agent));
+        self.rec(ctx, format!("BeforeSubAgent:{}", ev.agent()));
         Ok(ev)
     }
     async fn after_sub_agent(&self, ev: AfterSubAgent, ctx: &HookCtx) -> HookResult<AfterSubAgent> {
-        self.rec(ctx, format!("AfterSubAgent:{}", ev.agent));
+        self.rec(ctx, format!("AfterSubAgent:{}", ev.agent()));
         Ok(ev)
     }
     async fn sub_agent_error(&self, ev: SubAgentError, ctx: &HookCtx) -> HookResult<SubAgentError> {
-        self.rec(ctx, format!("SubAgentError:{}", ev.agent));
+        self.rec(ctx, format!("SubAgentError:{}", ev.agent()));
         Ok(ev)
     }
     async fn state_change(&self, ev: StateChange, ctx: &HookCtx) -> HookResult<StateChange> {
-        self.rec(ctx, format!("StateChange:{}", source(&ev.source)));
+        self.rec(ctx, format!("StateChange:{}", source(ev.source())));
         Ok(ev)
     }
     async fn message_added(&self, ev: MessageAdded, ctx: &HookCtx) -> HookResult<MessageAdded> {
-        self.rec(ctx, format!("MessageAdded:{}", role(&ev.message)));
+        self.rec(ctx, format!("MessageAdded:{}", role(ev.message())));
         Ok(ev)
     }
     async fn custom(&self, ev: Custom, ctx: &HookCtx) -> HookResult<Custom> {
-        self.rec(ctx, format!("Custom:{}", ev.name));
+        self.rec(ctx, format!("Custom:{}", ev.name()));
         Ok(ev)
     }
     async fn hook_started(&self, ev: HookStarted, ctx: &HookCtx) -> HookResult<HookStarted> {
-        self.rec(ctx, format!("HookStarted:{}:{}", ev.hook, ev.event));
+        self.rec(ctx, format!("HookStarted:{}:{}", ev.hook(), ev.event()));
         Ok(ev)
     }
     async fn hook_finished(&self, ev: HookFinished, ctx: &HookCtx) -> HookResult<HookFinished> {
-        self.rec(ctx, format!("HookFinished:{}:{}", ev.hook, ev.event));
+        self.rec(ctx, format!("HookFinished:{}:{}", ev.hook(), ev.event()));
         Ok(ev)
     }
     async fn hook_failed(&self, ev: HookFailed, ctx: &HookCtx) -> HookResult<HookFailed> {
-        let policy = if ev.advisory { "advisory" } else { "fatal" };
+        let policy = if ev.advisory() { "advisory" } else { "fatal" };
         self.rec(
             ctx,
-            format!("HookFailed:{}:{}:{}", ev.hook, ev.event, policy),
+            format!("HookFailed:{}:{}:{}", ev.hook(), ev.event(), policy),
         );
         Ok(ev)
     }

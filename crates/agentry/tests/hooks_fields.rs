@@ -1,0 +1,120 @@
+//! What a hook writes, the run honours: an AfterTool rewrite reaches the model (but the result
+//! always answers the call that was made), and a ToolError's or SubAgentError's rewritten error
+//! is what the model hears. (The fields hooks cannot honour are read-only: agentry-core's
+//! `read_only_fields` test pins that they do not compile.)
+
+mod common;
+
+use agentry::prelude::*;
+use common::*;
+
+/// The tool result the model received in its request `n`.
+fn result_sent(model: &ScriptedModel, n: usize) -> ToolResult {
+    model.requests()[n]
+        .messages
+        .last()
+        .and_then(|m| m.tool_result().cloned())
+        .expect("the last message is a tool result")
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Nothing {}
+
+fn failing() -> impl Tool {
+    tool("fails", "Fails.", |_: Nothing, _ctx: ToolCtx| async move {
+        Err::<String, _>("disk quota exceeded at /var/secret/path".into())
+    })
+}
+
+#[tokio::test]
+async fn an_after_tool_rewrite_reaches_the_model_and_the_result_answers_the_real_call() {
+    let model = ScriptedModel::new()
+        .tool_call("get_weather", json!({"city": "Paris"}))
+        .text("ok");
+    let agent = Agent::builder("a")
+        .model(model.clone())
+        .tool(weather(&new_log(), &Counter::default()))
+        .after_tool(|mut ev, _ctx| async move {
+            assert_eq!((ev.name(), ev.call_id()), ("get_weather", "call_1_1"));
+            ev.content = format!("{} (checked)", ev.content);
+            ev.is_error = true;
+            Ok(ev)
+        })
+        .build()
+        .unwrap();
+
+    Runtime::new().run(&agent, "Paris?").await.unwrap();
+
+    let sent = result_sent(&model, 1);
+    assert_eq!(sent.content, "Sunny in Paris (checked)");
+    assert!(sent.is_error);
+    assert_eq!(
+        (sent.call_id.as_str(), sent.name.as_str()),
+        ("call_1_1", "get_weather")
+    );
+}
+
+#[tokio::test]
+async fn a_tool_error_rewritten_by_a_hook_is_what_the_model_hears() {
+    let model = ScriptedModel::new()
+        .tool_call("fails", json!({}))
+        .text("ok");
+    let seen = new_log();
+    let s = seen.clone();
+    let agent = Agent::builder("a")
+        .model(model.clone())
+        .tool(failing())
+        .with(on_sync::tool_error(|ev, _| {
+            // Inner (lower priority) hook: hides the path from the model.
+            ev.rewrite_error("the tool failed: out of space");
+            Ok(())
+        }))
+        .with(
+            on_sync::tool_error(move |ev, _| {
+                // Outer hook: still sees what happened, and the rewrite.
+                push(&s, format!("{} | {:?}", ev.error(), ev.rewritten_error()));
+                Ok(())
+            })
+            .priority(10),
+        )
+        .build()
+        .unwrap();
+
+    Runtime::new().run(&agent, "Go.").await.unwrap();
+
+    let sent = result_sent(&model, 1);
+    assert!(sent.is_error);
+    assert_eq!(sent.content, "the tool failed: out of space");
+    assert_eq!(
+        entries(&seen),
+        [r#"disk quota exceeded at /var/secret/path | Some("the tool failed: out of space")"#]
+    );
+}
+
+#[tokio::test]
+async fn a_sub_agent_error_rewritten_by_a_hook_is_what_the_parent_model_hears() {
+    let child = Agent::builder("child")
+        .description("Fails.")
+        .model(ScriptedModel::new().error(ModelErrorKind::Server, "upstream 503 at 10.0.0.7"))
+        .build()
+        .unwrap();
+    let model = ScriptedModel::new()
+        .tool_call("child", json!({"input": "go"}))
+        .text("ok");
+    let parent = Agent::builder("parent")
+        .model(model.clone())
+        .sub_agent(&child)
+        .with(on_sync::sub_agent_error(|ev, _| {
+            assert!(ev.error().contains("10.0.0.7"), "{}", ev.error());
+            ev.rewrite_error(format!("`{}` is unavailable; try later", ev.agent()));
+            Ok(())
+        }))
+        .build()
+        .unwrap();
+
+    Runtime::new().run(&parent, "Go.").await.unwrap();
+
+    let sent = result_sent(&model, 1);
+    assert!(sent.is_error);
+    assert_eq!(sent.content, "`child` is unavailable; try later");
+}
