@@ -3,9 +3,11 @@
 //! the context events fire in order and steer it.
 
 use agentry::Role;
+use agentry::agent::CompactStrategy;
 use agentry::builtins::Recorder;
 use agentry::prelude::*;
 use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 
 #[derive(Deserialize, JsonSchema)]
 struct Query {
@@ -343,4 +345,97 @@ async fn a_prompt_under_the_threshold_is_left_alone() {
         .unwrap();
     assert_eq!(out.messages.len(), 10);
     assert!(recorder.of(EventKind::BeforeCompact).is_empty());
+}
+
+#[tokio::test]
+async fn a_before_compact_hook_may_switch_the_plan_to_the_window() {
+    let summarizer = ScriptedModel::from_fn(|n, _| ScriptedTurn::text(format!("summary {n}")));
+    let strategies = Arc::new(Mutex::new(Vec::new()));
+    let seen = strategies.clone();
+    let agent = Agent::builder("researcher")
+        .model(researcher())
+        .tool(long_lookup())
+        .compaction(
+            Compaction::summarize(300)
+                .keep_recent(2)
+                .summarizer(summarizer.clone()),
+        )
+        .before_compact(|mut ev, _ctx| async move {
+            ev.plan.strategy = CompactStrategy::Window;
+            Ok(ev)
+        })
+        .after_compact(move |ev, _ctx| {
+            seen.lock().unwrap().push(ev.plan().strategy);
+            std::future::ready(Ok(ev))
+        })
+        .build()
+        .unwrap();
+
+    let out = Runtime::new().run(&agent, "Research.").await.unwrap();
+
+    assert_eq!(
+        summarizer.calls(),
+        0,
+        "the window needs no summarising call"
+    );
+    assert!(summaries(&out.messages).is_empty());
+    assert!(
+        out.messages
+            .iter()
+            .any(|m| m.text().contains("earlier messages were removed")),
+        "{:#?}",
+        out.messages
+    );
+    let strategies = strategies.lock().unwrap().clone();
+    assert!(!strategies.is_empty());
+    assert!(
+        strategies.iter().all(|s| *s == CompactStrategy::Window),
+        "{strategies:?}"
+    );
+    assert_pairs_intact(&out.messages);
+}
+
+#[tokio::test]
+async fn a_compact_error_hook_may_change_the_policy() {
+    let agent = |configured: OnCompactError, chosen: OnCompactError| {
+        Agent::builder("researcher")
+            .model(researcher())
+            .tool(long_lookup())
+            .compaction(
+                Compaction::summarize(300)
+                    .keep_recent(2)
+                    .summarizer(ScriptedModel::from_fn(|_, _| {
+                        ScriptedTurn::error(ModelErrorKind::Server, "summariser down")
+                    }))
+                    .on_error(configured),
+            )
+            .compact_error(move |mut ev, _ctx| async move {
+                assert!(ev.error().to_string().contains("summariser down"));
+                ev.policy = chosen;
+                Ok(ev)
+            })
+            .build()
+            .unwrap()
+    };
+
+    // Configured to go on; the hook makes the run fail.
+    let err = Runtime::new()
+        .run(
+            &agent(OnCompactError::Continue, OnCompactError::Fail),
+            "Research.",
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::Compaction { .. }), "{err}");
+
+    // Configured to fail; the hook lets the run go on uncompacted.
+    let out = Runtime::new()
+        .run(
+            &agent(OnCompactError::Fail, OnCompactError::Continue),
+            "Research.",
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.output.as_deref(), Some("All done."));
+    assert_eq!(out.messages.len(), 10, "nothing was folded");
 }

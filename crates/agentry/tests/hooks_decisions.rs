@@ -807,7 +807,7 @@ async fn around_tool_middleware_wraps_the_tool_body() {
         .around_tool(move |call, next| {
             let log = l.clone();
             async move {
-                push(&log, format!("mw:start {} {}", call.name, call.input));
+                push(&log, format!("mw:start {} {}", call.name(), call.input));
                 let out = next.run(call).await;
                 push(
                     &log,
@@ -870,8 +870,8 @@ async fn around_tool_middleware_retries_a_flaky_tool() {
                     tries += 1;
                     let ctx = ToolCtx::new(
                         run.clone(),
-                        Arc::from(call.call_id.as_str()),
-                        Arc::from(call.name.as_str()),
+                        Arc::from(call.call_id()),
+                        Arc::from(call.name()),
                     );
                     outcome = tool.call(call.input.clone(), ctx).await;
                 }

@@ -5,6 +5,7 @@
 
 mod common;
 
+use agentry::ThinkingBlock;
 use agentry::prelude::*;
 use common::*;
 
@@ -117,4 +118,106 @@ async fn a_sub_agent_error_rewritten_by_a_hook_is_what_the_parent_model_hears() 
     let sent = result_sent(&model, 1);
     assert!(sent.is_error);
     assert_eq!(sent.content, "`child` is unavailable; try later");
+}
+
+/// The tool results the model received in its request `n`.
+fn results_sent(model: &ScriptedModel, n: usize) -> Vec<ToolResult> {
+    tool_results(&model.requests()[n].messages)
+}
+
+/// A tool that always fails with `message`.
+fn failing_with(name: &str, message: &'static str) -> impl Tool + use<> {
+    tool(
+        name.to_string(),
+        "Always fails",
+        move |_: Nothing, _ctx: ToolCtx| async move { Err::<String, _>(ToolFailure::new(message)) },
+    )
+}
+
+#[tokio::test]
+async fn a_tool_error_recovery_wins_over_a_rewritten_error() {
+    let model = ScriptedModel::new()
+        .turn(ScriptedTurn::new().with_tool_call_id("b-1", "broken", json!({})))
+        .text("ok");
+    let agent = Agent::builder("a")
+        .model(model.clone())
+        .tool(failing_with("broken", "connection reset"))
+        .tool_error(|mut ev, _ctx| async move {
+            ev.rewrite_error("the service is unavailable");
+            Ok(ev)
+        })
+        .tool_error(|mut ev, _ctx| async move {
+            ev.recover("a cached answer");
+            Ok(ev)
+        })
+        .build()
+        .unwrap();
+
+    Runtime::new().run(&agent, "go").await.unwrap();
+
+    assert_eq!(
+        results_sent(&model, 1),
+        [ToolResult::ok("b-1", "broken", "a cached answer")]
+    );
+}
+
+#[tokio::test]
+async fn around_tool_middleware_rewrites_the_input_the_tool_receives() {
+    let (log, calls) = (new_log(), Counter::default());
+    let model = ScriptedModel::new()
+        .turn(ScriptedTurn::new().with_tool_call_id("w-1", "get_weather", json!({"city": "Paris"})))
+        .text("ok");
+    let l = log.clone();
+    let agent = Agent::builder("planner")
+        .model(model.clone())
+        .tool(weather(&log, &calls))
+        .around_tool(move |mut call, next| {
+            push(&l, format!("mw:{} {}", call.call_id(), call.name()));
+            call.input = json!({"city": "Lyon"});
+            next.run(call)
+        })
+        .build()
+        .unwrap();
+
+    Runtime::new().run(&agent, "Paris?").await.unwrap();
+
+    assert_eq!(entries(&log), ["mw:w-1 get_weather", "tool:Lyon"]);
+    assert_eq!(
+        results_sent(&model, 1),
+        [ToolResult::ok("w-1", "get_weather", "Sunny in Lyon")]
+    );
+}
+
+#[tokio::test]
+async fn thinking_hooks_rewrite_the_reasoning_the_history_keeps() {
+    let model = ScriptedModel::new().turn(
+        ScriptedTurn::new()
+            .with_thinking("the key is sk-123; ")
+            .with_thinking("answer briefly")
+            .with_text("Done."),
+    );
+    let agent = Agent::builder("a")
+        .model(model)
+        .with(on_sync::thinking(|ev, _ctx| {
+            if ev.text.contains("sk-") {
+                ev.text = "the key is [redacted]; ".into();
+            }
+            Ok(())
+        }))
+        .build()
+        .unwrap();
+
+    let out = Runtime::new().run(&agent, "go").await.unwrap();
+
+    let thinking = out.messages.iter().find_map(|m| match m {
+        Message::Assistant {
+            thinking: Some(ThinkingBlock { text, .. }),
+            ..
+        } => Some(text.clone()),
+        _ => None,
+    });
+    assert_eq!(
+        thinking.as_deref(),
+        Some("the key is [redacted]; answer briefly")
+    );
 }

@@ -22,15 +22,33 @@ pub type ModelOutcome = Result<ModelResponse, Error>;
 /// What around-tool middleware returns.
 pub type ToolOutcome = Result<ToolOutput, ToolFailure>;
 
-/// The tool call around-tool middleware sees.
+/// The tool call around-tool middleware sees. A middleware may change the input it passes on
+/// (the tool receives it); which call it is (its id and tool name) cannot change.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolCallRequest {
-    /// The call id.
-    pub call_id: String,
-    /// The tool's name.
-    pub name: String,
+    call_id: String,
+    name: String,
     /// The validated input.
     pub input: Value,
+}
+
+impl ToolCallRequest {
+    /// A new request (runtimes create these).
+    pub fn new(call_id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
+        ToolCallRequest {
+            call_id: call_id.into(),
+            name: name.into(),
+            input,
+        }
+    }
+    /// The call id.
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
 }
 
 /// Handles one kind of around middleware. Implemented by closures and plugins.

@@ -481,11 +481,7 @@ impl Driver {
                 let ctx = ctx.clone();
                 async move { call_tool(&*tool, ToolInput::Owned(req.input), ctx).await }
             });
-        let req = ToolCallRequest {
-            call_id: call.id.clone(),
-            name: call.name.clone(),
-            input: input.into_owned(),
-        };
+        let req = ToolCallRequest::new(call.id.clone(), call.name.clone(), input.into_owned());
         Next::start(
             chain,
             terminal,
