@@ -25,6 +25,9 @@ pub struct RunInfo {
     pub tags: Vec<String>,
     /// Free-form metadata.
     pub metadata: serde_json::Map<String, Value>,
+    /// The id of the outermost run of this run's tree: sub-agents' runs inherit it with the rest
+    /// of this record. `None` when the runtime did not set it (then a run is its own root).
+    pub root_run_id: Option<String>,
 }
 
 /// Something that happened inside a tool or hook and that the engine reports once the tool or
@@ -46,6 +49,18 @@ pub enum Notice {
         name: String,
         /// Its data.
         data: Value,
+    },
+    /// Part of a hook failed and the run goes on: a hook that runs several handlers (external
+    /// commands, say) reports the one that failed, to be seen as an advisory HookFailed.
+    HookFailed {
+        /// The failing part, as errors name it (a script, a URL).
+        hook: HookName,
+        /// The event it handled.
+        event: crate::hooks::EventKind,
+        /// How long it ran.
+        duration: Duration,
+        /// What went wrong.
+        error: String,
     },
 }
 
@@ -179,6 +194,11 @@ impl RunContext {
     pub fn parent_run_id(&self) -> Option<&str> {
         self.0.parent_run_id.as_deref()
     }
+    /// The id of the outermost run of this run's tree: this run's own id unless it is a
+    /// sub-agent's run.
+    pub fn root_run_id(&self) -> &str {
+        self.0.info.root_run_id.as_deref().unwrap_or(&self.0.run_id)
+    }
     /// The name of the agent running.
     pub fn agent_name(&self) -> &str {
         &self.0.agent_name
@@ -251,6 +271,8 @@ impl RunContext {
         loop {
             let set = self.0.stop_at_set.notified();
             match self.stop_deadline() {
+                // Passed already (a hook asked to stop now): no timer to wait for.
+                Some((at, reason)) if at <= Instant::now() => return reason,
                 Some((at, reason)) => {
                     if tokio::time::timeout_at(at, set).await.is_err() {
                         return reason;
@@ -374,6 +396,24 @@ impl RunContext {
         self.notify(Notice::Custom {
             name: name.into(),
             data: data.into(),
+        });
+    }
+
+    /// Reports that part of a hook failed while the hook itself goes on (a hook that runs
+    /// several handlers, such as external commands, uses it for the one that failed open): the
+    /// run reports it as an advisory HookFailed naming `hook` and `event`, and logs it.
+    pub fn report_hook_failure(
+        &self,
+        hook: impl Into<HookName>,
+        event: crate::hooks::EventKind,
+        duration: Duration,
+        error: impl Into<String>,
+    ) {
+        self.notify(Notice::HookFailed {
+            hook: hook.into(),
+            event,
+            duration,
+            error: error.into(),
         });
     }
 

@@ -282,6 +282,14 @@ impl Driver {
             if self.scope.ctx.is_cancelled() {
                 return Ok(CANCELLED);
             }
+            // A deadline that passed while nothing awaited (a hook that asked to stop now, from a
+            // step that never yielded) is honoured here, before the next step's first effect.
+            if let Some((at, stop)) = self.scope.ctx.stop_deadline()
+                && at <= tokio::time::Instant::now()
+            {
+                self.stop_event(stop.clone(), None).await?;
+                return Ok((None, stop));
+            }
             let step = match self.machine.begin_step(self.def.max_steps) {
                 StepStart::Begin(step) => step,
                 StepStart::Limit(limit) => {

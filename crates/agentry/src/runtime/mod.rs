@@ -449,8 +449,9 @@ impl Runtime {
             Some(parent) => nesting::nested_depth(&parent, self.inner.limits.max_depth)?,
             None => 0,
         };
+        let run_id = options.run_id.unwrap_or_else(new_run_id);
         let spec = RunContextSpec {
-            run_id: options.run_id.unwrap_or_else(new_run_id),
+            run_id: run_id.clone(),
             parent_run_id: None,
             agent_name: def.name.clone(),
             agent_path: def.name.clone(),
@@ -459,6 +460,7 @@ impl Runtime {
                 user_id: options.user_id,
                 tags: options.tags,
                 metadata: options.metadata,
+                root_run_id: Some(run_id),
             }),
             cancel: cancel.unwrap_or_default(),
             state: def.initial_state.clone_box(),

@@ -1,7 +1,9 @@
 //! The hooks and context of one run, with the helpers every phase uses: dispatch an event and
 //! report the notices (state changes, custom events) its hooks left.
 
-use agentry_core::hooks::{Custom, Event, Events, HookName, Hooks, MessageAdded, StateChange};
+use agentry_core::hooks::{
+    Custom, Event, Events, HookFailed, HookName, Hooks, MessageAdded, StateChange,
+};
 use agentry_core::{Error, Message, Notice, RunContext, RunEvent};
 use futures::future::{Either, ready};
 use std::future::Future;
@@ -100,6 +102,19 @@ impl Scope {
                         self.hooks
                             .dispatch(Custom::new(name, data), &self.ctx)
                             .await?;
+                    }
+                }
+                Notice::HookFailed {
+                    hook,
+                    event,
+                    duration,
+                    error,
+                } => {
+                    let error = self.ctx.redact(&error).into_owned();
+                    tracing::warn!(%hook, %event, %error, "a hook's handler failed; the run goes on");
+                    if self.wants(Events::HOOK_FAILED) {
+                        let ev = HookFailed::new(hook, event, duration, error, true);
+                        self.hooks.dispatch(ev, &self.ctx).await?;
                     }
                 }
             }

@@ -1,0 +1,56 @@
+//! Hooks in any language for agentry: Claude Code–compatible command hooks.
+//!
+//! A `hooks` block in Claude Code's settings format — a `.claude/settings.json` as it is, a
+//! plugin's `hooks/hooks.json`, or built in Rust — becomes one agentry hook that runs the
+//! scripts on the matching events, with the protocol Claude Code hook scripts already speak:
+//! the event as JSON on stdin; exit code 0, 2 or other; a JSON decision (or plain text) on
+//! stdout; stderr as the reason for a block. Existing scripts run unchanged.
+//!
+//! ```no_run
+//! use agentry::prelude::*;
+//! use agentry_external::CommandHooks;
+//!
+//! # async fn demo(agent: Agent) -> Result<(), Box<dyn std::error::Error>> {
+//! let runtime = Runtime::new().with(CommandHooks::load(".claude/settings.json")?);
+//! let out = runtime.run(&agent, "Tidy the logs").await?;
+//! # Ok(()) }
+//! ```
+//!
+//! Claude Code's events map onto agentry's lifecycle (see [`EventName`]): PreToolUse is
+//! BeforeTool (deny blocks the call with the reason the model sees, ask pauses it for approval,
+//! `updatedInput` rewrites its input), PostToolUse is AfterTool, PostToolUseFailure is
+//! ToolError, UserPromptSubmit is a top-level RunStart, Stop and SubagentStop are Stop,
+//! PreCompact is BeforeCompact, PermissionRequest and Notification are ApprovalRequested.
+//!
+//! # What a script can count on
+//! - the working directory is the project root, exported as `CLAUDE_PROJECT_DIR` (with
+//!   `CLAUDECODE=1`, `CLAUDE_CODE_SESSION_ID`, and `CLAUDE_ENV_FILE` for SessionStart);
+//! - shell-form commands run with `/bin/sh -c`, exec form (`args`) without a shell;
+//! - stdin is one compact line of JSON and a newline, closed after; a script need not read it;
+//! - tools appear under Claude Code's names and field names ([`ToolNames`]), file paths absolute;
+//! - `transcript_path` is a JSONL transcript in Claude Code's line format, complete before any
+//!   hook of a later event runs (Stop hooks see the final answer in it);
+//! - a command that overruns its timeout (600 s by default; 30 s for UserPromptSubmit) is killed
+//!   with its whole process group, and takes no decision.
+
+mod command_hooks;
+mod error;
+mod event_name;
+mod fire;
+mod matcher;
+mod native;
+mod plugin;
+mod process;
+mod reply;
+mod settings;
+mod spec;
+mod tool_names;
+mod transcript;
+
+pub use command_hooks::{CommandHook, CommandHooks};
+pub use error::SettingsError;
+pub use event_name::EventName;
+pub use matcher::Matcher;
+pub use settings::HookSettings;
+pub use spec::CommandSpec;
+pub use tool_names::{ToolAlias, ToolNames};

@@ -1,0 +1,307 @@
+//! Claude Code's settings format: `{"hooks": {Event: [{"matcher": ..., "hooks": [handler, ...]}]}}`.
+
+use crate::error::SettingsError;
+use crate::event_name::EventName;
+use crate::matcher::Matcher;
+use crate::spec::CommandSpec;
+use serde_json::{Map, Value, json};
+use std::path::Path;
+
+/// One matcher group of one event: the handlers to run when the matcher applies.
+#[derive(Clone, Debug)]
+pub(crate) struct Group {
+    pub(crate) event: EventName,
+    /// The matcher as written (`None` when absent).
+    pub(crate) matcher_source: Option<String>,
+    pub(crate) matcher: Matcher,
+    pub(crate) hooks: Vec<CommandSpec>,
+}
+
+/// The command hooks a settings file declares, read as Claude Code reads them: a `.claude/settings.json`,
+/// a `settings.local.json`, `~/.claude/settings.json` or a plugin's `hooks/hooks.json`, as they are.
+///
+/// Other settings (permissions, env, ...) are ignored; so are unknown event names and handler
+/// types that are not commands (`http`, `prompt`, `agent`, `mcp_tool`), each with a
+/// [warning](Self::warnings). `"disableAllHooks": true` turns every hook off. A matcher that is
+/// not a valid regular expression, or a handler without a command, is an error naming where it is.
+///
+/// ```
+/// use agentry_external::HookSettings;
+/// let settings = HookSettings::from_json(r#"{
+///   "hooks": {
+///     "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh", "timeout": 5}]}],
+///     "Setup": [{"hooks": [{"type": "command", "command": "true"}]}]
+///   }
+/// }"#).unwrap();
+/// assert_eq!(settings.len(), 1);
+/// assert_eq!(settings.warnings(), ["hooks.Setup: unknown event name; its hooks are ignored"]);
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct HookSettings {
+    pub(crate) groups: Vec<Group>,
+    warnings: Vec<String>,
+}
+
+impl HookSettings {
+    /// No hooks.
+    pub fn new() -> Self {
+        HookSettings::default()
+    }
+
+    /// Reads settings from JSON text.
+    pub fn from_json(text: &str) -> Result<HookSettings, SettingsError> {
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| SettingsError::new("settings", format!("not valid JSON: {e}")))?;
+        HookSettings::from_value(&value)
+    }
+
+    /// Reads settings from a file.
+    pub fn load(path: impl AsRef<Path>) -> Result<HookSettings, SettingsError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            SettingsError::new(path.display().to_string(), format!("cannot read it: {e}"))
+        })?;
+        let value: Value = serde_json::from_str(&text).map_err(|e| {
+            SettingsError::new(path.display().to_string(), format!("not valid JSON: {e}"))
+        })?;
+        HookSettings::from_value(&value).map_err(|e| e.in_file(path))
+    }
+
+    /// Reads settings from a JSON value.
+    pub fn from_value(value: &Value) -> Result<HookSettings, SettingsError> {
+        let mut settings = HookSettings::default();
+        let Some(top) = value.as_object() else {
+            return Err(SettingsError::new("settings", "must be a JSON object"));
+        };
+        if top.get("disableAllHooks") == Some(&Value::Bool(true)) {
+            return Ok(settings);
+        }
+        let Some(hooks) = top.get("hooks") else {
+            return Ok(settings);
+        };
+        let Some(events) = hooks.as_object() else {
+            return Err(SettingsError::new(
+                "hooks",
+                "must be an object of event names",
+            ));
+        };
+        for (name, groups) in events {
+            let at = format!("hooks.{name}");
+            let Some(event) = EventName::parse(name) else {
+                settings
+                    .warnings
+                    .push(format!("{at}: unknown event name; its hooks are ignored"));
+                continue;
+            };
+            let Some(groups) = groups.as_array() else {
+                return Err(SettingsError::new(at, "must be a list of matcher groups"));
+            };
+            for (i, group) in groups.iter().enumerate() {
+                settings.read_group(event, group, &format!("{at}[{i}]"))?;
+            }
+        }
+        Ok(settings)
+    }
+
+    fn read_group(
+        &mut self,
+        event: EventName,
+        group: &Value,
+        at: &str,
+    ) -> Result<(), SettingsError> {
+        let Some(group) = group.as_object() else {
+            return Err(SettingsError::new(at, "must be an object with `hooks`"));
+        };
+        let matcher_source = match group.get("matcher") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => {
+                return Err(SettingsError::new(
+                    format!("{at}.matcher"),
+                    "must be a string",
+                ));
+            }
+        };
+        let matcher = Matcher::parse(matcher_source.as_deref().unwrap_or("")).map_err(|e| {
+            SettingsError::new(
+                format!("{at}.matcher"),
+                format!("not a valid regular expression: {e}"),
+            )
+        })?;
+        if matcher_source
+            .as_deref()
+            .is_some_and(|m| !m.is_empty() && m != "*")
+            && !event.has_matcher()
+        {
+            self.warnings.push(format!(
+                "{at}.matcher: {event} has no matcher; its hooks always fire"
+            ));
+        }
+        let handlers = match group.get("hooks") {
+            Some(Value::Array(h)) => h,
+            _ => {
+                return Err(SettingsError::new(
+                    format!("{at}.hooks"),
+                    "must be a list of handlers",
+                ));
+            }
+        };
+        let mut hooks = Vec::new();
+        for (j, handler) in handlers.iter().enumerate() {
+            let hat = format!("{at}.hooks[{j}]");
+            let kind = handler
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("command");
+            if kind != "command" {
+                self.warnings.push(format!(
+                    "{hat}: `{kind}` handlers are not command hooks; ignored"
+                ));
+                continue;
+            }
+            let spec: CommandSpec = serde_json::from_value(handler.clone())
+                .map_err(|e| SettingsError::new(hat.clone(), e.to_string()))?;
+            if spec.command.trim().is_empty() {
+                return Err(SettingsError::new(format!("{hat}.command"), "is empty"));
+            }
+            hooks.push(spec);
+        }
+        if !hooks.is_empty() {
+            self.groups.push(Group {
+                event,
+                matcher_source,
+                matcher,
+                hooks,
+            });
+        }
+        Ok(())
+    }
+
+    /// Adds the hooks of `other` after these: settings from several files merge, as in Claude
+    /// Code (an identical handler declared twice still runs once per event).
+    pub fn merge(mut self, other: HookSettings) -> HookSettings {
+        self.groups.extend(other.groups);
+        self.warnings.extend(other.warnings);
+        self
+    }
+
+    /// Adds one handler for `event` under `matcher` (`"*"` or `""` for every one).
+    pub fn add(
+        &mut self,
+        event: EventName,
+        matcher: &str,
+        spec: CommandSpec,
+    ) -> Result<&mut Self, SettingsError> {
+        let parsed = Matcher::parse(matcher).map_err(|e| {
+            SettingsError::new(
+                format!("{event} matcher `{matcher}`"),
+                format!("not a valid regular expression: {e}"),
+            )
+        })?;
+        self.groups.push(Group {
+            event,
+            matcher_source: (!matcher.is_empty()).then(|| matcher.to_string()),
+            matcher: parsed,
+            hooks: vec![spec],
+        });
+        Ok(self)
+    }
+
+    /// The number of command handlers.
+    pub fn len(&self) -> usize {
+        self.groups.iter().map(|g| g.hooks.len()).sum()
+    }
+
+    /// True when there is no command handler.
+    pub fn is_empty(&self) -> bool {
+        self.groups.is_empty()
+    }
+
+    /// What was ignored while reading, and where.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The settings as Claude Code's format (command handlers only): the data a run stores to
+    /// get its hooks back when it resumes in another process.
+    pub fn to_value(&self) -> Value {
+        let mut events: Map<String, Value> = Map::new();
+        for g in &self.groups {
+            let mut group = Map::new();
+            if let Some(m) = &g.matcher_source {
+                group.insert("matcher".into(), Value::String(m.clone()));
+            }
+            let hooks = g
+                .hooks
+                .iter()
+                .map(|h| {
+                    let mut v = serde_json::to_value(h).expect("a command spec serializes");
+                    v["type"] = json!("command");
+                    v
+                })
+                .collect();
+            group.insert("hooks".into(), Value::Array(hooks));
+            let list = events
+                .entry(g.event.name())
+                .or_insert_with(|| Value::Array(Vec::new()));
+            if let Value::Array(list) = list {
+                list.push(Value::Object(group));
+            }
+        }
+        json!({ "hooks": events })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_a_full_settings_file() {
+        let s = HookSettings::from_json(
+            r#"{
+              "permissions": {"allow": ["Bash(npm test)"]},
+              "hooks": {
+                "PreToolUse": [
+                  {"matcher": "Write|Edit", "hooks": [{"type": "command", "command": "a"}, {"type": "http", "url": "http://x"}]},
+                  {"hooks": [{"type": "command", "command": "b", "timeout": 3}]}
+                ],
+                "Stop": [{"matcher": "ignored", "hooks": [{"type": "prompt", "prompt": "p"}, {"type": "command", "command": "c"}]}],
+                "FutureEvent": [{"hooks": []}]
+              }
+            }"#,
+        )
+        .unwrap();
+        assert_eq!(s.len(), 3);
+        assert_eq!(s.warnings().len(), 4, "{:?}", s.warnings());
+        let back = HookSettings::from_value(&s.to_value()).unwrap();
+        assert_eq!(back.len(), 3);
+        assert_eq!(
+            back.warnings().len(),
+            1,
+            "the matcher on Stop stays, and is still ignored"
+        );
+    }
+
+    #[test]
+    fn errors_say_where() {
+        let e = HookSettings::from_json(
+            r#"{"hooks": {"PreToolUse": [{"matcher": "Edit(", "hooks": []}]}}"#,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("hooks.PreToolUse[0].matcher"), "{e}");
+        let e =
+            HookSettings::from_json(r#"{"hooks": {"Stop": [{"hooks": [{"type": "command"}]}]}}"#)
+                .unwrap_err();
+        assert!(e.to_string().contains("hooks.Stop[0].hooks[0]"), "{e}");
+    }
+
+    #[test]
+    fn disable_all_hooks() {
+        let s = HookSettings::from_json(
+            r#"{"disableAllHooks": true, "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x"}]}]}}"#,
+        )
+        .unwrap();
+        assert!(s.is_empty());
+    }
+}

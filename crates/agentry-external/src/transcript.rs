@@ -1,0 +1,155 @@
+//! The transcript scripts read at `transcript_path`: one JSON object per line, in Claude Code's
+//! line format, written compactly (`"role":"assistant"`, no spaces) as messages are added, so it
+//! is complete before any hook of a later event runs.
+
+use crate::tool_names::ToolNames;
+use agentry_core::Message;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+/// One open transcript file and the id of its last line (each line names its parent).
+struct Open {
+    file: File,
+    last: Option<String>,
+}
+
+/// The transcript files of the runs under way, keyed by path.
+#[derive(Default)]
+pub(crate) struct Transcripts {
+    open: Mutex<HashMap<PathBuf, Open>>,
+}
+
+/// Where one line goes, and what it says of where it came from.
+pub(crate) struct Line<'a> {
+    pub(crate) path: &'a Path,
+    pub(crate) session_id: &'a str,
+    pub(crate) cwd: &'a Path,
+    pub(crate) agent_id: Option<&'a str>,
+}
+
+impl Transcripts {
+    /// Makes sure the file exists (scripts open it even before the first message).
+    pub(crate) fn touch(&self, path: &Path) {
+        let mut open = lock(&self.open);
+        if !open.contains_key(path)
+            && let Some(file) = open_append(path)
+        {
+            open.insert(path.to_path_buf(), Open { file, last: None });
+        }
+    }
+
+    /// Appends `message` as one line.
+    pub(crate) fn append(&self, at: Line<'_>, message: &Message, names: &ToolNames) {
+        let mut open = lock(&self.open);
+        if !open.contains_key(at.path) {
+            let Some(file) = open_append(at.path) else {
+                return;
+            };
+            open.insert(at.path.to_path_buf(), Open { file, last: None });
+        }
+        let entry = open.get_mut(at.path).expect("inserted above");
+        let uuid = uuid::Uuid::new_v4().to_string();
+        let (kind, body) = line_body(message, names);
+        let mut line = json!({
+            "type": kind,
+            "uuid": uuid,
+            "parentUuid": entry.last,
+            "sessionId": at.session_id,
+            "timestamp": humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+            "cwd": at.cwd.display().to_string(),
+            "version": env!("CARGO_PKG_VERSION"),
+            "isSidechain": at.agent_id.is_some(),
+            "message": body,
+        });
+        if let Some(agent) = at.agent_id {
+            line["agentId"] = json!(agent);
+        }
+        let mut text = serde_json::to_string(&line).expect("a transcript line serializes");
+        text.push('\n');
+        match entry.file.write_all(text.as_bytes()) {
+            Ok(()) => entry.last = Some(uuid),
+            Err(e) => {
+                tracing::warn!(path = %at.path.display(), error = %e, "could not write the hook transcript")
+            }
+        }
+    }
+
+    /// Closes the files of a finished run.
+    pub(crate) fn close(&self, paths: &[&Path]) {
+        let mut open = lock(&self.open);
+        for p in paths {
+            open.remove(*p);
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn open_append(path: &Path) -> Option<File> {
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    match OpenOptions::new().create(true).append(true).open(path) {
+        Ok(f) => Some(f),
+        Err(e) => {
+            tracing::warn!(path = %path.display(), error = %e, "could not open the hook transcript");
+            None
+        }
+    }
+}
+
+/// A message as a transcript line's `type` and `message`.
+fn line_body(message: &Message, names: &ToolNames) -> (&'static str, Value) {
+    match message {
+        Message::System { content } => ("system", json!({"role": "system", "content": content})),
+        Message::User { content } => ("user", json!({"role": "user", "content": content})),
+        Message::Assistant {
+            content,
+            thinking,
+            tool_calls,
+        } => {
+            let mut blocks = Vec::new();
+            if let Some(t) = thinking {
+                blocks.push(json!({"type": "thinking", "thinking": t.text}));
+            }
+            if !content.is_empty() {
+                blocks.push(json!({"type": "text", "text": content}));
+            }
+            for call in tool_calls {
+                let input: Value = serde_json::from_str(&call.arguments)
+                    .unwrap_or_else(|_| Value::String(call.arguments.clone()));
+                blocks.push(json!({
+                    "type": "tool_use",
+                    "id": call.id,
+                    "name": names.claude_name(&call.name),
+                    "input": input,
+                }));
+            }
+            ("assistant", json!({"role": "assistant", "content": blocks}))
+        }
+        Message::Tool(result) => (
+            "user",
+            json!({"role": "user", "content": [{
+                "type": "tool_result",
+                "tool_use_id": result.call_id,
+                "content": result.content,
+                "is_error": result.is_error,
+            }]}),
+        ),
+    }
+}
+
+/// The text of the last assistant message of a transcript line, for `last_assistant_message`.
+pub(crate) fn assistant_text(message: &Message) -> Option<&str> {
+    match message {
+        Message::Assistant { content, .. } if !content.is_empty() => Some(content),
+        _ => None,
+    }
+}
