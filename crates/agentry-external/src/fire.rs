@@ -5,7 +5,7 @@ use crate::command_hooks::Inner;
 use crate::event_name::EventName;
 use crate::process::{self, Invocation};
 use crate::reply::{self, Permission, PermissionReply};
-use crate::spec::CommandSpec;
+use crate::spec::{CommandSpec, HandlerSpec};
 use agentry_core::StopReason;
 use agentry_core::hooks::{BoxError, HookCtx};
 use futures::stream::{FuturesUnordered, StreamExt};
@@ -105,8 +105,8 @@ impl Merged {
 
 impl Inner {
     /// The commands registered for `event` whose matcher applies to `target`, each once.
-    fn matching(&self, event: EventName, target: Option<&str>) -> Vec<&CommandSpec> {
-        let mut found: Vec<&CommandSpec> = Vec::new();
+    fn matching(&self, event: EventName, target: Option<&str>) -> Vec<&HandlerSpec> {
+        let mut found: Vec<&HandlerSpec> = Vec::new();
         for g in self.settings.groups.iter().filter(|g| g.event == event) {
             let applies = match target {
                 Some(t) if event.has_matcher() => g.matcher.matches(t),
@@ -220,21 +220,18 @@ impl Inner {
         let default_timeout = event.default_timeout();
         let mut running = FuturesUnordered::new();
         for spec in specs {
-            let inv = Invocation {
-                spec,
-                stdin: stdin.clone(),
-                cwd: &self.project_dir,
-                env: &env,
-                timeout: spec.timeout().unwrap_or(default_timeout),
-                limits: self.limits,
-            };
-            if spec.background {
-                self.spawn_background(spec.clone(), stdin.clone(), env.clone(), inv.timeout);
-                continue;
+            let timeout = spec.timeout().unwrap_or(default_timeout);
+            match spec {
+                HandlerSpec::Command(c) if c.background => {
+                    self.spawn_background(c.clone(), stdin.clone(), env.clone(), timeout);
+                    continue;
+                }
+                _ => {}
             }
+            let (stdin, env) = (stdin.clone(), &env);
             running.push(async move {
                 let started = Instant::now();
-                (spec, started, process::run(inv).await)
+                (spec, started, self.deliver(spec, stdin, env, timeout).await)
             });
         }
         let mut merged = Merged::default();
@@ -249,7 +246,7 @@ impl Inner {
                     failures.push(Failure {
                         script,
                         duration: started.elapsed(),
-                        message: e.to_string(),
+                        message: e,
                         violation: false,
                     });
                     continue;
@@ -308,6 +305,28 @@ impl Inner {
             );
         }
         Ok(merged)
+    }
+
+    /// Hands the payload to one handler and waits for what it says.
+    async fn deliver(
+        &self,
+        spec: &HandlerSpec,
+        stdin: Arc<[u8]>,
+        env: &[(String, String)],
+        timeout: Duration,
+    ) -> Result<process::Finished, String> {
+        match spec {
+            HandlerSpec::Command(c) => process::run(Invocation {
+                spec: c,
+                stdin,
+                cwd: &self.project_dir,
+                env,
+                timeout,
+                limits: self.limits,
+            })
+            .await
+            .map_err(|e| e.to_string()),
+        }
     }
 
     fn system_message(&self, site: &Site<'_>, script: &str, event: EventName, message: &str) {

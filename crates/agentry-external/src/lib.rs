@@ -52,5 +52,5 @@ pub use error::SettingsError;
 pub use event_name::EventName;
 pub use matcher::Matcher;
 pub use settings::HookSettings;
-pub use spec::CommandSpec;
+pub use spec::{CommandSpec, HandlerSpec};
 pub use tool_names::{ToolAlias, ToolNames};

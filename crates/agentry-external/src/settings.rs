@@ -3,7 +3,7 @@
 use crate::error::SettingsError;
 use crate::event_name::EventName;
 use crate::matcher::Matcher;
-use crate::spec::CommandSpec;
+use crate::spec::{CommandSpec, HandlerSpec};
 use serde_json::{Map, Value, json};
 use std::path::Path;
 
@@ -14,7 +14,7 @@ pub(crate) struct Group {
     /// The matcher as written (`None` when absent).
     pub(crate) matcher_source: Option<String>,
     pub(crate) matcher: Matcher,
-    pub(crate) hooks: Vec<CommandSpec>,
+    pub(crate) hooks: Vec<HandlerSpec>,
 }
 
 /// The command hooks a settings file declares, read as Claude Code reads them: a `.claude/settings.json`,
@@ -164,7 +164,7 @@ impl HookSettings {
             if spec.command.trim().is_empty() {
                 return Err(SettingsError::new(format!("{hat}.command"), "is empty"));
             }
-            hooks.push(spec);
+            hooks.push(HandlerSpec::Command(spec));
         }
         if !hooks.is_empty() {
             self.groups.push(Group {
@@ -190,7 +190,7 @@ impl HookSettings {
         &mut self,
         event: EventName,
         matcher: &str,
-        spec: CommandSpec,
+        spec: impl Into<HandlerSpec>,
     ) -> Result<&mut Self, SettingsError> {
         let parsed = Matcher::parse(matcher).map_err(|e| {
             SettingsError::new(
@@ -202,7 +202,7 @@ impl HookSettings {
             event,
             matcher_source: (!matcher.is_empty()).then(|| matcher.to_string()),
             matcher: parsed,
-            hooks: vec![spec],
+            hooks: vec![spec.into()],
         });
         Ok(self)
     }
@@ -231,15 +231,7 @@ impl HookSettings {
             if let Some(m) = &g.matcher_source {
                 group.insert("matcher".into(), Value::String(m.clone()));
             }
-            let hooks = g
-                .hooks
-                .iter()
-                .map(|h| {
-                    let mut v = serde_json::to_value(h).expect("a command spec serializes");
-                    v["type"] = json!("command");
-                    v
-                })
-                .collect();
+            let hooks = g.hooks.iter().map(HandlerSpec::to_value).collect();
             group.insert("hooks".into(), Value::Array(hooks));
             let list = events
                 .entry(g.event.name())

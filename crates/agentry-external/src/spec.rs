@@ -90,6 +90,46 @@ impl CommandSpec {
     }
 }
 
+/// One handler of a matcher group: how an event reaches the hook.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum HandlerSpec {
+    /// A command run once per event (`"type": "command"`), Claude Code's protocol.
+    Command(CommandSpec),
+}
+
+impl HandlerSpec {
+    /// How errors and events name the handler.
+    pub fn display(&self) -> String {
+        match self {
+            HandlerSpec::Command(c) => c.display(),
+        }
+    }
+
+    /// The handler's own time limit, if it sets one.
+    pub fn timeout(&self) -> Option<Duration> {
+        match self {
+            HandlerSpec::Command(c) => c.timeout(),
+        }
+    }
+
+    /// The handler as settings write it (with its `type`).
+    pub fn to_value(&self) -> serde_json::Value {
+        let (kind, value) = match self {
+            HandlerSpec::Command(c) => ("command", serde_json::to_value(c)),
+        };
+        let mut value = value.expect("a handler spec serializes");
+        value["type"] = serde_json::Value::String(kind.into());
+        value
+    }
+}
+
+impl From<CommandSpec> for HandlerSpec {
+    fn from(spec: CommandSpec) -> Self {
+        HandlerSpec::Command(spec)
+    }
+}
+
 /// Reads a timeout given in seconds (an integer or a fraction) as milliseconds.
 fn seconds<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
     let secs: Option<f64> = Option::deserialize(d)?;
