@@ -2,6 +2,7 @@
 
 use crate::error::SettingsError;
 use crate::event_name::EventName;
+use crate::persistent::{Persistent, PersistentSpec};
 use crate::process::OutputLimits;
 use crate::settings::HookSettings;
 use crate::spec::CommandSpec;
@@ -39,6 +40,20 @@ pub(crate) struct Inner {
     pub(crate) transcripts: Transcripts,
     pub(crate) runs: Mutex<HashMap<String, RunMemo>>,
     pub(crate) sessions: Mutex<HashSet<String>>,
+    /// The persistent processes, one per spec, started on first use.
+    pub(crate) processes: Mutex<HashMap<PersistentSpec, Arc<Persistent>>>,
+}
+
+impl Inner {
+    /// The persistent process of `spec`.
+    pub(crate) fn persistent(&self, spec: &PersistentSpec) -> Arc<Persistent> {
+        self.processes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(spec.clone())
+            .or_insert_with(|| Arc::new(Persistent::new(spec.clone())))
+            .clone()
+    }
 }
 
 /// Command hooks in Claude Code's protocol, registered on a runtime, an agent or a run like any
@@ -91,6 +106,7 @@ impl CommandHooks {
                 transcripts: Transcripts::default(),
                 runs: Mutex::new(HashMap::new()),
                 sessions: Mutex::new(HashSet::new()),
+                processes: Mutex::new(HashMap::new()),
             },
         }
     }

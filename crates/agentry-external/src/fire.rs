@@ -326,6 +326,12 @@ impl Inner {
             })
             .await
             .map_err(|e| e.to_string()),
+            HandlerSpec::Persistent(p) => {
+                let process = self.persistent(p);
+                process
+                    .request(&stdin, &self.project_dir, env, timeout, self.limits.stdout)
+                    .await
+            }
         }
     }
 

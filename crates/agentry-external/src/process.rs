@@ -65,10 +65,16 @@ pub(crate) struct Invocation<'a> {
 
 /// Kills a process group when dropped, unless disarmed: a command abandoned half-way (the run
 /// cancelled, its timeout passed) leaves nothing running.
-struct GroupGuard(Option<Pid>);
+pub(crate) struct GroupGuard(Option<Pid>);
 
 impl GroupGuard {
-    fn kill(&mut self) {
+    /// Guards the process group led by the process `pid`.
+    pub(crate) fn new(pid: Option<u32>) -> Self {
+        GroupGuard(pid.map(|pid| Pid::from_raw(pid as i32)))
+    }
+
+    /// Kills the group now (once).
+    pub(crate) fn kill(&mut self) {
         if let Some(pgid) = self.0.take() {
             // The group may be gone already; nothing else to do then.
             let _ = killpg(pgid, Signal::SIGKILL);
@@ -93,8 +99,9 @@ fn substitute(text: &str, env: &[(String, String)]) -> String {
     out
 }
 
-fn command(inv: &Invocation<'_>) -> Command {
-    let spec = inv.spec;
+/// The command `spec` describes, run in `cwd` with `env`, its stdio piped, in a process group
+/// of its own, killed if dropped.
+pub(crate) fn command(spec: &CommandSpec, cwd: &Path, env: &[(String, String)]) -> Command {
     let mut cmd = match &spec.args {
         None => {
             let shell = match spec.shell.as_deref() {
@@ -106,8 +113,8 @@ fn command(inv: &Invocation<'_>) -> Command {
             c
         }
         Some(args) => {
-            let mut c = Command::new(substitute(&spec.command, inv.env));
-            c.args(args.iter().map(|a| substitute(a, inv.env)));
+            let mut c = Command::new(substitute(&spec.command, env));
+            c.args(args.iter().map(|a| substitute(a, env)));
             c
         }
     };
@@ -117,8 +124,8 @@ fn command(inv: &Invocation<'_>) -> Command {
             cmd.env_remove(key);
         }
     }
-    cmd.envs(inv.env.iter().map(|(k, v)| (k, v)))
-        .current_dir(inv.cwd)
+    cmd.envs(env.iter().map(|(k, v)| (k, v)))
+        .current_dir(cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -160,8 +167,10 @@ enum ReadError {
 /// Runs one command to its end, its time limit, or until the returned future is dropped.
 pub(crate) async fn run(inv: Invocation<'_>) -> Result<Finished, RunFailure> {
     let started = Instant::now();
-    let mut child = command(&inv).spawn().map_err(RunFailure::Spawn)?;
-    let mut guard = GroupGuard(child.id().map(|pid| Pid::from_raw(pid as i32)));
+    let mut child = command(inv.spec, inv.cwd, inv.env)
+        .spawn()
+        .map_err(RunFailure::Spawn)?;
+    let mut guard = GroupGuard::new(child.id());
     let stdin = child.stdin.take();
     let stdout = child.stdout.take().expect("stdout is piped");
     let stderr = child.stderr.take().expect("stderr is piped");

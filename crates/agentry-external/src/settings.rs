@@ -3,6 +3,7 @@
 use crate::error::SettingsError;
 use crate::event_name::EventName;
 use crate::matcher::Matcher;
+use crate::persistent::PersistentSpec;
 use crate::spec::{CommandSpec, HandlerSpec};
 use serde_json::{Map, Value, json};
 use std::path::Path;
@@ -153,18 +154,29 @@ impl HookSettings {
                 .get("type")
                 .and_then(Value::as_str)
                 .unwrap_or("command");
-            if kind != "command" {
-                self.warnings.push(format!(
-                    "{hat}: `{kind}` handlers are not command hooks; ignored"
-                ));
-                continue;
-            }
-            let spec: CommandSpec = serde_json::from_value(handler.clone())
-                .map_err(|e| SettingsError::new(hat.clone(), e.to_string()))?;
-            if spec.command.trim().is_empty() {
+            let read = |e: serde_json::Error| SettingsError::new(hat.clone(), e.to_string());
+            let spec = match kind {
+                "command" => {
+                    let spec: CommandSpec =
+                        serde_json::from_value(handler.clone()).map_err(read)?;
+                    HandlerSpec::Command(spec)
+                }
+                "persistent" => {
+                    let spec: PersistentSpec =
+                        serde_json::from_value(handler.clone()).map_err(read)?;
+                    HandlerSpec::Persistent(spec)
+                }
+                _ => {
+                    self.warnings.push(format!(
+                        "{hat}: `{kind}` handlers are not supported here; ignored"
+                    ));
+                    continue;
+                }
+            };
+            if spec_command(&spec).trim().is_empty() {
                 return Err(SettingsError::new(format!("{hat}.command"), "is empty"));
             }
-            hooks.push(HandlerSpec::Command(spec));
+            hooks.push(spec);
         }
         if !hooks.is_empty() {
             self.groups.push(Group {
@@ -241,6 +253,14 @@ impl HookSettings {
             }
         }
         json!({ "hooks": events })
+    }
+}
+
+/// The command a handler runs.
+fn spec_command(spec: &HandlerSpec) -> &str {
+    match spec {
+        HandlerSpec::Command(c) => &c.command,
+        HandlerSpec::Persistent(p) => &p.command,
     }
 }
 

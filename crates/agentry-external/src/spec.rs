@@ -96,6 +96,8 @@ impl CommandSpec {
 pub enum HandlerSpec {
     /// A command run once per event (`"type": "command"`), Claude Code's protocol.
     Command(CommandSpec),
+    /// A long-lived process answering every event as JSON lines (`"type": "persistent"`).
+    Persistent(crate::persistent::PersistentSpec),
 }
 
 impl HandlerSpec {
@@ -103,6 +105,7 @@ impl HandlerSpec {
     pub fn display(&self) -> String {
         match self {
             HandlerSpec::Command(c) => c.display(),
+            HandlerSpec::Persistent(p) => p.display(),
         }
     }
 
@@ -110,6 +113,7 @@ impl HandlerSpec {
     pub fn timeout(&self) -> Option<Duration> {
         match self {
             HandlerSpec::Command(c) => c.timeout(),
+            HandlerSpec::Persistent(p) => p.timeout_ms.map(Duration::from_millis),
         }
     }
 
@@ -117,10 +121,17 @@ impl HandlerSpec {
     pub fn to_value(&self) -> serde_json::Value {
         let (kind, value) = match self {
             HandlerSpec::Command(c) => ("command", serde_json::to_value(c)),
+            HandlerSpec::Persistent(p) => ("persistent", serde_json::to_value(p)),
         };
         let mut value = value.expect("a handler spec serializes");
         value["type"] = serde_json::Value::String(kind.into());
         value
+    }
+}
+
+impl From<crate::persistent::PersistentSpec> for HandlerSpec {
+    fn from(spec: crate::persistent::PersistentSpec) -> Self {
+        HandlerSpec::Persistent(spec)
     }
 }
 
@@ -131,7 +142,7 @@ impl From<CommandSpec> for HandlerSpec {
 }
 
 /// Reads a timeout given in seconds (an integer or a fraction) as milliseconds.
-fn seconds<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+pub(crate) fn seconds<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
     let secs: Option<f64> = Option::deserialize(d)?;
     match secs {
         None => Ok(None),
@@ -142,7 +153,7 @@ fn seconds<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
     }
 }
 
-fn as_seconds<S: serde::Serializer>(ms: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn as_seconds<S: serde::Serializer>(ms: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
     match ms {
         Some(ms) if ms % 1000 == 0 => s.serialize_u64(ms / 1000),
         Some(ms) => s.serialize_f64(*ms as f64 / 1000.0),
