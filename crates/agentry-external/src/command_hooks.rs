@@ -8,7 +8,7 @@ use crate::settings::HookSettings;
 use crate::spec::CommandSpec;
 use crate::tool_names::ToolNames;
 use crate::transcript::Transcripts;
-use agentry_core::hooks::{Events, HookExt, HookRegistration, IntoHook};
+use agentry_core::hooks::{BoxError, Events, HookExt, HookRegistration, IntoHook, StoredHook};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -220,6 +220,66 @@ impl CommandHooks {
             .max()
             .unwrap_or(Duration::ZERO);
         longest + Duration::from_secs(5)
+    }
+}
+
+/// What [`CommandHooks`] stores with a run's checkpoint.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct StoredSpec {
+    name: String,
+    settings: serde_json::Value,
+    project_dir: PathBuf,
+    state_dir: PathBuf,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    plugin_root: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    plugin_data: Option<PathBuf>,
+    tool_names: ToolNames,
+    fail_closed: bool,
+    strict: bool,
+    stdout_limit: usize,
+    stderr_limit: usize,
+}
+
+/// Command hooks are data: attached to a run with
+/// [`RunOptions::with_stored`](agentry_core::RunOptions::with_stored), their settings and options
+/// are stored with its checkpoints (secrets stay `${VAR}` templates), and a runtime told
+/// `restores::<CommandHooks>()` builds them again when it resumes the run, in any process.
+impl StoredHook for CommandHooks {
+    const KIND: &'static str = "agentry-external/command-hooks";
+
+    fn spec(&self) -> serde_json::Value {
+        let i = &self.inner;
+        serde_json::to_value(StoredSpec {
+            name: i.name.clone(),
+            settings: i.settings.to_value(),
+            project_dir: i.project_dir.clone(),
+            state_dir: i.state_dir.clone(),
+            plugin_root: i.plugin_root.clone(),
+            plugin_data: i.plugin_data.clone(),
+            tool_names: i.tool_names.clone(),
+            fail_closed: i.fail_closed,
+            strict: i.strict,
+            stdout_limit: i.limits.stdout,
+            stderr_limit: i.limits.stderr,
+        })
+        .expect("command hook specs serialize")
+    }
+
+    fn from_spec(spec: &serde_json::Value) -> Result<Self, BoxError> {
+        let s: StoredSpec = serde_json::from_value(spec.clone())?;
+        let settings = HookSettings::from_value(&s.settings)?;
+        let mut hooks = CommandHooks::new(settings)
+            .project_dir(s.project_dir)
+            .state_dir(s.state_dir)
+            .tool_names(s.tool_names)
+            .output_limits(s.stdout_limit, s.stderr_limit);
+        hooks.inner.name = s.name;
+        hooks.inner.plugin_root = s.plugin_root;
+        hooks.inner.plugin_data = s.plugin_data;
+        hooks.inner.fail_closed = s.fail_closed;
+        hooks.inner.strict = s.strict;
+        Ok(hooks)
     }
 }
 

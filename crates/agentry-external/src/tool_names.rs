@@ -7,7 +7,7 @@ use std::path::Path;
 
 /// How one agentry tool is presented to command hooks: under a Claude Code name, with its
 /// input fields renamed, and its file paths made absolute.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ToolAlias {
     claude: String,
     /// (agentry field, Claude field)
@@ -68,7 +68,8 @@ impl ToolAlias {
 /// assert_eq!(names.claude_name("shell"), "Bash");
 /// assert_eq!(names.claude_name("lookup"), "lookup");
 /// ```
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
 pub struct ToolNames {
     aliases: HashMap<String, ToolAlias>,
 }

@@ -66,6 +66,7 @@ mod kinds;
 mod middleware;
 mod name;
 mod registry;
+mod stored;
 
 pub use crate::run::context::HookCtx;
 pub use closure::{FnAround, FnHook, FnSyncHook, on, on_sync};
@@ -83,3 +84,4 @@ pub use registry::{
     Entry, Event, Handler, Handles, HandlesSync, HookExt, HookMeta, HookRegistration, Hooks,
     IntoHook,
 };
+pub use stored::{HookSpecRecord, StoredHook};

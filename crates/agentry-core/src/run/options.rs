@@ -1,6 +1,6 @@
 //! Per-run options: identity, tags, metadata and run-scope hooks.
 
-use crate::hooks::{Hooks, IntoHook};
+use crate::hooks::{HookSpecRecord, Hooks, IntoHook, StoredHook};
 
 /// Options of one run.
 ///
@@ -23,6 +23,9 @@ pub struct RunOptions {
     pub metadata: serde_json::Map<String, serde_json::Value>,
     /// Hooks that apply to this run only.
     pub hooks: Hooks,
+    /// The specs of this run's hooks that are data ([`with_stored`](Self::with_stored)): stored
+    /// with its checkpoints, built again when it resumes.
+    pub stored_hooks: Vec<HookSpecRecord>,
 }
 
 impl RunOptions {
@@ -57,6 +60,14 @@ impl RunOptions {
     }
     /// Adds a run-scope hook.
     pub fn with(mut self, hook: impl IntoHook) -> Self {
+        self.hooks.add(hook);
+        self
+    }
+    /// Adds a run-scope hook that is data: its spec is stored with the run's checkpoints, and a
+    /// runtime that resumes the run (in this process or another) builds it again, if it was told
+    /// it restores hooks of its kind (`Runtime::restores` in the `agentry` crate).
+    pub fn with_stored<H: StoredHook>(mut self, hook: H) -> Self {
+        self.stored_hooks.push(HookSpecRecord::of(&hook));
         self.hooks.add(hook);
         self
     }

@@ -83,6 +83,7 @@ pub fn snapshot(run_id: &str) -> RunSnapshot {
         stop: None,
         output: None,
         error: None,
+        hooks: Vec::new(),
     }
 }
 

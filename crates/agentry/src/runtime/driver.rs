@@ -69,6 +69,8 @@ pub(crate) struct Driver {
     pub last_paused: Option<Vec<PendingApproval>>,
     /// Calls whose Before event fired and whose closing event has not.
     pub open_calls: OpenCalls,
+    /// The run's hooks that are data, stored with each checkpoint.
+    pub stored_hooks: Vec<agentry_core::hooks::HookSpecRecord>,
     /// True between BeforeModel and AfterModel.
     pub model_open: bool,
 }
@@ -155,6 +157,7 @@ impl Driver {
             decisions: HashMap::new(),
             last_paused: None,
             open_calls: OpenCalls::default(),
+            stored_hooks: Vec::new(),
             model_open: false,
         }))
     }
@@ -842,6 +845,7 @@ impl Driver {
             stop,
             output,
             error: None,
+            hooks: self.stored_hooks.clone(),
         })
     }
 }

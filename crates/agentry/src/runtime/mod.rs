@@ -15,7 +15,7 @@ mod tool_call;
 
 pub use handle::RunHandle;
 
-use agentry_core::hooks::{Hooks, IntoHook};
+use agentry_core::hooks::{BoxError, HookRegistration, Hooks, IntoHook, StoredHook};
 use agentry_core::{
     Agent, AgentDef, AgentState, Decision, Error, MessageLog, Model, PendingApproval, Redact,
     RunContextSpec, RunEvent, RunInfo, RunMachine, RunOptions, RunOutput, RunSnapshot, RunStore,
@@ -38,6 +38,15 @@ pub(crate) struct RuntimeInner {
     lease_ttl: std::time::Duration,
     /// Time and nesting limits.
     limits: limits::Limits,
+    /// How to build stored hooks again, by kind.
+    restorers: HashMap<&'static str, Restore>,
+}
+
+/// Builds a stored hook from its spec.
+type Restore = fn(&serde_json::Value) -> Result<HookRegistration, BoxError>;
+
+fn restore<H: StoredHook>(spec: &serde_json::Value) -> Result<HookRegistration, BoxError> {
+    H::from_spec(spec).map(IntoHook::into_hook)
 }
 
 impl Default for RuntimeInner {
@@ -49,6 +58,7 @@ impl Default for RuntimeInner {
             redactor: None,
             lease_ttl: lease::DEFAULT_LEASE_TTL,
             limits: limits::Limits::default(),
+            restorers: HashMap::new(),
         }
     }
 }
@@ -101,6 +111,17 @@ impl Runtime {
     pub fn with(mut self, hook: impl IntoHook) -> Self {
         let inner = Arc::make_mut(&mut self.inner);
         Arc::make_mut(&mut inner.hooks).add(hook);
+        self
+    }
+
+    /// Lets this runtime build hooks of `H`'s kind again when it resumes a run that was started
+    /// with one ([`RunOptions::with_stored`]): a run resumed in another process keeps its hooks
+    /// that are data (external commands, webhooks). Resuming a run with a stored hook of a kind
+    /// the runtime was not told of is an error that names the kind.
+    pub fn restores<H: StoredHook>(mut self) -> Self {
+        Arc::make_mut(&mut self.inner)
+            .restorers
+            .insert(H::KIND, restore::<H>);
         self
     }
 
@@ -409,13 +430,36 @@ impl Runtime {
         }
         let def = agent.def();
         let state = def.initial_state.parse_json(snapshot.state.clone())?;
+        let mut hooks = Hooks::new();
+        for stored in &snapshot.hooks {
+            let Some(build) = self.inner.restorers.get(stored.kind.as_str()) else {
+                return Err(resume_error(
+                    &run_id,
+                    format!(
+                        "it has a stored hook of kind `{}`, which this runtime cannot build again; tell it how with `Runtime::restores::<..>()` (for command hooks, `Runtime::restores::<agentry_external::CommandHooks>()`)",
+                        stored.kind
+                    ),
+                ));
+            };
+            let hook = build(&stored.spec).map_err(|e| {
+                resume_error(
+                    &run_id,
+                    format!(
+                        "its stored hook of kind `{}` cannot be built again: {e}",
+                        stored.kind
+                    ),
+                )
+            })?;
+            hooks.add(hook);
+        }
         let options = RunOptions {
             run_id: Some(run_id.clone()),
             session_id: snapshot.session_id.clone(),
             user_id: snapshot.user_id.clone(),
             tags: snapshot.tags.clone(),
             metadata: snapshot.metadata.clone(),
-            hooks: Hooks::new(),
+            hooks,
+            stored_hooks: snapshot.hooks.clone(),
         };
         let mut driver = self.driver(def, options, None, None)?;
         if let (Some(store), Some(stored)) = (&self.inner.store, stored) {
@@ -472,7 +516,9 @@ impl Runtime {
             hook_timeout: self.inner.limits.hook_timeout,
             depth,
         };
-        Driver::new(def, &self.inner, hooks, spec)
+        let mut driver = Driver::new(def, &self.inner, hooks, spec)?;
+        driver.stored_hooks = options.stored_hooks;
+        Ok(driver)
     }
 }
 
