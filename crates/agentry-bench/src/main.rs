@@ -1,12 +1,14 @@
-//! `agentry-bench`: the W1–W3 and W5 workloads of agentry's performance suite.
+//! `agentry-bench`: the W1–W5 workloads of agentry's performance suite.
 //!
 //! ```text
 //! agentry-bench --workload w1|w2|w3|w5 [--steps S] [--hooks H] [--runs R] [--inner K]
 //!               [--store sqlite|postgres]
+//! agentry-bench --workload w4 --kind closure|persistent|spawned [--events N]
 //! ```
 //! Prints one JSON object on its last stdout line.
 
 mod durable;
+mod external;
 mod measure;
 mod model;
 mod workloads;
@@ -22,6 +24,8 @@ enum Workload {
     W1,
     W2,
     W3,
+    /// One no-op hook of `--kind` on BeforeTool: the latency of one event, p50 and p99.
+    W4,
     /// W1 (one run) or W3 (`--runs` > 1) with a checkpoint to a store after every step.
     W5,
 }
@@ -52,10 +56,28 @@ struct Args {
     /// `$AGENTRY_TEST_POSTGRES_URL`.
     #[arg(long, value_enum, default_value_t = StoreKind::Sqlite)]
     store: StoreKind,
+    /// W4's hook: an in-process closure, a persistent hook process, or a command spawned per event.
+    #[arg(long, value_enum, default_value_t = external::ExternalKind::Closure)]
+    kind: external::ExternalKind,
+    /// W4's events (default 10,000; 1,000 for spawned commands).
+    #[arg(long)]
+    events: Option<u32>,
 }
 
 fn main() {
     let args = Args::parse();
+    if matches!(args.workload, Workload::W4) {
+        let events = args.events.unwrap_or(match args.kind {
+            external::ExternalKind::Spawned => 1_000,
+            _ => 10_000,
+        });
+        let tokio = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .expect("a tokio runtime");
+        println!("{}", tokio.block_on(external::run(args.kind, events)));
+        return;
+    }
     let (steps, hooks, runs) = match args.workload {
         Workload::W1 => (args.steps.unwrap_or(1000), args.hooks.unwrap_or(0), 1),
         Workload::W2 => (args.steps.unwrap_or(1000), args.hooks.unwrap_or(10), 1),
@@ -64,6 +86,7 @@ fn main() {
             args.hooks.unwrap_or(0),
             args.runs.unwrap_or(1000),
         ),
+        Workload::W4 => unreachable!("W4 ran above"),
         Workload::W5 => match args.runs.unwrap_or(1) {
             1 => (args.steps.unwrap_or(1000), args.hooks.unwrap_or(0), 1),
             runs => (args.steps.unwrap_or(3), args.hooks.unwrap_or(0), runs),

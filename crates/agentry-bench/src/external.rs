@@ -1,0 +1,121 @@
+//! W4: what one event costs a no-op hook of each kind — an in-process closure, a persistent
+//! hook process, a spawned command — as the latency of one BeforeTool dispatch, p50 and p99.
+
+use agentry::hooks::{BeforeTool, HookExt, Hooks, on};
+use agentry::{RunContext, RunContextSpec, RunInfo};
+use agentry_external::{CommandHooks, CommandSpec, EventName, HookSettings, PersistentSpec};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The kind of no-op hook W4 measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExternalKind {
+    /// An async closure in the process.
+    Closure,
+    /// A persistent hook process (Python) answering JSON lines.
+    Persistent,
+    /// A command spawned per event: `/bin/sh -c 'exit 0'`.
+    Spawned,
+}
+
+/// A persistent no-op hook: answers each line with its id, without parsing the event.
+const NO_OP_SERVER: &str = r#"import sys
+out = sys.stdout
+for line in sys.stdin:
+    out.write('{"id":' + line[6:line.index(",")] + '}\n')
+    out.flush()
+"#;
+
+fn context() -> RunContext {
+    RunContext::new(RunContextSpec {
+        run_id: "w4".into(),
+        parent_run_id: None,
+        agent_name: Arc::from("w4"),
+        agent_path: Arc::from("w4"),
+        info: Arc::new(RunInfo::default()),
+        cancel: Default::default(),
+        state: Box::new(()),
+        observe_state: false,
+        events: None,
+        step: 0,
+        redactor: None,
+        record_events: false,
+        hook_timeout: Duration::from_secs(60),
+        depth: 0,
+    })
+}
+
+fn hooks(kind: ExternalKind, dir: &Path) -> Hooks {
+    let mut hooks = Hooks::new();
+    let external = |spec: agentry_external::HandlerSpec| {
+        let mut settings = HookSettings::new();
+        settings
+            .add(EventName::PreToolUse, "", spec)
+            .expect("the matcher is valid");
+        CommandHooks::new(settings)
+            .project_dir(dir)
+            .state_dir(dir.join("state"))
+    };
+    match kind {
+        ExternalKind::Closure => {
+            hooks.add(on::before_tool(|ev, _ctx| async move { Ok(ev) }).named("no-op"));
+        }
+        ExternalKind::Persistent => {
+            let script = dir.join("no_op.py");
+            std::fs::write(&script, NO_OP_SERVER).expect("writing the no-op hook");
+            let spec = PersistentSpec::shell(format!("exec python3 {}", script.display()));
+            hooks.add(external(spec.into()));
+        }
+        ExternalKind::Spawned => {
+            hooks.add(external(CommandSpec::shell("exit 0").into()));
+        }
+    }
+    hooks
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
+    sorted[i]
+}
+
+/// Dispatches `events` BeforeTool events (after `warmup` unmeasured ones) and reports the
+/// latency of each.
+pub async fn run(kind: ExternalKind, events: u32) -> Value {
+    let dir = std::env::temp_dir().join(format!("agentry-w4-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("creating the bench's directory");
+    let hooks = hooks(kind, &dir);
+    let ctx = context();
+    let input = json!({"command": "ls -la", "description": "list"});
+    let event = |i: u32| BeforeTool::new(format!("call_{i}"), "bash", input.clone());
+    let warmup = (events / 10).clamp(1, 200);
+    for i in 0..warmup {
+        hooks
+            .dispatch(event(i), &ctx)
+            .await
+            .expect("the hook answers");
+    }
+    let mut times = Vec::with_capacity(events as usize);
+    let started = Instant::now();
+    for i in 0..events {
+        let ev = event(i);
+        let t0 = Instant::now();
+        let ev = hooks.dispatch(ev, &ctx).await.expect("the hook answers");
+        times.push(t0.elapsed());
+        assert!(ev.decision().is_none(), "a no-op hook decides nothing");
+    }
+    let wall = started.elapsed();
+    let _ = std::fs::remove_dir_all(&dir);
+    times.sort();
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    json!({
+        "framework": "agentry",
+        "workload": "w4",
+        "hook_kind": format!("{kind:?}").to_lowercase(),
+        "events": events,
+        "p50_us": us(percentile(&times, 0.50)),
+        "p99_us": us(percentile(&times, 0.99)),
+        "mean_us": us(wall) / f64::from(events),
+    })
+}
