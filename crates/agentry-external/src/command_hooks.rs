@@ -10,7 +10,7 @@ use crate::transcript::Transcripts;
 use agentry_core::hooks::{Events, HookExt, HookRegistration, IntoHook};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 /// What the hooks remember of one run under way.
@@ -39,6 +39,8 @@ pub(crate) struct Inner {
     pub(crate) transcripts: Transcripts,
     pub(crate) runs: Mutex<HashMap<String, RunMemo>>,
     pub(crate) sessions: Mutex<HashSet<String>>,
+    /// The HTTP client webhooks share, made at the first delivery.
+    pub(crate) http: OnceLock<Result<reqwest::Client, String>>,
 }
 
 /// Command hooks in Claude Code's protocol, registered on a runtime, an agent or a run like any
@@ -91,6 +93,7 @@ impl CommandHooks {
                 transcripts: Transcripts::default(),
                 runs: Mutex::new(HashMap::new()),
                 sessions: Mutex::new(HashSet::new()),
+                http: OnceLock::new(),
             },
         }
     }
@@ -189,7 +192,14 @@ impl CommandHooks {
         events
     }
 
-    /// The longest any of these commands may run, plus the time to kill and reap it.
+    /// Names the hooks in errors and events.
+    pub(crate) fn named(mut self, name: String) -> Self {
+        self.inner.name = name;
+        self
+    }
+
+    /// The longest any of these handlers may take (every try of a webhook), plus the time to
+    /// kill and reap a command.
     fn longest(&self) -> Duration {
         let longest = self
             .inner
@@ -199,7 +209,7 @@ impl CommandHooks {
             .flat_map(|g| {
                 g.hooks
                     .iter()
-                    .map(move |h| h.timeout().unwrap_or(g.event.default_timeout()))
+                    .map(move |h| h.worst_case(g.event.default_timeout()))
             })
             .max()
             .unwrap_or(Duration::ZERO);

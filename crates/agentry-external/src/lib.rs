@@ -34,6 +34,7 @@
 //!   with its whole process group, and takes no decision.
 
 mod command_hooks;
+mod env_template;
 mod error;
 mod event_name;
 mod fire;
@@ -43,9 +44,13 @@ mod plugin;
 mod process;
 mod reply;
 mod settings;
+mod signing;
 mod spec;
 mod tool_names;
 mod transcript;
+mod webhook;
+mod webhook_hook;
+mod webhook_spec;
 
 pub use command_hooks::{CommandHook, CommandHooks};
 pub use error::SettingsError;
@@ -54,3 +59,5 @@ pub use matcher::Matcher;
 pub use settings::HookSettings;
 pub use spec::{CommandSpec, HandlerSpec};
 pub use tool_names::{ToolAlias, ToolNames};
+pub use webhook_hook::Webhook;
+pub use webhook_spec::{MAX_RETRIES, WebhookSpec};

@@ -4,6 +4,7 @@ use crate::error::SettingsError;
 use crate::event_name::EventName;
 use crate::matcher::Matcher;
 use crate::spec::{CommandSpec, HandlerSpec};
+use crate::webhook_spec::WebhookSpec;
 use serde_json::{Map, Value, json};
 use std::path::Path;
 
@@ -17,13 +18,16 @@ pub(crate) struct Group {
     pub(crate) hooks: Vec<HandlerSpec>,
 }
 
-/// The command hooks a settings file declares, read as Claude Code reads them: a `.claude/settings.json`,
-/// a `settings.local.json`, `~/.claude/settings.json` or a plugin's `hooks/hooks.json`, as they are.
+/// The command hooks and webhooks a settings file declares, read as Claude Code reads them: a
+/// `.claude/settings.json`, a `settings.local.json`, `~/.claude/settings.json` or a plugin's
+/// `hooks/hooks.json`, as they are.
 ///
 /// Other settings (permissions, env, ...) are ignored; so are unknown event names and handler
-/// types that are not commands (`http`, `prompt`, `agent`, `mcp_tool`), each with a
+/// types other than `command` and `http` (`prompt`, `agent`, `mcp_tool`), each with a
 /// [warning](Self::warnings). `"disableAllHooks": true` turns every hook off. A matcher that is
-/// not a valid regular expression, or a handler without a command, is an error naming where it is.
+/// not a valid regular expression, a handler without a command, or an `http` handler without a
+/// usable URL is an error naming where it is. `http` handlers are [`WebhookSpec`]s: their header
+/// values and secret stay as written (`${VAR}`), here and in [`to_value`](Self::to_value).
 ///
 /// ```
 /// use agentry_external::HookSettings;
@@ -153,6 +157,11 @@ impl HookSettings {
                 .get("type")
                 .and_then(Value::as_str)
                 .unwrap_or("command");
+            if kind == "http" {
+                let spec = WebhookSpec::from_settings(handler, &hat, event, &mut self.warnings)?;
+                hooks.push(HandlerSpec::Http(spec));
+                continue;
+            }
             if kind != "command" {
                 self.warnings.push(format!(
                     "{hat}: `{kind}` handlers are not command hooks; ignored"
@@ -207,12 +216,12 @@ impl HookSettings {
         Ok(self)
     }
 
-    /// The number of command handlers.
+    /// The number of handlers (commands and webhooks).
     pub fn len(&self) -> usize {
         self.groups.iter().map(|g| g.hooks.len()).sum()
     }
 
-    /// True when there is no command handler.
+    /// True when there is no handler.
     pub fn is_empty(&self) -> bool {
         self.groups.is_empty()
     }
@@ -222,8 +231,9 @@ impl HookSettings {
         &self.warnings
     }
 
-    /// The settings as Claude Code's format (command handlers only): the data a run stores to
-    /// get its hooks back when it resumes in another process.
+    /// The settings as Claude Code's format (command and http handlers): the data a run stores
+    /// to get its hooks back when it resumes in another process. Webhook header values and
+    /// secrets are their `${VAR}` templates, never what the variables hold.
     pub fn to_value(&self) -> Value {
         let mut events: Map<String, Value> = Map::new();
         for g in &self.groups {
@@ -264,10 +274,10 @@ mod tests {
             }"#,
         )
         .unwrap();
-        assert_eq!(s.len(), 3);
-        assert_eq!(s.warnings().len(), 4, "{:?}", s.warnings());
+        assert_eq!(s.len(), 4, "the http handler is a webhook");
+        assert_eq!(s.warnings().len(), 3, "{:?}", s.warnings());
         let back = HookSettings::from_value(&s.to_value()).unwrap();
-        assert_eq!(back.len(), 3);
+        assert_eq!(back.len(), 4);
         assert_eq!(
             back.warnings().len(),
             1,

@@ -1,5 +1,6 @@
 //! What a command hook runs: its command line, its form (shell or exec) and its time limit.
 
+use crate::webhook_spec::WebhookSpec;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::time::Duration;
 
@@ -96,6 +97,8 @@ impl CommandSpec {
 pub enum HandlerSpec {
     /// A command run once per event (`"type": "command"`), Claude Code's protocol.
     Command(CommandSpec),
+    /// A POST of the event to a URL (`"type": "http"`), answered like a command's stdout.
+    Http(WebhookSpec),
 }
 
 impl HandlerSpec {
@@ -103,6 +106,7 @@ impl HandlerSpec {
     pub fn display(&self) -> String {
         match self {
             HandlerSpec::Command(c) => c.display(),
+            HandlerSpec::Http(w) => w.display(),
         }
     }
 
@@ -110,6 +114,7 @@ impl HandlerSpec {
     pub fn timeout(&self) -> Option<Duration> {
         match self {
             HandlerSpec::Command(c) => c.timeout(),
+            HandlerSpec::Http(w) => w.timeout(),
         }
     }
 
@@ -117,6 +122,7 @@ impl HandlerSpec {
     pub fn to_value(&self) -> serde_json::Value {
         let (kind, value) = match self {
             HandlerSpec::Command(c) => ("command", serde_json::to_value(c)),
+            HandlerSpec::Http(w) => ("http", serde_json::to_value(w)),
         };
         let mut value = value.expect("a handler spec serializes");
         value["type"] = serde_json::Value::String(kind.into());
@@ -131,7 +137,7 @@ impl From<CommandSpec> for HandlerSpec {
 }
 
 /// Reads a timeout given in seconds (an integer or a fraction) as milliseconds.
-fn seconds<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+pub(crate) fn seconds<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
     let secs: Option<f64> = Option::deserialize(d)?;
     match secs {
         None => Ok(None),
@@ -142,7 +148,7 @@ fn seconds<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
     }
 }
 
-fn as_seconds<S: serde::Serializer>(ms: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn as_seconds<S: serde::Serializer>(ms: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
     match ms {
         Some(ms) if ms % 1000 == 0 => s.serialize_u64(ms / 1000),
         Some(ms) => s.serialize_f64(*ms as f64 / 1000.0),
