@@ -11,7 +11,7 @@ use crate::transcript::Transcripts;
 use agentry_core::hooks::{BoxError, Events, HookExt, HookRegistration, IntoHook, StoredHook};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 /// What the hooks remember of one run under way.
@@ -42,6 +42,8 @@ pub(crate) struct Inner {
     pub(crate) sessions: Mutex<HashSet<String>>,
     /// The persistent processes, one per spec, started on first use.
     pub(crate) processes: Mutex<HashMap<PersistentSpec, Arc<Persistent>>>,
+    /// The HTTP client webhooks share, made at the first delivery.
+    pub(crate) http: OnceLock<Result<reqwest::Client, String>>,
 }
 
 impl Inner {
@@ -107,6 +109,7 @@ impl CommandHooks {
                 runs: Mutex::new(HashMap::new()),
                 sessions: Mutex::new(HashSet::new()),
                 processes: Mutex::new(HashMap::new()),
+                http: OnceLock::new(),
             },
         }
     }
@@ -205,7 +208,14 @@ impl CommandHooks {
         events
     }
 
-    /// The longest any of these commands may run, plus the time to kill and reap it.
+    /// Names the hooks in errors and events.
+    pub(crate) fn named(mut self, name: String) -> Self {
+        self.inner.name = name;
+        self
+    }
+
+    /// The longest any of these handlers may take (every try of a webhook), plus the time to
+    /// kill and reap a command.
     fn longest(&self) -> Duration {
         let longest = self
             .inner
@@ -215,7 +225,7 @@ impl CommandHooks {
             .flat_map(|g| {
                 g.hooks
                     .iter()
-                    .map(move |h| h.timeout().unwrap_or(g.event.default_timeout()))
+                    .map(move |h| h.worst_case(g.event.default_timeout()))
             })
             .max()
             .unwrap_or(Duration::ZERO);

@@ -41,6 +41,10 @@ pub(crate) struct Merged {
 /// A command that failed or broke the protocol.
 struct Failure {
     script: String,
+    /// What the handler is called in errors ("command hook", "webhook").
+    noun: &'static str,
+    /// The handler's own failure fails the event.
+    closed: bool,
     duration: Duration,
     message: String,
     /// A field the event does not allow (strict mode fails on these), not a failure to run.
@@ -231,7 +235,8 @@ impl Inner {
             let (stdin, env) = (stdin.clone(), &env);
             running.push(async move {
                 let started = Instant::now();
-                (spec, started, self.deliver(spec, stdin, env, timeout).await)
+                let outcome = self.deliver(event, spec, stdin, env, timeout).await;
+                (spec, started, outcome)
             });
         }
         let mut merged = Merged::default();
@@ -245,6 +250,8 @@ impl Inner {
                 Err(e) => {
                     failures.push(Failure {
                         script,
+                        noun: spec.noun(),
+                        closed: spec.fails_closed(),
                         duration: started.elapsed(),
                         message: e,
                         violation: false,
@@ -257,6 +264,8 @@ impl Inner {
                     for v in &verdict.violations {
                         failures.push(Failure {
                             script: script.clone(),
+                            noun: spec.noun(),
+                            closed: spec.fails_closed(),
                             duration: done.duration,
                             message: v.clone(),
                             violation: true,
@@ -274,6 +283,8 @@ impl Inner {
                 }
                 Err(e) => failures.push(Failure {
                     script,
+                    noun: spec.noun(),
+                    closed: spec.fails_closed(),
                     duration: done.duration,
                     message: e.to_string(),
                     violation: false,
@@ -282,8 +293,8 @@ impl Inner {
         }
         let mut fatal = None;
         for f in failures {
-            let message = format!("command hook `{}` on {event}: {}", f.script, f.message);
-            if (self.fail_closed && !f.violation) || (self.strict && f.violation) {
+            let message = format!("{} `{}` on {event}: {}", f.noun, f.script, f.message);
+            if ((self.fail_closed || f.closed) && !f.violation) || (self.strict && f.violation) {
                 fatal.get_or_insert(message);
                 continue;
             }
@@ -310,6 +321,7 @@ impl Inner {
     /// Hands the payload to one handler and waits for what it says.
     async fn deliver(
         &self,
+        event: EventName,
         spec: &HandlerSpec,
         stdin: Arc<[u8]>,
         env: &[(String, String)],
@@ -331,6 +343,10 @@ impl Inner {
                 process
                     .request(&stdin, &self.project_dir, env, timeout, self.limits.stdout)
                     .await
+            }
+            HandlerSpec::Http(w) => {
+                let client = self.http_client()?;
+                crate::webhook::deliver(client, w, event, &stdin, timeout, self.limits.stdout).await
             }
         }
     }

@@ -1,4 +1,4 @@
-//! Hooks in any language for agentry: Claude Code–compatible command hooks.
+//! Hooks in any language for agentry: Claude Code–compatible command hooks and signed webhooks.
 //!
 //! A `hooks` block in Claude Code's settings format — a `.claude/settings.json` as it is, a
 //! plugin's `hooks/hooks.json`, or built in Rust — becomes one agentry hook that runs the
@@ -32,8 +32,18 @@
 //!   hook of a later event runs (Stop hooks see the final answer in it);
 //! - a command that overruns its timeout (600 s by default; 30 s for UserPromptSubmit) is killed
 //!   with its whole process group, and takes no decision.
+//!
+//! # Webhooks
+//! An `http` handler ([`WebhookSpec`], or [`Webhook`] from Rust) POSTs the same JSON to a URL,
+//! as Claude Code's HTTP hooks do: a 2xx with a JSON object decides as a command's stdout would,
+//! an empty 2xx is success, anything else is a non-blocking error (an HTTP status never blocks).
+//! Deliveries are signed with the Standard Webhooks scheme; header values and the secret are
+//! `${VAR}` templates resolved from the environment at each delivery, never stored or shown;
+//! failed deliveries of events that decide nothing are retried with backoff; `failClosed` makes
+//! a webhook's failure fail the run.
 
 mod command_hooks;
+mod env_template;
 mod error;
 mod event_name;
 mod fire;
@@ -44,9 +54,13 @@ mod plugin;
 mod process;
 mod reply;
 mod settings;
+mod signing;
 mod spec;
 mod tool_names;
 mod transcript;
+mod webhook;
+mod webhook_hook;
+mod webhook_spec;
 
 pub use command_hooks::{CommandHook, CommandHooks};
 pub use error::SettingsError;
@@ -56,3 +70,5 @@ pub use persistent::PersistentSpec;
 pub use settings::HookSettings;
 pub use spec::{CommandSpec, HandlerSpec};
 pub use tool_names::{ToolAlias, ToolNames};
+pub use webhook_hook::Webhook;
+pub use webhook_spec::{MAX_RETRIES, WebhookSpec};

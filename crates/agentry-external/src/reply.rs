@@ -171,6 +171,20 @@ fn accepts(event: EventName) -> Accepts {
     }
 }
 
+/// True when an answer on `event` can decide something (a permission, a block, an input, context
+/// or output); false for events that only observe, whose deliveries may be retried.
+pub(crate) fn decides(event: EventName) -> bool {
+    let a = accepts(event);
+    a.decision
+        || a.permission
+        || a.updated_input
+        || a.context
+        || a.updated_output
+        || a.permission_request
+        || a.plain_context
+        || a.blocks
+}
+
 /// Reads what a finished command said on `event`.
 pub(crate) fn read(event: EventName, done: &Finished) -> Result<Verdict, ReplyError> {
     let can = accepts(event);
@@ -495,6 +509,28 @@ mod tests {
         )
         .unwrap();
         assert_eq!(v.stop.as_deref(), Some("budget"));
+    }
+
+    #[test]
+    fn observers_decide_nothing() {
+        for event in [
+            EventName::PostCompact,
+            EventName::SessionEnd,
+            EventName::Notification,
+            EventName::Agentry(EventKind::RunEnd),
+            EventName::Agentry(EventKind::AfterCompact),
+        ] {
+            assert!(!decides(event), "{event}");
+        }
+        for event in [
+            EventName::PreToolUse,
+            EventName::Stop,
+            EventName::SessionStart,
+            EventName::PermissionRequest,
+            EventName::Agentry(EventKind::AfterStep),
+        ] {
+            assert!(decides(event), "{event}");
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@ use crate::event_name::EventName;
 use crate::matcher::Matcher;
 use crate::persistent::PersistentSpec;
 use crate::spec::{CommandSpec, HandlerSpec};
+use crate::webhook_spec::WebhookSpec;
 use serde_json::{Map, Value, json};
 use std::path::Path;
 
@@ -18,13 +19,16 @@ pub(crate) struct Group {
     pub(crate) hooks: Vec<HandlerSpec>,
 }
 
-/// The command hooks a settings file declares, read as Claude Code reads them: a `.claude/settings.json`,
-/// a `settings.local.json`, `~/.claude/settings.json` or a plugin's `hooks/hooks.json`, as they are.
+/// The command hooks and webhooks a settings file declares, read as Claude Code reads them: a
+/// `.claude/settings.json`, a `settings.local.json`, `~/.claude/settings.json` or a plugin's
+/// `hooks/hooks.json`, as they are.
 ///
 /// Other settings (permissions, env, ...) are ignored; so are unknown event names and handler
-/// types that are not commands (`http`, `prompt`, `agent`, `mcp_tool`), each with a
+/// types other than `command` and `http` (`prompt`, `agent`, `mcp_tool`), each with a
 /// [warning](Self::warnings). `"disableAllHooks": true` turns every hook off. A matcher that is
-/// not a valid regular expression, or a handler without a command, is an error naming where it is.
+/// not a valid regular expression, a handler without a command, or an `http` handler without a
+/// usable URL is an error naming where it is. `http` handlers are [`WebhookSpec`]s: their header
+/// values and secret stay as written (`${VAR}`), here and in [`to_value`](Self::to_value).
 ///
 /// ```
 /// use agentry_external::HookSettings;
@@ -161,6 +165,12 @@ impl HookSettings {
                         serde_json::from_value(handler.clone()).map_err(read)?;
                     HandlerSpec::Command(spec)
                 }
+                "http" => HandlerSpec::Http(WebhookSpec::from_settings(
+                    handler,
+                    &hat,
+                    event,
+                    &mut self.warnings,
+                )?),
                 "persistent" => {
                     let spec: PersistentSpec =
                         serde_json::from_value(handler.clone()).map_err(read)?;
@@ -219,12 +229,12 @@ impl HookSettings {
         Ok(self)
     }
 
-    /// The number of command handlers.
+    /// The number of handlers (commands and webhooks).
     pub fn len(&self) -> usize {
         self.groups.iter().map(|g| g.hooks.len()).sum()
     }
 
-    /// True when there is no command handler.
+    /// True when there is no handler.
     pub fn is_empty(&self) -> bool {
         self.groups.is_empty()
     }
@@ -234,8 +244,9 @@ impl HookSettings {
         &self.warnings
     }
 
-    /// The settings as Claude Code's format (command handlers only): the data a run stores to
-    /// get its hooks back when it resumes in another process.
+    /// The settings as Claude Code's format (command and http handlers): the data a run stores
+    /// to get its hooks back when it resumes in another process. Webhook header values and
+    /// secrets are their `${VAR}` templates, never what the variables hold.
     pub fn to_value(&self) -> Value {
         let mut events: Map<String, Value> = Map::new();
         for g in &self.groups {
@@ -261,6 +272,8 @@ fn spec_command(spec: &HandlerSpec) -> &str {
     match spec {
         HandlerSpec::Command(c) => &c.command,
         HandlerSpec::Persistent(p) => &p.command,
+        // A webhook's URL was checked when it was read.
+        HandlerSpec::Http(_) => "-",
     }
 }
 
@@ -284,10 +297,10 @@ mod tests {
             }"#,
         )
         .unwrap();
-        assert_eq!(s.len(), 3);
-        assert_eq!(s.warnings().len(), 4, "{:?}", s.warnings());
+        assert_eq!(s.len(), 4, "the http handler is a webhook");
+        assert_eq!(s.warnings().len(), 3, "{:?}", s.warnings());
         let back = HookSettings::from_value(&s.to_value()).unwrap();
-        assert_eq!(back.len(), 3);
+        assert_eq!(back.len(), 4);
         assert_eq!(
             back.warnings().len(),
             1,

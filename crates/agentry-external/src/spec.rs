@@ -1,5 +1,6 @@
 //! What a command hook runs: its command line, its form (shell or exec) and its time limit.
 
+use crate::webhook_spec::WebhookSpec;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::time::Duration;
 
@@ -98,6 +99,8 @@ pub enum HandlerSpec {
     Command(CommandSpec),
     /// A long-lived process answering every event as JSON lines (`"type": "persistent"`).
     Persistent(crate::persistent::PersistentSpec),
+    /// A POST of the event to a URL (`"type": "http"`), answered like a command's stdout.
+    Http(WebhookSpec),
 }
 
 impl HandlerSpec {
@@ -106,6 +109,7 @@ impl HandlerSpec {
         match self {
             HandlerSpec::Command(c) => c.display(),
             HandlerSpec::Persistent(p) => p.display(),
+            HandlerSpec::Http(w) => w.display(),
         }
     }
 
@@ -114,6 +118,7 @@ impl HandlerSpec {
         match self {
             HandlerSpec::Command(c) => c.timeout(),
             HandlerSpec::Persistent(p) => p.timeout_ms.map(Duration::from_millis),
+            HandlerSpec::Http(w) => w.timeout(),
         }
     }
 
@@ -122,6 +127,7 @@ impl HandlerSpec {
         let (kind, value) = match self {
             HandlerSpec::Command(c) => ("command", serde_json::to_value(c)),
             HandlerSpec::Persistent(p) => ("persistent", serde_json::to_value(p)),
+            HandlerSpec::Http(w) => ("http", serde_json::to_value(w)),
         };
         let mut value = value.expect("a handler spec serializes");
         value["type"] = serde_json::Value::String(kind.into());
