@@ -14,7 +14,7 @@ struct Echo {
 pub enum HookKind {
     /// Synchronous closure hooks (`on_sync`): run in place, no allocation.
     Sync,
-    /// Async closure hooks (`on`): one boxed future per invocation.
+    /// Async closure hooks (`on`): a future per invocation, held inline (no allocation).
     Async,
 }
 

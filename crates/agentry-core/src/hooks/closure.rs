@@ -1,5 +1,6 @@
 //! Hooks from async closures, one event each: `on::before_tool(|ev, ctx| async move { .. })`.
 
+use super::future::HookFuture;
 use super::middleware::{
     AroundEntry, HandlesAround, ModelOutcome, Next, ToolCallRequest, ToolOutcome,
 };
@@ -37,8 +38,9 @@ where
     F: Fn(E, HookCtx) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = HookResult<E>> + Send + 'static,
 {
-    fn handle<'a>(&'a self, ev: E, ctx: &'a HookCtx) -> BoxFuture<'a, HookResult<E>> {
-        Box::pin((self.f)(ev, ctx.clone()))
+    #[inline]
+    fn handle<'a>(&'a self, ev: E, ctx: &'a HookCtx) -> HookFuture<'a, E> {
+        HookFuture::call(|| (self.f)(ev, ctx.clone()))
     }
 }
 

@@ -2,14 +2,14 @@
 
 use super::HookName;
 use super::events::Decides;
-use super::registry::{Entry, Event, Handler, Handles, HandlesSync};
+use super::future::{HookFuture, Panicked};
+use super::registry::{Entry, Event, Handler, HandlesSync};
 use super::{
     Events, HookCtx, HookError, HookFailed, HookFailure, HookFinished, HookStarted, Hooks,
 };
 use crate::RunContext;
 use crate::describe::panic_message;
 use crate::run::context::LentHookCtx;
-use futures::FutureExt;
 use futures::future::BoxFuture;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -154,7 +154,11 @@ async fn run_chain<E: Event>(
     let mut by: Option<HookName> = None;
     let mut i = 0;
     while i < n {
-        if observers.is_none() {
+        let next_is_sync = matches!(
+            list[if reverse { n - 1 - i } else { i }].handler,
+            Handler::Sync(_)
+        );
+        if observers.is_none() && next_is_sync {
             // Fast path: a stretch of synchronous hooks runs as plain code, no await between.
             let ev = slot
                 .as_mut()
@@ -197,16 +201,23 @@ async fn run_chain<E: Event>(
                 invoke_sync(&**h, &mut view, &ctx)
             }
             (Handler::Async(h), false) => match slot.take() {
-                Some(ev) => invoke(&**h, ev, &ctx, meta.timeout)
-                    .await
-                    .map(|next| slot = Some(next)),
+                Some(ev) => {
+                    // The hook's future is made in place and pinned there: awaited without a
+                    // move of its inline storage.
+                    let hook = h.handle(ev, &ctx);
+                    futures::pin_mut!(hook);
+                    invoke(hook, &mut slot, &ctx, meta.timeout).await
+                }
                 None => unreachable!("the event is in its slot between hooks"),
             },
             (Handler::Async(h), true) => {
                 let view = slot
                     .clone()
                     .expect("the event is in its slot between hooks");
-                invoke(&**h, view, &ctx, meta.timeout).await.map(drop)
+                let hook = h.handle(view, &ctx);
+                futures::pin_mut!(hook);
+                let mut dropped = None;
+                invoke(hook, &mut dropped, &ctx, meta.timeout).await
             }
         };
         match outcome {
@@ -408,29 +419,78 @@ fn invoke_sync<E: Event>(
     }
 }
 
-/// Calls one hook, turning an error, a panic (while creating or polling its future) and a timeout
-/// alike into a [`HookFailure`].
-async fn invoke<E: Event>(
-    handler: &dyn Handles<E>,
-    ev: E,
+/// Runs one hook's future, putting the event it returns in `out`, and turning an error, a panic
+/// (while making or polling its future) and a timeout alike into a [`HookFailure`]. The future is
+/// made by the caller and pinned where it was made, so its inline storage is never copied: a hook
+/// that completes at once costs no allocation, and no timer.
+fn invoke<'p, 'a, E>(
+    hook: Pin<&'p mut HookFuture<'a, E>>,
+    out: &'p mut Option<E>,
     ctx: &HookCtx,
     timeout: Option<Duration>,
-) -> Result<E, HookFailure> {
-    let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| handler.handle(ev, ctx))) {
-        Ok(fut) => AssertUnwindSafe(fut).catch_unwind(),
-        Err(panic) => return Err(HookFailure::Panic(panic_message(panic))),
-    };
+) -> Invoke<'p, 'a, E> {
     // A hook without a timeout of its own gets the run's default: no hook waits forever.
-    let (limit, failure): (_, fn(Duration) -> HookFailure) = match timeout {
-        Some(limit) => (limit, HookFailure::Timeout),
-        None => (ctx.hook_timeout(), HookFailure::DefaultTimeout),
+    let (limit, own) = match timeout {
+        Some(limit) => (limit, true),
+        None => (ctx.hook_timeout(), false),
     };
-    let Ok(outcome) = crate::deadline::within(limit, fut).await else {
-        return Err(failure(limit));
-    };
-    match outcome {
-        Ok(Ok(ev)) => Ok(ev),
-        Ok(Err(e)) => Err(HookFailure::Error(e.to_string())),
-        Err(panic) => Err(HookFailure::Panic(panic_message(panic))),
+    Invoke {
+        hook,
+        out,
+        timer: None,
+        limit,
+        own,
+    }
+}
+
+/// One hook's call: its future, polled under an unwind guard, and its time limit, armed only
+/// when the first poll does not finish it (as [`within`](crate::deadline::within) does).
+struct Invoke<'p, 'a, E> {
+    hook: Pin<&'p mut HookFuture<'a, E>>,
+    // Where the event goes when the hook gives it back.
+    out: &'p mut Option<E>,
+    // Boxed: armed only when the hook waits.
+    timer: Option<Pin<Box<tokio::time::Sleep>>>,
+    limit: Duration,
+    // Whether the limit is the hook's own timeout (or the run's default).
+    own: bool,
+}
+
+impl<E> Future for Invoke<'_, '_, E> {
+    type Output = Result<(), HookFailure>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let (hook, out) = (this.hook.as_mut(), &mut *this.out);
+        // The event is put in place inside the guard, so only a small result leaves it.
+        let polled = std::panic::catch_unwind(AssertUnwindSafe(|| match hook.poll(cx) {
+            Poll::Ready(Ok(ev)) => {
+                *out = Some(ev);
+                Poll::Ready(Ok(()))
+            }
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            Poll::Pending => Poll::Pending,
+        }));
+        match polled {
+            Ok(Poll::Ready(Ok(()))) => return Poll::Ready(Ok(())),
+            Ok(Poll::Ready(Err(e))) => {
+                return Poll::Ready(Err(match e.downcast::<Panicked>() {
+                    Ok(panicked) => HookFailure::Panic(panicked.0),
+                    Err(e) => HookFailure::Error(e.to_string()),
+                }));
+            }
+            Err(panic) => return Poll::Ready(Err(HookFailure::Panic(panic_message(panic)))),
+            Ok(Poll::Pending) => {}
+        }
+        // Not finished at once: the limit counts from the first poll.
+        let limit = this.limit;
+        let timer = this
+            .timer
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+        match timer.as_mut().poll(cx) {
+            Poll::Ready(()) if this.own => Poll::Ready(Err(HookFailure::Timeout(limit))),
+            Poll::Ready(()) => Poll::Ready(Err(HookFailure::DefaultTimeout(limit))),
+            Poll::Pending => Poll::Pending,
+        }
     }
 }

@@ -1,5 +1,6 @@
 //! The `Hook` trait: a type that handles several events (a plugin).
 
+use super::future::HookFuture;
 use super::middleware::{
     AroundEntry, HandlesAround, ModelOutcome, Next, ToolCallRequest, ToolOutcome,
 };
@@ -76,8 +77,9 @@ macro_rules! define_hook_trait {
 
         $(
             impl<H: Hook> Handles<$ty> for Plugin<H> {
-                fn handle<'a>(&'a self, ev: $ty, ctx: &'a HookCtx) -> BoxFuture<'a, HookResult<$ty>> {
-                    Box::pin(self.0.$method(ev, ctx))
+                #[inline]
+                fn handle<'a>(&'a self, ev: $ty, ctx: &'a HookCtx) -> HookFuture<'a, $ty> {
+                    HookFuture::call(|| self.0.$method(ev, ctx))
                 }
             }
         )*

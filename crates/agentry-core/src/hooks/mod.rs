@@ -60,6 +60,7 @@ mod context_events;
 mod dispatch;
 mod error;
 pub mod events;
+mod future;
 mod hook;
 mod human_events;
 mod kinds;
@@ -73,6 +74,7 @@ pub use closure::{FnAround, FnHook, FnSyncHook, on, on_sync};
 pub use dispatch::{Dispatch, Dispatched};
 pub use error::{BoxError, HookError, HookFailure, HookResult};
 pub use events::*;
+pub use future::{HOOK_FUTURE_INLINE, HookFuture};
 pub use hook::Hook;
 pub use kinds::{EventKind, Events};
 pub use middleware::{

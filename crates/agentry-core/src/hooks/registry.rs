@@ -1,10 +1,10 @@
 //! Registration: hooks with a name, priority, failure policy and timeout, kept per event in
 //! priority order, and merged across scopes.
 
+use super::future::HookFuture;
 use super::middleware::{AroundEntry, ModelOutcome, ToolCallRequest, ToolOutcome};
 use super::{EventKind, Events, HookCtx, HookName, HookResult, events::*};
 use crate::ModelRequest;
-use futures::future::BoxFuture;
 use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,8 +25,10 @@ pub struct HookMeta {
 /// Handles one event type. Implemented by closure hooks and by plugins (through [`super::Hook`]);
 /// users do not implement it directly.
 pub trait Handles<E>: Send + Sync {
-    /// Handles the event.
-    fn handle<'a>(&'a self, ev: E, ctx: &'a HookCtx) -> BoxFuture<'a, HookResult<E>>;
+    /// Handles the event. The future is held inline (see [`HookFuture`]): a call that fits
+    /// allocates nothing. A panic while making the future is caught and reported by the future
+    /// ([`HookFuture::call`] does both).
+    fn handle<'a>(&'a self, ev: E, ctx: &'a HookCtx) -> HookFuture<'a, E>;
 }
 
 /// Handles one event type synchronously, in place: no future, no allocation. Implemented by
