@@ -3,7 +3,9 @@
 
 use agentry::hooks::{BeforeTool, HookExt, Hooks, on};
 use agentry::{RunContext, RunContextSpec, RunInfo};
-use agentry_external::{CommandHooks, CommandSpec, EventName, HookSettings, PersistentSpec};
+use agentry_external::{
+    CommandHooks, CommandSpec, EventName, HookSettings, PersistentSpec, WebhookSpec,
+};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::Arc;
@@ -18,6 +20,33 @@ pub enum ExternalKind {
     Persistent,
     /// A command spawned per event: `/bin/sh -c 'exit 0'`.
     Spawned,
+    /// A signed webhook to a server in this process on 127.0.0.1 (keep-alive), answering 200.
+    Webhook,
+}
+
+/// Sets the webhook's signing secret in the environment, where the hook reads it. Call it before
+/// any thread is started.
+pub fn set_secret() {
+    // SAFETY: called at the start of `main`, before the tokio runtime or any other thread
+    // exists, so nothing reads the environment concurrently.
+    unsafe {
+        std::env::set_var(
+            "AGENTRY_W4_SECRET",
+            "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+        )
+    };
+}
+
+/// A local webhook receiver that answers every POST with an empty 200; returns its URL.
+async fn receiver() -> String {
+    use axum::routing::post;
+    let app = axum::Router::new().route("/hook", post(|| async { axum::http::StatusCode::OK }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binding the bench's webhook receiver");
+    let addr = listener.local_addr().expect("a bound address");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}/hook")
 }
 
 /// A persistent no-op hook: answers each line with its id, without parsing the event.
@@ -47,7 +76,7 @@ fn context() -> RunContext {
     })
 }
 
-fn hooks(kind: ExternalKind, dir: &Path) -> Hooks {
+async fn hooks(kind: ExternalKind, dir: &Path) -> Hooks {
     let mut hooks = Hooks::new();
     let external = |spec: agentry_external::HandlerSpec| {
         let mut settings = HookSettings::new();
@@ -71,6 +100,12 @@ fn hooks(kind: ExternalKind, dir: &Path) -> Hooks {
         ExternalKind::Spawned => {
             hooks.add(external(CommandSpec::shell("exit 0").into()));
         }
+        ExternalKind::Webhook => {
+            // The signing secret is read from `AGENTRY_W4_SECRET` at each delivery (see
+            // `set_secret`).
+            let spec = WebhookSpec::new(receiver().await).secret("${AGENTRY_W4_SECRET}");
+            hooks.add(external(spec.into()));
+        }
     }
     hooks
 }
@@ -82,10 +117,10 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 
 /// Dispatches `events` BeforeTool events (after `warmup` unmeasured ones) and reports the
 /// latency of each.
-pub async fn run(kind: ExternalKind, events: u32) -> Value {
+pub async fn run(kind: ExternalKind, events: u32, current_thread: bool) -> Value {
     let dir = std::env::temp_dir().join(format!("agentry-w4-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("creating the bench's directory");
-    let hooks = hooks(kind, &dir);
+    let hooks = hooks(kind, &dir).await;
     let ctx = context();
     let input = json!({"command": "ls -la", "description": "list"});
     let event = |i: u32| BeforeTool::new(format!("call_{i}"), "bash", input.clone());
@@ -112,6 +147,7 @@ pub async fn run(kind: ExternalKind, events: u32) -> Value {
     json!({
         "framework": "agentry",
         "workload": "w4",
+        "runtime": if current_thread { "current_thread" } else { "multi_thread" },
         "hook_kind": format!("{kind:?}").to_lowercase(),
         "events": events,
         "p50_us": us(percentile(&times, 0.50)),

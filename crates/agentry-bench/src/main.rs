@@ -3,7 +3,7 @@
 //! ```text
 //! agentry-bench --workload w1|w2|w3|w5 [--steps S] [--hooks H] [--runs R] [--inner K]
 //!               [--store sqlite|postgres]
-//! agentry-bench --workload w4 --kind closure|persistent|spawned [--events N]
+//! agentry-bench --workload w4 --kind closure|persistent|spawned|webhook [--events N] [--current-thread]
 //! ```
 //! Prints one JSON object on its last stdout line.
 
@@ -56,26 +56,37 @@ struct Args {
     /// `$AGENTRY_TEST_POSTGRES_URL`.
     #[arg(long, value_enum, default_value_t = StoreKind::Sqlite)]
     store: StoreKind,
-    /// W4's hook: an in-process closure, a persistent hook process, or a command spawned per event.
+    /// W4's hook: an in-process closure, a persistent hook process, a command spawned per event,
+    /// or a signed webhook to a local server.
     #[arg(long, value_enum, default_value_t = external::ExternalKind::Closure)]
     kind: external::ExternalKind,
     /// W4's events (default 10,000; 1,000 for spawned commands).
     #[arg(long)]
     events: Option<u32>,
+    /// W4 on a current-thread tokio runtime (default: multi-thread).
+    #[arg(long)]
+    current_thread: bool,
 }
 
 fn main() {
     let args = Args::parse();
     if matches!(args.workload, Workload::W4) {
+        external::set_secret();
         let events = args.events.unwrap_or(match args.kind {
             external::ExternalKind::Spawned => 1_000,
             _ => 10_000,
         });
-        let tokio = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .expect("a tokio runtime");
-        println!("{}", tokio.block_on(external::run(args.kind, events)));
+        let tokio = match args.current_thread {
+            true => tokio::runtime::Builder::new_current_thread(),
+            false => tokio::runtime::Builder::new_multi_thread(),
+        }
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+        println!(
+            "{}",
+            tokio.block_on(external::run(args.kind, events, args.current_thread))
+        );
         return;
     }
     let (steps, hooks, runs) = match args.workload {
