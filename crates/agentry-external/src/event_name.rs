@@ -20,6 +20,7 @@ use std::time::Duration;
 /// | `SessionStart` | RunStart of a session's first run in this process |
 /// | `SessionEnd` | RunEnd or RunError of a top-level run without a session id, or [`end_session`](crate::CommandHooks::end_session) |
 /// | `PermissionRequest`, `Notification` | ApprovalRequested |
+/// | `PostToolBatch` | AfterToolBatch |
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum EventName {
@@ -49,12 +50,14 @@ pub enum EventName {
     PermissionRequest,
     /// Something needs the user's attention (an approval prompt): observe.
     Notification,
+    /// The tool calls of one model turn all have their results: observe them together.
+    PostToolBatch,
     /// Any agentry event, under its own name, with its payload as JSON.
     Agentry(EventKind),
 }
 
 /// Every event of Claude Code's protocol that agentry maps, with its name.
-const CLAUDE: [(EventName, &str); 13] = [
+const CLAUDE: [(EventName, &str); 14] = [
     (EventName::PreToolUse, "PreToolUse"),
     (EventName::PostToolUse, "PostToolUse"),
     (EventName::PostToolUseFailure, "PostToolUseFailure"),
@@ -68,11 +71,12 @@ const CLAUDE: [(EventName, &str); 13] = [
     (EventName::SessionEnd, "SessionEnd"),
     (EventName::PermissionRequest, "PermissionRequest"),
     (EventName::Notification, "Notification"),
+    (EventName::PostToolBatch, "PostToolBatch"),
 ];
 
 /// The agentry events a command can handle under their own names (every event with a payload,
 /// except the meta events, which observe hooks themselves).
-const NATIVE: [EventKind; 25] = [
+const NATIVE: [EventKind; 27] = [
     EventKind::RunStart,
     EventKind::RunEnd,
     EventKind::RunError,
@@ -98,6 +102,8 @@ const NATIVE: [EventKind; 25] = [
     EventKind::MessageAdded,
     EventKind::Custom,
     EventKind::Stop,
+    EventKind::BeforeToolBatch,
+    EventKind::AfterToolBatch,
 ];
 
 impl EventName {
@@ -140,6 +146,7 @@ impl EventName {
             EventName::PostCompact => EventKind::AfterCompact,
             EventName::SessionEnd => EventKind::RunEnd,
             EventName::PermissionRequest | EventName::Notification => EventKind::ApprovalRequested,
+            EventName::PostToolBatch => EventKind::AfterToolBatch,
             EventName::Agentry(kind) => kind,
         }
     }
@@ -167,7 +174,7 @@ impl EventName {
     /// agent type); false when its hooks always fire and a matcher is ignored.
     pub fn has_matcher(self) -> bool {
         match self {
-            EventName::UserPromptSubmit | EventName::Stop => false,
+            EventName::UserPromptSubmit | EventName::Stop | EventName::PostToolBatch => false,
             EventName::Agentry(kind) => matches!(
                 kind,
                 EventKind::BeforeTool

@@ -363,3 +363,51 @@ impl Native for Custom {
         put(m, "data", self.data());
     }
 }
+
+impl Native for BeforeToolBatch {
+    fn fields(&self, m: &mut Map<String, Value>) {
+        let calls: Vec<Value> = self
+            .calls()
+            .iter()
+            .map(|c| {
+                json!({
+                    "tool_name": c.name,
+                    "tool_input": serde_json::from_str::<Value>(&c.arguments)
+                        .unwrap_or_else(|_| Value::String(c.arguments.clone())),
+                    "tool_use_id": c.id,
+                })
+            })
+            .collect();
+        put(m, "tool_calls", calls);
+    }
+    /// A block blocks every call of the batch, with the reason.
+    fn apply(&mut self, merged: Merged) {
+        if let Some(reason) = merged.block {
+            let ids: Vec<String> = self.calls().iter().map(|c| c.id.clone()).collect();
+            for id in ids {
+                self.block(&id, reason.clone());
+            }
+        }
+    }
+}
+
+impl Native for AfterToolBatch {
+    fn fields(&self, m: &mut Map<String, Value>) {
+        put(m, "tool_results", batch_results(self));
+    }
+}
+
+/// A batch's results as `[{tool_use_id, tool_name, tool_response, is_error}]`.
+pub(crate) fn batch_results(ev: &AfterToolBatch) -> Vec<Value> {
+    ev.results()
+        .iter()
+        .map(|r| {
+            json!({
+                "tool_use_id": r.call_id,
+                "tool_name": r.name,
+                "tool_response": r.content,
+                "is_error": r.is_error,
+            })
+        })
+        .collect()
+}

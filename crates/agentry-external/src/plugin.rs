@@ -229,6 +229,39 @@ impl Hook for Plugin {
         self.native(ev, ctx).await
     }
 
+    async fn before_tool_batch(
+        &self,
+        ev: BeforeToolBatch,
+        ctx: &HookCtx,
+    ) -> HookResult<BeforeToolBatch> {
+        self.native(ev, ctx).await
+    }
+
+    async fn after_tool_batch(
+        &self,
+        ev: AfterToolBatch,
+        ctx: &HookCtx,
+    ) -> HookResult<AfterToolBatch> {
+        let inner = &*self.inner;
+        if inner.has(EventName::PostToolBatch) {
+            let site = inner.site(ctx);
+            let calls: Vec<Value> = crate::native::batch_results(&ev)
+                .into_iter()
+                .map(|mut r| {
+                    let name = r["tool_name"].as_str().unwrap_or_default().to_string();
+                    r["tool_name"] = json!(inner.tool_names.claude_name(&name));
+                    r
+                })
+                .collect();
+            inner
+                .fire(EventName::PostToolBatch, None, &site, |m| {
+                    m.insert("tool_calls".into(), Value::Array(calls));
+                })
+                .await?;
+        }
+        self.native(ev, ctx).await
+    }
+
     async fn message_added(&self, ev: MessageAdded, ctx: &HookCtx) -> HookResult<MessageAdded> {
         let ev = self.claude_message_added(ev, ctx).await?;
         self.native(ev, ctx).await

@@ -135,7 +135,10 @@ fn accepts(event: EventName) -> Accepts {
             permission_request: true,
             ..none
         },
-        EventName::PostCompact | EventName::SessionEnd | EventName::Notification => none,
+        EventName::PostCompact
+        | EventName::SessionEnd
+        | EventName::Notification
+        | EventName::PostToolBatch => none,
         EventName::Agentry(kind) => {
             let blocks = matches!(
                 kind,
@@ -149,6 +152,7 @@ fn accepts(event: EventName) -> Accepts {
                     | EventKind::BeforeSubAgent
                     | EventKind::BeforeCompact
                     | EventKind::ApprovalRequested
+                    | EventKind::BeforeToolBatch
             );
             Accepts {
                 decision: blocks,

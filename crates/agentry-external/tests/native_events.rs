@@ -130,3 +130,30 @@ fi
             .contains("Paris, surely.")
     );
 }
+
+#[tokio::test]
+async fn tool_batches_as_scripts_block_together_and_are_observed_together() {
+    let p = Project::new();
+    let guard = r#"jq -e '[.tool_calls[].tool_input.cmd] | any(startswith("rm"))' >/dev/null && echo '{"decision":"block","reason":"this turn deletes things"}'; exit 0"#;
+    let observe = r#"jq -c '[.hook_event_name, [.tool_calls[] | .tool_name + ":" + .tool_response]]' >> "$CLAUDE_PROJECT_DIR/batches.log""#;
+    let settings = json!({"hooks": {
+        "BeforeToolBatch": [{"hooks": [{"type": "command", "command": guard}]}],
+        "PostToolBatch": [{"hooks": [{"type": "command", "command": observe}]}]
+    }});
+    let model = ScriptedModel::new()
+        .tool_calls([("bash", json!({"cmd": "ls"})), ("bash", json!({"cmd": "pwd"}))])
+        .tool_calls([("bash", json!({"cmd": "ls"})), ("bash", json!({"cmd": "rm -rf x"}))])
+        .text("Done.");
+    let log = new_log();
+    Runtime::new()
+        .with(p.hooks(settings))
+        .run(&agent(&model, &log), "go")
+        .await
+        .unwrap();
+    assert_eq!(entries(&log), ["bash:ls", "bash:pwd"], "the second batch was blocked whole");
+    assert_eq!(
+        p.read("batches.log"),
+        "[\"PostToolBatch\",[\"Bash:ran ls\",\"Bash:ran pwd\"]]\n\
+         [\"PostToolBatch\",[\"Bash:this turn deletes things\",\"Bash:this turn deletes things\"]]\n"
+    );
+}

@@ -69,6 +69,10 @@ pub enum EventKind {
     AroundModel,
     /// Around-tool middleware.
     AroundTool,
+    /// The tool calls of one model turn are about to run.
+    BeforeToolBatch,
+    /// The tool calls of one model turn all have their results.
+    AfterToolBatch,
 }
 
 impl EventKind {
@@ -105,6 +109,8 @@ impl EventKind {
             EventKind::HookFailed => "HookFailed",
             EventKind::AroundModel => "AroundModel",
             EventKind::AroundTool => "AroundTool",
+            EventKind::BeforeToolBatch => "BeforeToolBatch",
+            EventKind::AfterToolBatch => "AfterToolBatch",
         }
     }
 
@@ -118,6 +124,7 @@ impl EventKind {
                 | EventKind::AfterStep
                 | EventKind::AfterModel
                 | EventKind::AfterTool
+                | EventKind::AfterToolBatch
                 | EventKind::ToolError
                 | EventKind::AfterSubAgent
                 | EventKind::SubAgentError
@@ -203,6 +210,10 @@ bitflags::bitflags! {
         const AROUND_MODEL = 1 << EventKind::AroundModel as u64;
         /// [`EventKind::AroundTool`]
         const AROUND_TOOL = 1 << EventKind::AroundTool as u64;
+        /// [`EventKind::BeforeToolBatch`]
+        const BEFORE_TOOL_BATCH = 1 << EventKind::BeforeToolBatch as u64;
+        /// [`EventKind::AfterToolBatch`]
+        const AFTER_TOOL_BATCH = 1 << EventKind::AfterToolBatch as u64;
         /// The meta events, which observe hooks themselves.
         const META = Self::HOOK_STARTED.bits() | Self::HOOK_FINISHED.bits() | Self::HOOK_FAILED.bits();
     }

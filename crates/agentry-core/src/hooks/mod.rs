@@ -34,6 +34,8 @@ macro_rules! with_events {
             [Thinking, thinking, THINKING, "The model streamed reasoning: observe, or abort the stream.", thinking],
             [BeforeTool, before_tool, BEFORE_TOOL, "A tool call is about to run: rewrite the input, block, or mock.", before_tool],
             [AfterTool, after_tool, AFTER_TOOL, "A tool call returned: rewrite the result.", after_tool],
+            [BeforeToolBatch, before_tool_batch, BEFORE_TOOL_BATCH, "The tool calls of one model turn are about to run: see them together, block some, or set the order they run in.", before_tool_batch],
+            [AfterToolBatch, after_tool_batch, AFTER_TOOL_BATCH, "The tool calls of one model turn all have their results: observe them together.", after_tool_batch],
             [ToolError, tool_error, TOOL_ERROR, "A tool call failed: recover with a result.", tool_error],
             [BeforeSubAgent, before_sub_agent, BEFORE_SUB_AGENT, "A sub-agent is about to run: rewrite its input, or block it.", before_sub_agent],
             [AfterSubAgent, after_sub_agent, AFTER_SUB_AGENT, "A sub-agent returned: rewrite its output.", after_sub_agent],
@@ -55,6 +57,7 @@ macro_rules! with_events {
 }
 pub(crate) use with_events;
 
+mod batch_events;
 mod closure;
 mod context_events;
 mod dispatch;

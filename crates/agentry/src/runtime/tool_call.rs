@@ -6,8 +6,8 @@ use super::driver::Driver;
 use super::open_calls::OpenCall;
 use agentry_core::deadline::{Elapsed, within};
 use agentry_core::hooks::{
-    AfterTool, ApprovalRequested, ApprovalResolved, BeforeTool, Events, Next, Resolver, Terminal,
-    ToolCallRequest, ToolDecision, ToolError, ToolOutcome,
+    AfterTool, AfterToolBatch, ApprovalRequested, ApprovalResolved, BeforeTool, BeforeToolBatch,
+    Events, Next, Resolver, Terminal, ToolCallRequest, ToolDecision, ToolError, ToolOutcome,
 };
 use agentry_core::{
     AgentTool, Decision, Error, Message, PendingApproval, RunEvent, Tool, ToolCall, ToolCallRef,
@@ -63,30 +63,72 @@ impl Driver {
         turn: Arc<Message>,
     ) -> Result<Option<HeldCalls>, Error> {
         let count = turn.tool_calls().len();
-        // Results in call order of the calls that settled with one; the others (waiting, or
-        // rejected with a stop) by index. The second stays empty, unallocated, in most turns.
+        // What BeforeToolBatch hooks decided: the calls they blocked, the order the calls start in.
+        let batch = if self.scope.wants(Events::BEFORE_TOOL_BATCH) {
+            Some(self.scope.hook(BeforeToolBatch::new(turn.clone())).await?)
+        } else {
+            None
+        };
+        let order: Vec<usize> = match &batch {
+            Some(ev) => ev.start_order(),
+            None => (0..count).collect(),
+        };
+        let blocked = |index: usize| {
+            let ev = batch.as_ref()?;
+            let call = &turn.tool_calls()[index];
+            ev.blocked(&call.id)
+                .map(|reason| ToolResult::error(&call.id, &call.name, reason))
+        };
+        // Results of the calls that settled with one, and the others (waiting, or rejected with
+        // a stop), each by index; the second stays empty, unallocated, in most turns.
         let mut done = Vec::with_capacity(count);
         let mut held = Vec::new();
         let mut sort = |index: usize, settled: Settled| match settled {
-            Settled::Done(result) => done.push(result),
+            Settled::Done(result) => done.push((index, result)),
             other => held.push((index, other)),
         };
         if count == 1 || !self.def.parallel_tool_calls {
-            for index in 0..count {
-                sort(index, self.tool_call(&turn, index).await?);
+            for &index in &order {
+                let settled = match blocked(index) {
+                    Some(result) => Settled::Done(result),
+                    None => self.tool_call(&turn, index).await?,
+                };
+                sort(index, settled);
             }
         } else {
-            let all =
-                futures::future::try_join_all((0..count).map(|index| self.tool_call(&turn, index)))
-                    .await?;
-            for (index, settled) in all.into_iter().enumerate() {
+            let (this, turn) = (&*self, &turn);
+            let runs = order.iter().map(|&index| {
+                let blocked = blocked(index);
+                async move {
+                    match blocked {
+                        Some(result) => Ok(Settled::Done(result)),
+                        None => this.tool_call(turn, index).await,
+                    }
+                }
+            });
+            let all = futures::future::try_join_all(runs).await?;
+            for (&index, settled) in order.iter().zip(all) {
                 sort(index, settled);
             }
         }
+        if batch.is_some() {
+            // Started in the hooks' order; reported in the model's.
+            done.sort_by_key(|(index, _)| *index);
+            held.sort_by_key(|(index, _)| *index);
+        }
+        let done: Vec<ToolResult> = done.into_iter().map(|(_, result)| result).collect();
         if !self.decisions.is_empty() {
             self.decisions.clear();
         }
         if held.is_empty() {
+            let done = if self.scope.wants(Events::AFTER_TOOL_BATCH) {
+                self.scope
+                    .hook(AfterToolBatch::new(done))
+                    .await?
+                    .into_results()
+            } else {
+                done
+            };
             for message in self.machine.accept_tool_results(done) {
                 self.scope.added(message).await?;
             }
