@@ -141,8 +141,14 @@ async fn tool_batches_as_scripts_block_together_and_are_observed_together() {
         "PostToolBatch": [{"hooks": [{"type": "command", "command": observe}]}]
     }});
     let model = ScriptedModel::new()
-        .tool_calls([("bash", json!({"cmd": "ls"})), ("bash", json!({"cmd": "pwd"}))])
-        .tool_calls([("bash", json!({"cmd": "ls"})), ("bash", json!({"cmd": "rm -rf x"}))])
+        .tool_calls([
+            ("bash", json!({"cmd": "ls"})),
+            ("bash", json!({"cmd": "pwd"})),
+        ])
+        .tool_calls([
+            ("bash", json!({"cmd": "ls"})),
+            ("bash", json!({"cmd": "rm -rf x"})),
+        ])
         .text("Done.");
     let log = new_log();
     Runtime::new()
@@ -150,7 +156,11 @@ async fn tool_batches_as_scripts_block_together_and_are_observed_together() {
         .run(&agent(&model, &log), "go")
         .await
         .unwrap();
-    assert_eq!(entries(&log), ["bash:ls", "bash:pwd"], "the second batch was blocked whole");
+    assert_eq!(
+        entries(&log),
+        ["bash:ls", "bash:pwd"],
+        "the second batch was blocked whole"
+    );
     assert_eq!(
         p.read("batches.log"),
         "[\"PostToolBatch\",[\"Bash:ran ls\",\"Bash:ran pwd\"]]\n\

@@ -67,6 +67,7 @@ mod future;
 mod hook;
 mod human_events;
 mod kinds;
+mod live;
 mod middleware;
 mod name;
 mod registry;
@@ -80,6 +81,7 @@ pub use events::*;
 pub use future::{HOOK_FUTURE_INLINE, HookFuture};
 pub use hook::Hook;
 pub use kinds::{EventKind, Events};
+pub use live::{HookHandle, LiveHooks, RegistryEvent};
 pub use middleware::{
     AroundEntry, AroundOutput, HandlesAround, ModelOutcome, Next, Terminal, ToolCallRequest,
     ToolOutcome,

@@ -152,6 +152,14 @@ pub struct HookRegistration {
 }
 
 impl HookRegistration {
+    /// The name the hook will be registered under: the one it was given, else its default.
+    pub fn name(&self) -> Cow<'static, str> {
+        match &self.name {
+            Some(name) => name.clone(),
+            None => self.install.default_name(),
+        }
+    }
+
     /// A registration with default settings (priority 0, fail-the-run, no timeout).
     pub fn new(install: impl Install) -> Self {
         HookRegistration {

@@ -15,7 +15,9 @@ mod tool_call;
 
 pub use handle::RunHandle;
 
-use agentry_core::hooks::{BoxError, HookRegistration, Hooks, IntoHook, StoredHook};
+use agentry_core::hooks::{
+    BoxError, HookHandle, HookRegistration, Hooks, IntoHook, LiveHooks, StoredHook,
+};
 use agentry_core::{
     Agent, AgentDef, AgentState, Decision, Error, MessageLog, Model, PendingApproval, Redact,
     RunContextSpec, RunEvent, RunInfo, RunMachine, RunOptions, RunOutput, RunSnapshot, RunStore,
@@ -40,6 +42,8 @@ pub(crate) struct RuntimeInner {
     limits: limits::Limits,
     /// How to build stored hooks again, by kind.
     restorers: HashMap<&'static str, Restore>,
+    /// Hooks registered while the runtime runs (shared by its clones).
+    live: Arc<LiveHooks>,
 }
 
 /// Builds a stored hook from its spec.
@@ -59,6 +63,7 @@ impl Default for RuntimeInner {
             lease_ttl: lease::DEFAULT_LEASE_TTL,
             limits: limits::Limits::default(),
             restorers: HashMap::new(),
+            live: LiveHooks::new(),
         }
     }
 }
@@ -112,6 +117,31 @@ impl Runtime {
         let inner = Arc::make_mut(&mut self.inner);
         Arc::make_mut(&mut inner.hooks).add(hook);
         self
+    }
+
+    /// Registers a runtime-scope hook on a runtime that is already running (and on its clones):
+    /// runs that start from now on see it, runs under way keep the hooks they started with, so a
+    /// change never reaches an event under way. The handle unregisters it.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use agentry::prelude::*;
+    /// let runtime = Runtime::new();
+    /// let handle = runtime.register(on::run_start(|ev, _ctx| async move { Ok(ev) }).named("audit"));
+    /// assert_eq!(handle.name(), "audit");
+    /// assert!(handle.unregister());
+    /// # }
+    /// ```
+    pub fn register(&self, hook: impl IntoHook) -> HookHandle {
+        self.inner.live.register(hook)
+    }
+
+    /// The registry behind [`register`](Self::register): to watch its changes
+    /// ([`LiveHooks::subscribe`]) or to hand it to what registers hooks on its own (a settings
+    /// file watcher).
+    pub fn live_hooks(&self) -> &Arc<LiveHooks> {
+        &self.inner.live
     }
 
     /// Lets this runtime build hooks of `H`'s kind again when it resumes a run that was started
@@ -488,7 +518,11 @@ impl Runtime {
         events: Option<UnboundedSender<RunEvent>>,
         cancel: Option<CancellationToken>,
     ) -> Result<Box<Driver>, Error> {
-        let hooks = scoped_hooks(&self.inner.hooks, &[&def.hooks, &options.hooks]);
+        let live = self.inner.live.snapshot();
+        let hooks = match &live {
+            Some(live) => scoped_hooks(&self.inner.hooks, &[live, &def.hooks, &options.hooks]),
+            None => scoped_hooks(&self.inner.hooks, &[&def.hooks, &options.hooks]),
+        };
         let depth = match nesting::enclosing() {
             Some(parent) => nesting::nested_depth(&parent, self.inner.limits.max_depth)?,
             None => 0,
