@@ -18,7 +18,7 @@ use std::time::Duration;
 /// | `SubagentStart` | BeforeSubAgent |
 /// | `PreCompact` / `PostCompact` | BeforeCompact / AfterCompact |
 /// | `SessionStart` | RunStart of a session's first run in this process |
-/// | `SessionEnd` | RunEnd or RunError of a top-level run without a session id, or [`end_session`](crate::CommandHooks::end_session) |
+/// | `SessionEnd` | RunEnd or RunError of a top-level run without a session id |
 /// | `PermissionRequest`, `Notification` | ApprovalRequested |
 /// | `PostToolBatch` | AfterToolBatch |
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -217,6 +217,26 @@ impl Inner {
         }
         let mut payload = self.common(event, site);
         fields(&mut payload);
+        // `if` rules apply to tool calls only: on other events a handler with one never runs.
+        let specs: Vec<&HandlerSpec> = match payload.get("tool_name").and_then(Value::as_str) {
+            Some(tool) => {
+                let input = payload.get("tool_input").unwrap_or(&Value::Null);
+                specs
+                    .into_iter()
+                    .filter(|s| {
+                        s.condition()
+                            .is_none_or(|rule| crate::condition::applies(rule, tool, input))
+                    })
+                    .collect()
+            }
+            None => specs
+                .into_iter()
+                .filter(|s| s.condition().is_none())
+                .collect(),
+        };
+        if specs.is_empty() {
+            return Ok(Merged::default());
+        }
         let mut bytes = serde_json::to_vec(&Value::Object(payload)).expect("a payload serializes");
         bytes.push(b'\n');
         let stdin: Arc<[u8]> = bytes.into();

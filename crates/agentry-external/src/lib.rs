@@ -43,6 +43,7 @@
 //! a webhook's failure fail the run.
 
 mod command_hooks;
+mod condition;
 mod env_template;
 mod error;
 mod event_name;

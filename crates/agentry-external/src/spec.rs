@@ -37,6 +37,10 @@ pub struct CommandSpec {
     /// Runs in the background: the run does not wait, and its decisions have no effect.
     #[serde(default, rename = "async", skip_serializing_if = "std::ops::Not::not")]
     pub background: bool,
+    /// Claude Code's `if`: one permission-rule pattern (`Bash(git *)`, `Edit(*.ts)`); the
+    /// command runs only for tool calls it applies to, and never on other events.
+    #[serde(default, rename = "if", skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
     /// Spinner text in Claude Code; kept, unused.
     #[serde(
         default,
@@ -55,6 +59,7 @@ impl CommandSpec {
             timeout_ms: None,
             shell: None,
             background: false,
+            condition: None,
             status_message: None,
         }
     }
@@ -110,6 +115,14 @@ impl HandlerSpec {
             HandlerSpec::Command(c) => c.display(),
             HandlerSpec::Persistent(p) => p.display(),
             HandlerSpec::Http(w) => w.display(),
+        }
+    }
+
+    /// Its `if` rule, if it has one.
+    pub(crate) fn condition(&self) -> Option<&str> {
+        match self {
+            HandlerSpec::Command(c) => c.condition.as_deref(),
+            _ => None,
         }
     }
 

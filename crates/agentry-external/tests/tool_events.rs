@@ -343,3 +343,29 @@ async fn continue_false_stops_the_run_with_the_stop_reason() {
     }
     assert_eq!(model.requests().len(), 1, "no model call after the stop");
 }
+
+#[tokio::test]
+async fn an_if_rule_narrows_a_handler_to_the_calls_it_names() {
+    let p = Project::new();
+    let settings = json!({"hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "if": "Bash(rm *)", "command": "echo 'no deleting' >&2; exit 2"}
+        ]}],
+        "Stop": [{"hooks": [
+            {"type": "command", "if": "Bash(*)", "command": "echo '{\"decision\":\"block\",\"reason\":\"never\"}'"}
+        ]}]
+    }});
+    let model = ScriptedModel::new()
+        .tool_call("bash", json!({"cmd": "ls"}))
+        .tool_call("bash", json!({"cmd": "cd /tmp && rm -rf x"}))
+        .text("Done.");
+    let log = new_log();
+    let out = Runtime::new()
+        .with(p.hooks(settings))
+        .run(&agent(&model, &log), "go")
+        .await
+        .unwrap();
+    assert_eq!(out.text, "Done.", "a handler with `if` never runs on Stop");
+    assert_eq!(entries(&log), ["bash:ls"]);
+    assert_eq!(result_sent(&model, 2).content, "no deleting");
+}

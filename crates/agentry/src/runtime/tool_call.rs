@@ -65,65 +65,21 @@ impl Driver {
         let count = turn.tool_calls().len();
         // What BeforeToolBatch hooks decided: the calls they blocked, the order the calls start in.
         let batch = if self.scope.wants(Events::BEFORE_TOOL_BATCH) {
-            Some(self.scope.hook(BeforeToolBatch::new(turn.clone())).await?)
+            // Boxed, like the other rare paths: the common step's future stays small.
+            Some(Box::pin(self.scope.hook(BeforeToolBatch::new(turn.clone()))).await?)
         } else {
             None
         };
-        let order: Vec<usize> = match &batch {
-            Some(ev) => ev.start_order(),
-            None => (0..count).collect(),
+        let (done, held) = match &batch {
+            None => self.settle_calls(&turn, count).await?,
+            Some(batch) => Box::pin(self.settle_batch(&turn, batch)).await?,
         };
-        let blocked = |index: usize| {
-            let ev = batch.as_ref()?;
-            let call = &turn.tool_calls()[index];
-            ev.blocked(&call.id)
-                .map(|reason| ToolResult::error(&call.id, &call.name, reason))
-        };
-        // Results of the calls that settled with one, and the others (waiting, or rejected with
-        // a stop), each by index; the second stays empty, unallocated, in most turns.
-        let mut done = Vec::with_capacity(count);
-        let mut held = Vec::new();
-        let mut sort = |index: usize, settled: Settled| match settled {
-            Settled::Done(result) => done.push((index, result)),
-            other => held.push((index, other)),
-        };
-        if count == 1 || !self.def.parallel_tool_calls {
-            for &index in &order {
-                let settled = match blocked(index) {
-                    Some(result) => Settled::Done(result),
-                    None => self.tool_call(&turn, index).await?,
-                };
-                sort(index, settled);
-            }
-        } else {
-            let (this, turn) = (&*self, &turn);
-            let runs = order.iter().map(|&index| {
-                let blocked = blocked(index);
-                async move {
-                    match blocked {
-                        Some(result) => Ok(Settled::Done(result)),
-                        None => this.tool_call(turn, index).await,
-                    }
-                }
-            });
-            let all = futures::future::try_join_all(runs).await?;
-            for (&index, settled) in order.iter().zip(all) {
-                sort(index, settled);
-            }
-        }
-        if batch.is_some() {
-            // Started in the hooks' order; reported in the model's.
-            done.sort_by_key(|(index, _)| *index);
-            held.sort_by_key(|(index, _)| *index);
-        }
-        let done: Vec<ToolResult> = done.into_iter().map(|(_, result)| result).collect();
         if !self.decisions.is_empty() {
             self.decisions.clear();
         }
         if held.is_empty() {
             let done = if self.scope.wants(Events::AFTER_TOOL_BATCH) {
-                self.scope
-                    .hook(AfterToolBatch::new(done))
+                Box::pin(self.scope.hook(AfterToolBatch::new(done)))
                     .await?
                     .into_results()
             } else {
@@ -135,6 +91,85 @@ impl Driver {
             return Ok(None);
         }
         Box::pin(self.held_calls(&turn, done, held)).await.map(Some)
+    }
+
+    /// Runs the calls of `turn` in the model's order: the results of those that settled with
+    /// one, in call order, and the others (waiting, or rejected with a stop) by index. The second
+    /// stays empty, unallocated, in most turns.
+    async fn settle_calls(
+        &self,
+        turn: &Arc<Message>,
+        count: usize,
+    ) -> Result<(Vec<ToolResult>, Vec<(usize, Settled)>), Error> {
+        let mut done = Vec::with_capacity(count);
+        let mut held = Vec::new();
+        let mut sort = |index: usize, settled: Settled| match settled {
+            Settled::Done(result) => done.push(result),
+            other => held.push((index, other)),
+        };
+        if count == 1 || !self.def.parallel_tool_calls {
+            for index in 0..count {
+                sort(index, self.tool_call(turn, index).await?);
+            }
+        } else {
+            let all =
+                futures::future::try_join_all((0..count).map(|index| self.tool_call(turn, index)))
+                    .await?;
+            for (index, settled) in all.into_iter().enumerate() {
+                sort(index, settled);
+            }
+        }
+        Ok((done, held))
+    }
+
+    /// Runs the calls of `turn` as BeforeToolBatch hooks decided: the blocked ones get their
+    /// reason as an error result and never run, the others start in the hooks' order. Results
+    /// come back as [`settle_calls`](Self::settle_calls) gives them, in call order.
+    async fn settle_batch(
+        &self,
+        turn: &Arc<Message>,
+        batch: &BeforeToolBatch,
+    ) -> Result<(Vec<ToolResult>, Vec<(usize, Settled)>), Error> {
+        let order = batch.start_order();
+        let blocked = |index: usize| {
+            let call = &turn.tool_calls()[index];
+            batch
+                .blocked(&call.id)
+                .map(|reason| ToolResult::error(&call.id, &call.name, reason))
+        };
+        let mut settled: Vec<(usize, Settled)> = Vec::with_capacity(order.len());
+        if order.len() == 1 || !self.def.parallel_tool_calls {
+            for &index in &order {
+                let outcome = match blocked(index) {
+                    Some(result) => Settled::Done(result),
+                    None => self.tool_call(turn, index).await?,
+                };
+                settled.push((index, outcome));
+            }
+        } else {
+            let runs = order.iter().map(|&index| {
+                let blocked = blocked(index);
+                async move {
+                    match blocked {
+                        Some(result) => Ok(Settled::Done(result)),
+                        None => self.tool_call(turn, index).await,
+                    }
+                }
+            });
+            let all = futures::future::try_join_all(runs).await?;
+            settled.extend(order.iter().copied().zip(all));
+        }
+        // Started in the hooks' order; reported in the model's.
+        settled.sort_by_key(|(index, _)| *index);
+        let mut done = Vec::with_capacity(settled.len());
+        let mut held = Vec::new();
+        for (index, outcome) in settled {
+            match outcome {
+                Settled::Done(result) => done.push(result),
+                other => held.push((index, other)),
+            }
+        }
+        Ok((done, held))
     }
 
     /// Ends a tool phase in which some calls did not settle with a result: the run pauses until
