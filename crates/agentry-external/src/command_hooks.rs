@@ -44,6 +44,8 @@ pub(crate) struct Inner {
     pub(crate) processes: Mutex<HashMap<PersistentSpec, Arc<Persistent>>>,
     /// The HTTP client webhooks share, made at the first delivery.
     pub(crate) http: OnceLock<Result<reqwest::Client, String>>,
+    /// Context background commands gave, by run id, for the run's next model call.
+    pub(crate) later: Arc<Mutex<HashMap<String, Vec<String>>>>,
 }
 
 impl Inner {
@@ -110,6 +112,7 @@ impl CommandHooks {
                 sessions: Mutex::new(HashSet::new()),
                 processes: Mutex::new(HashMap::new()),
                 http: OnceLock::new(),
+                later: Arc::default(),
             },
         }
     }
@@ -204,6 +207,15 @@ impl CommandHooks {
         events |= Events::MESSAGE_ADDED | Events::RUN_END | Events::RUN_ERROR;
         if self.inner.has(EventName::PreToolUse) {
             events |= Events::AFTER_TOOL | Events::TOOL_ERROR;
+        }
+        // Background commands' context reaches the model on its next call.
+        let background = self.inner.settings.groups.iter().any(|g| {
+            g.hooks
+                .iter()
+                .any(|h| matches!(h, crate::spec::HandlerSpec::Command(c) if c.background))
+        });
+        if background {
+            events |= Events::BEFORE_MODEL;
         }
         events
     }

@@ -247,7 +247,14 @@ impl Inner {
             let timeout = spec.timeout().unwrap_or(default_timeout);
             match spec {
                 HandlerSpec::Command(c) if c.background => {
-                    self.spawn_background(c.clone(), stdin.clone(), env.clone(), timeout);
+                    self.spawn_background(
+                        c.clone(),
+                        event,
+                        site,
+                        stdin.clone(),
+                        env.clone(),
+                        timeout,
+                    );
                     continue;
                 }
                 _ => {}
@@ -381,16 +388,22 @@ impl Inner {
         }
     }
 
-    /// Starts an `async: true` command: nothing waits for it, and what it says is ignored.
+    /// Starts an `async: true` command: nothing waits for it, and it decides nothing; the
+    /// context it gives reaches the model on the run's next model call, and its system message
+    /// is reported when it comes.
     fn spawn_background(
         &self,
         spec: CommandSpec,
+        event: EventName,
+        site: &Site<'_>,
         stdin: Arc<[u8]>,
         env: Vec<(String, String)>,
         timeout: Duration,
     ) {
         let cwd = self.project_dir.clone();
         let limits = self.limits;
+        let later = self.later.clone();
+        let ctx = site.ctx.cloned();
         tokio::spawn(async move {
             let inv = Invocation {
                 spec: &spec,
@@ -400,8 +413,31 @@ impl Inner {
                 timeout,
                 limits,
             };
-            if let Err(e) = process::run(inv).await {
-                tracing::warn!(hook = %spec.display(), error = %e, "a background command hook failed");
+            let script = spec.display();
+            let verdict = match process::run(inv).await {
+                Ok(done) => reply::read(event, &done).map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            match verdict {
+                Ok(verdict) => {
+                    if let (Some(message), Some(ctx)) = (&verdict.system_message, &ctx) {
+                        ctx.emit(
+                            "system_message",
+                            json!({"hook": script, "event": event.name(), "message": message}),
+                        );
+                    }
+                    if let (Some(context), Some(ctx)) = (verdict.context, &ctx) {
+                        later
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .entry(ctx.run_id().to_string())
+                            .or_default()
+                            .push(format!("{event} hook (in the background): {context}"));
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(hook = %script, %event, error = %e, "a background command hook failed")
+                }
             }
         });
     }

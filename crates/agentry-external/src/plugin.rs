@@ -6,8 +6,8 @@ use crate::fire::{Merged, Site};
 use crate::native::Native;
 use crate::reply::Permission;
 use crate::transcript::{Line, assistant_text};
-use agentry_core::StopReason;
 use agentry_core::hooks::*;
+use agentry_core::{Message, StopReason};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -138,7 +138,19 @@ impl Hook for Plugin {
         self.native(ev, ctx).await
     }
 
-    async fn before_model(&self, ev: BeforeModel, ctx: &HookCtx) -> HookResult<BeforeModel> {
+    async fn before_model(&self, mut ev: BeforeModel, ctx: &HookCtx) -> HookResult<BeforeModel> {
+        let later = self
+            .inner
+            .later
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(ctx.run_id());
+        if let Some(context) = later {
+            ev.request.messages.push(Message::user(format!(
+                "<system-reminder>\n{}\n</system-reminder>",
+                context.join("\n")
+            )));
+        }
         self.native(ev, ctx).await
     }
 
@@ -670,6 +682,11 @@ impl Plugin {
         let inner = &*self.inner;
         inner
             .runs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(ctx.run_id());
+        inner
+            .later
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(ctx.run_id());

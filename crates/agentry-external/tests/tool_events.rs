@@ -369,3 +369,57 @@ async fn an_if_rule_narrows_a_handler_to_the_calls_it_names() {
     assert_eq!(entries(&log), ["bash:ls"]);
     assert_eq!(result_sent(&model, 2).content, "no deleting");
 }
+
+#[tokio::test]
+async fn a_background_hook_decides_nothing_and_its_context_reaches_the_next_model_call() {
+    let p = Project::new();
+    let late = r#"sleep 0.3; echo '{"decision":"block","reason":"ignored","hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"lint found 2 warnings"}}'"#;
+    let settings = json!({"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": late, "async": true}
+    ]}]}});
+    let model = ScriptedModel::new()
+        .tool_call("bash", json!({"cmd": "make"}))
+        .tool_call("slow", json!({}))
+        .text("Done.");
+    let log = new_log();
+    let agent = Agent::builder("coder")
+        .model(model.clone())
+        .tool(tool("bash", "Run", |a: Cmd, _ctx: ToolCtx| async move {
+            Ok::<_, ToolFailure>(format!("ran {}", a.cmd))
+        }))
+        .tool(tool(
+            "slow",
+            "Waits",
+            |_: Value, _ctx: ToolCtx| async move {
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                Ok::<_, ToolFailure>("waited")
+            },
+        ))
+        .build()
+        .unwrap();
+    let _ = log;
+    Runtime::new()
+        .with(p.hooks(settings))
+        .run(&agent, "go")
+        .await
+        .unwrap();
+    let requests = model.requests();
+    assert_eq!(
+        result_sent(&model, 1).content,
+        "ran make",
+        "the background hook decided nothing"
+    );
+    let text = |n: usize| {
+        requests[n]
+            .messages
+            .iter()
+            .map(|m| m.text().to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert!(
+        !text(1).contains("lint found"),
+        "not there before it finished"
+    );
+    assert!(text(2).contains("lint found 2 warnings"), "{}", text(2));
+}
