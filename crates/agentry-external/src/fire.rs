@@ -366,9 +366,31 @@ impl Inner {
             .await
             .map_err(|e| e.to_string()),
             HandlerSpec::Persistent(p) => {
+                // A process that outlives runs gets what holds for all of them; what is one
+                // run's or one event's (its session, its run id) comes with each event.
+                let lasting: Vec<(String, String)> = env
+                    .iter()
+                    .filter(|(k, _)| {
+                        matches!(
+                            k.as_str(),
+                            "CLAUDE_PROJECT_DIR"
+                                | "CLAUDECODE"
+                                | "CLAUDE_PID"
+                                | "CLAUDE_PLUGIN_ROOT"
+                                | "CLAUDE_PLUGIN_DATA"
+                        )
+                    })
+                    .cloned()
+                    .collect();
                 let process = self.persistent(p);
                 process
-                    .request(&stdin, &self.project_dir, env, timeout, self.limits.stdout)
+                    .request(
+                        &stdin,
+                        &self.project_dir,
+                        &lasting,
+                        timeout,
+                        self.limits.stdout,
+                    )
                     .await
             }
             HandlerSpec::Http(w) => {
