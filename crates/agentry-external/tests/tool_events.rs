@@ -391,7 +391,7 @@ async fn a_background_hook_decides_nothing_and_its_context_reaches_the_next_mode
             "slow",
             "Waits",
             |_: Value, _ctx: ToolCtx| async move {
-                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                tokio::time::sleep(std::time::Duration::from_secs(2)).await;
                 Ok::<_, ToolFailure>("waited")
             },
         ))
