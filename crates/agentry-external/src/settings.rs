@@ -244,6 +244,29 @@ impl HookSettings {
         &self.warnings
     }
 
+    /// The settings only if nothing in them was ignored: an unknown event name, a handler type
+    /// that is not supported, a matcher on an event without one, an option that conflicts with
+    /// its event (retries on a deciding webhook, ...) is then an error naming where it is, and
+    /// nothing is registered. Claude Code itself ignores these; use this where a typo must not
+    /// leave a guard silently off.
+    ///
+    /// ```
+    /// use agentry_external::HookSettings;
+    /// let typo = r#"{"hooks": {"PreToolUs": [{"hooks": [{"type": "command", "command": "./guard.sh"}]}]}}"#;
+    /// assert_eq!(HookSettings::from_json(typo).unwrap().len(), 0);
+    /// let err = HookSettings::from_json(typo).unwrap().strict().unwrap_err();
+    /// assert_eq!(err.at(), "hooks.PreToolUs");
+    /// ```
+    pub fn strict(self) -> Result<HookSettings, SettingsError> {
+        match self.warnings.first() {
+            None => Ok(self),
+            Some(warning) => {
+                let (at, message) = warning.split_once(": ").unwrap_or(("settings", warning));
+                Err(SettingsError::new(at, message))
+            }
+        }
+    }
+
     /// The settings as Claude Code's format (command and http handlers): the data a run stores
     /// to get its hooks back when it resumes in another process. Webhook header values and
     /// secrets are their `${VAR}` templates, never what the variables hold.
