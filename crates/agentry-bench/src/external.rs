@@ -92,10 +92,16 @@ async fn hooks(kind: ExternalKind, dir: &Path) -> Hooks {
             hooks.add(on::before_tool(|ev, _ctx| async move { Ok(ev) }).named("no-op"));
         }
         ExternalKind::Persistent => {
-            let script = dir.join("no_op.py");
-            std::fs::write(&script, NO_OP_SERVER).expect("writing the no-op hook");
-            let spec = PersistentSpec::shell(format!("exec python3 {}", script.display()));
-            hooks.add(external(spec.into()));
+            let command = match std::env::var("AGENTRY_W4_PERSISTENT") {
+                // Another no-op hook process (in another language), to compare.
+                Ok(command) => command,
+                Err(_) => {
+                    let script = dir.join("no_op.py");
+                    std::fs::write(&script, NO_OP_SERVER).expect("writing the no-op hook");
+                    format!("exec python3 {}", script.display())
+                }
+            };
+            hooks.add(external(PersistentSpec::shell(command).into()));
         }
         ExternalKind::Spawned => {
             hooks.add(external(CommandSpec::shell("exit 0").into()));

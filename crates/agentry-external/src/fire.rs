@@ -160,6 +160,25 @@ impl Inner {
         m
     }
 
+    /// The variables a persistent process starts with: those that hold for every run.
+    fn lasting_env(&self) -> Vec<(String, String)> {
+        let mut env = vec![
+            (
+                "CLAUDE_PROJECT_DIR".to_string(),
+                self.project_dir.display().to_string(),
+            ),
+            ("CLAUDECODE".into(), "1".into()),
+            ("CLAUDE_PID".into(), std::process::id().to_string()),
+        ];
+        if let Some(root) = &self.plugin_root {
+            env.push(("CLAUDE_PLUGIN_ROOT".into(), root.display().to_string()));
+        }
+        if let Some(data) = &self.plugin_data {
+            env.push(("CLAUDE_PLUGIN_DATA".into(), data.display().to_string()));
+        }
+        env
+    }
+
     /// The environment commands run with.
     fn env(&self, event: EventName, site: &Site<'_>) -> Vec<(String, String)> {
         let mut env = vec![
@@ -240,9 +259,14 @@ impl Inner {
         let mut bytes = serde_json::to_vec(&Value::Object(payload)).expect("a payload serializes");
         bytes.push(b'\n');
         let stdin: Arc<[u8]> = bytes.into();
-        let env = self.env(event, site);
+        // Commands get the environment; nothing else needs one built per event.
+        let env = if specs.iter().any(|s| matches!(s, HandlerSpec::Command(_))) {
+            self.env(event, site)
+        } else {
+            Vec::new()
+        };
         let default_timeout = event.default_timeout();
-        let mut running = FuturesUnordered::new();
+        let mut deliver = Vec::with_capacity(specs.len());
         for spec in specs {
             let timeout = spec.timeout().unwrap_or(default_timeout);
             match spec {
@@ -255,22 +279,27 @@ impl Inner {
                         env.clone(),
                         timeout,
                     );
-                    continue;
                 }
-                _ => {}
+                _ => deliver.push((spec, timeout)),
             }
-            let (stdin, env) = (stdin.clone(), &env);
-            running.push(async move {
-                let started = Instant::now();
-                let outcome = self.deliver(event, spec, stdin, env, timeout).await;
-                (spec, started, outcome)
-            });
         }
+        // In the order they finish: the last `updatedInput` to arrive wins. One handler (the
+        // common case) is awaited as it is, with no set of futures to hold it.
+        let finished: Vec<_> = match deliver.as_slice() {
+            [] => Vec::new(),
+            [(spec, timeout)] => vec![self.timed(event, spec, stdin.clone(), &env, *timeout).await],
+            all => {
+                all.iter()
+                    .map(|(spec, timeout)| self.timed(event, spec, stdin.clone(), &env, *timeout))
+                    .collect::<FuturesUnordered<_>>()
+                    .collect()
+                    .await
+            }
+        };
         let mut merged = Merged::default();
         let mut failures = Vec::new();
         let mut stop: Option<(String, String)> = None;
-        // In the order they finish: the last `updatedInput` to arrive wins.
-        while let Some((spec, started, outcome)) = running.next().await {
+        for (spec, started, outcome) in finished {
             let script = spec.display();
             let done = match outcome {
                 Ok(done) => done,
@@ -345,6 +374,20 @@ impl Inner {
         Ok(merged)
     }
 
+    /// [`deliver`](Self::deliver), with the handler and when it started.
+    async fn timed<'s>(
+        &self,
+        event: EventName,
+        spec: &'s HandlerSpec,
+        stdin: Arc<[u8]>,
+        env: &[(String, String)],
+        timeout: Duration,
+    ) -> (&'s HandlerSpec, Instant, Result<process::Finished, String>) {
+        let started = Instant::now();
+        let outcome = self.deliver(event, spec, stdin, env, timeout).await;
+        (spec, started, outcome)
+    }
+
     /// Hands the payload to one handler and waits for what it says.
     async fn deliver(
         &self,
@@ -355,47 +398,44 @@ impl Inner {
         timeout: Duration,
     ) -> Result<process::Finished, String> {
         match spec {
-            HandlerSpec::Command(c) => process::run(Invocation {
+            // Each transport's future is boxed: held inline, the largest (a command's, with its
+            // read buffers) would make every delivery's future that large, and it is moved
+            // several times per event.
+            HandlerSpec::Command(c) => Box::pin(process::run(Invocation {
                 spec: c,
                 stdin,
                 cwd: &self.project_dir,
                 env,
                 timeout,
                 limits: self.limits,
-            })
+            }))
             .await
             .map_err(|e| e.to_string()),
             HandlerSpec::Persistent(p) => {
                 // A process that outlives runs gets what holds for all of them; what is one
                 // run's or one event's (its session, its run id) comes with each event.
-                let lasting: Vec<(String, String)> = env
-                    .iter()
-                    .filter(|(k, _)| {
-                        matches!(
-                            k.as_str(),
-                            "CLAUDE_PROJECT_DIR"
-                                | "CLAUDECODE"
-                                | "CLAUDE_PID"
-                                | "CLAUDE_PLUGIN_ROOT"
-                                | "CLAUDE_PLUGIN_DATA"
-                        )
-                    })
-                    .cloned()
-                    .collect();
+                let lasting = || self.lasting_env();
                 let process = self.persistent(p);
-                process
-                    .request(
-                        &stdin,
-                        &self.project_dir,
-                        &lasting,
-                        timeout,
-                        self.limits.stdout,
-                    )
-                    .await
+                Box::pin(process.request(
+                    &stdin,
+                    &self.project_dir,
+                    &lasting,
+                    timeout,
+                    self.limits.stdout,
+                ))
+                .await
             }
             HandlerSpec::Http(w) => {
                 let client = self.http_client()?;
-                crate::webhook::deliver(client, w, event, &stdin, timeout, self.limits.stdout).await
+                Box::pin(crate::webhook::deliver(
+                    client,
+                    w,
+                    event,
+                    &stdin,
+                    timeout,
+                    self.limits.stdout,
+                ))
+                .await
             }
         }
     }

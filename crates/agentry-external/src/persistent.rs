@@ -160,7 +160,7 @@ impl Persistent {
     async fn connection(
         &self,
         cwd: &Path,
-        env: &[(String, String)],
+        env: &(dyn Fn() -> Vec<(String, String)> + Sync),
         line_limit: usize,
     ) -> Result<Arc<Conn>, String> {
         let mut state = self.state.lock().await;
@@ -193,7 +193,7 @@ impl Persistent {
                 retry_at.saturating_duration_since(Instant::now())
             ));
         }
-        match self.start(cwd, env, line_limit) {
+        match self.start(cwd, &env(), line_limit) {
             Ok(conn) => {
                 let conn = Arc::new(conn);
                 *state = State::Up(conn.clone());
@@ -279,11 +279,13 @@ impl Persistent {
     }
 
     /// Sends one event and waits for its answer, at most `timeout` (a slot included).
+    /// `env` gives the variables the process starts with; it is called only when the process
+    /// (re)starts.
     pub(crate) async fn request(
         &self,
         payload: &[u8],
         cwd: &Path,
-        env: &[(String, String)],
+        env: &(dyn Fn() -> Vec<(String, String)> + Sync),
         timeout: Duration,
         line_limit: usize,
     ) -> Result<Finished, String> {
