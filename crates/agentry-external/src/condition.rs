@@ -94,14 +94,26 @@ mod tests {
     #[test]
     fn file_rules_match_paths_and_names() {
         let file = |p: &str| json!({"file_path": p});
-        assert!(applies("Edit(*.ts)", "Edit", &file("/work/p/src/a.ts")));
+        assert!(applies(
+            "Edit(*.ts)",
+            "Edit",
+            &file("/home/dev/project/src/a.ts")
+        ));
         assert!(applies(
             "Edit(src/**)",
             "Edit",
-            &file("/work/p/src/deep/a.rs")
+            &file("/home/dev/project/src/deep/a.rs")
         ));
-        assert!(!applies("Edit(*.ts)", "Edit", &file("/work/p/src/a.rs")));
-        assert!(!applies("Write(*.ts)", "Edit", &file("/work/p/a.ts")));
+        assert!(!applies(
+            "Edit(*.ts)",
+            "Edit",
+            &file("/home/dev/project/src/a.rs")
+        ));
+        assert!(!applies(
+            "Write(*.ts)",
+            "Edit",
+            &file("/home/dev/project/a.ts")
+        ));
     }
 
     #[test]

@@ -181,10 +181,10 @@ mod tests {
     fn fields_are_renamed_both_ways_and_paths_made_absolute() {
         let names = ToolNames::claude_code();
         let input = json!({"path": "src/lib.rs", "old": "a", "new": "b"});
-        let seen = names.claude_input("edit_file", &input, Path::new("/work/p"));
+        let seen = names.claude_input("edit_file", &input, Path::new("/home/dev/project"));
         assert_eq!(
             *seen,
-            json!({"file_path": "/work/p/src/lib.rs", "old_string": "a", "new_string": "b"})
+            json!({"file_path": "/home/dev/project/src/lib.rs", "old_string": "a", "new_string": "b"})
         );
         let back = names.agentry_input(
             "edit_file",

@@ -8,7 +8,7 @@ use common::*;
 
 fn rm_then_done() -> ScriptedModel {
     ScriptedModel::new()
-        .tool_call("bash", json!({"cmd": "rm -rf /tmp/x"}))
+        .tool_call("bash", json!({"cmd": "rm -rf /tmp/build"}))
         .text("Done.")
 }
 
@@ -229,7 +229,7 @@ async fn pre_tool_use_context_and_post_tool_use_block_reach_the_model_beside_the
         .unwrap();
     let content = result_sent(&model, 1).content;
     assert!(
-        content.starts_with("ran rm -rf /tmp/x"),
+        content.starts_with("ran rm -rf /tmp/build"),
         "the output is still there: {content}"
     );
     assert!(content.contains("the build dir is shared"), "{content}");
@@ -245,7 +245,7 @@ async fn post_tool_use_sees_the_response_and_can_replace_it() {
 import json, sys
 d = json.load(sys.stdin)
 assert d["hook_event_name"] == "PostToolUse" and d["tool_name"] == "Bash", d
-out = d["tool_response"].replace("/tmp/x", "[path]")
+out = d["tool_response"].replace("/tmp/build", "[path]")
 print(json.dumps({"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": out}}))
 "#,
     );
