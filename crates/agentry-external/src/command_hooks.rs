@@ -221,6 +221,24 @@ impl CommandHooks {
     }
 
     /// Names the hooks in errors and events.
+    /// One handler of `event` under `matcher`, named `name`, in the project `dir` (the current
+    /// directory when `None`): what a hook built in Rust ([`CommandHook`], a webhook) becomes.
+    pub(crate) fn single(
+        event: EventName,
+        matcher: &str,
+        spec: impl Into<crate::spec::HandlerSpec>,
+        name: String,
+        dir: Option<PathBuf>,
+    ) -> Result<CommandHooks, SettingsError> {
+        let mut settings = HookSettings::new();
+        settings.add(event, matcher, spec)?;
+        let hooks = CommandHooks::new(settings).named(name);
+        Ok(match dir {
+            Some(dir) => hooks.project_dir(dir),
+            None => hooks,
+        })
+    }
+
     pub(crate) fn named(mut self, name: String) -> Self {
         self.inner.name = name;
         self
@@ -400,13 +418,9 @@ impl CommandHook {
 
     /// The hook as a one-command [`CommandHooks`], to configure further.
     pub fn into_hooks(self) -> Result<CommandHooks, SettingsError> {
-        let mut settings = HookSettings::new();
-        settings.add(self.event, &self.matcher, self.spec.clone())?;
-        let mut hooks = CommandHooks::new(settings);
-        hooks.inner.name = format!("command hook `{}`", self.spec.display());
-        if let Some(dir) = self.project_dir {
-            hooks = hooks.project_dir(dir);
-        }
+        let name = format!("command hook `{}`", self.spec.display());
+        let mut hooks =
+            CommandHooks::single(self.event, &self.matcher, self.spec, name, self.project_dir)?;
         if self.fail_closed {
             hooks = hooks.fail_closed();
         }

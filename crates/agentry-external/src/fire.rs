@@ -181,22 +181,9 @@ impl Inner {
 
     /// The environment commands run with.
     fn env(&self, event: EventName, site: &Site<'_>) -> Vec<(String, String)> {
-        let mut env = vec![
-            (
-                "CLAUDE_PROJECT_DIR".to_string(),
-                self.project_dir.display().to_string(),
-            ),
-            ("CLAUDECODE".into(), "1".into()),
-            ("CLAUDE_CODE_SESSION_ID".into(), site.session_id.clone()),
-            ("CLAUDE_PID".into(), std::process::id().to_string()),
-            ("AGENTRY_HOOK_EVENT".into(), event.name().to_string()),
-        ];
-        if let Some(root) = &self.plugin_root {
-            env.push(("CLAUDE_PLUGIN_ROOT".into(), root.display().to_string()));
-        }
-        if let Some(data) = &self.plugin_data {
-            env.push(("CLAUDE_PLUGIN_DATA".into(), data.display().to_string()));
-        }
+        let mut env = self.lasting_env();
+        env.push(("CLAUDE_CODE_SESSION_ID".into(), site.session_id.clone()));
+        env.push(("AGENTRY_HOOK_EVENT".into(), event.name().to_string()));
         if event == EventName::SessionStart {
             let file = self.env_file(&site.session_id);
             if let Some(dir) = file.parent() {

@@ -144,26 +144,28 @@ impl Native for AfterModel {
     }
 }
 
-impl Native for TextDelta {
-    fn fields(&self, m: &mut Map<String, Value>) {
-        put(m, "text", &self.text);
-    }
-    fn apply(&mut self, merged: Merged) {
-        if let Some(reason) = merged.block {
-            self.abort(reason);
+/// The streamed-text events: their text, and a block aborts the stream.
+macro_rules! streamed_text {
+    ($($ty:ident),*) => {$(
+        impl Native for $ty {
+            fn fields(&self, m: &mut Map<String, Value>) {
+                put(m, "text", &self.text);
+            }
+            fn apply(&mut self, merged: Merged) {
+                if let Some(reason) = merged.block {
+                    self.abort(reason);
+                }
+            }
         }
-    }
+    )*};
 }
+streamed_text!(TextDelta, Thinking);
 
-impl Native for Thinking {
-    fn fields(&self, m: &mut Map<String, Value>) {
-        put(m, "text", &self.text);
-    }
-    fn apply(&mut self, merged: Merged) {
-        if let Some(reason) = merged.block {
-            self.abort(reason);
-        }
-    }
+/// A pending call's fields, as the approval events give them.
+fn pending_fields(m: &mut Map<String, Value>, p: &agentry_core::PendingApproval) {
+    put(m, "tool_name", &p.tool);
+    put(m, "tool_input", &p.input);
+    put(m, "tool_use_id", &p.call_id);
 }
 
 impl Native for BeforeTool {
@@ -275,11 +277,8 @@ impl Native for ApprovalRequested {
         Some(&self.pending().tool)
     }
     fn fields(&self, m: &mut Map<String, Value>) {
-        let p = self.pending();
-        put(m, "tool_name", &p.tool);
-        put(m, "tool_input", &p.input);
-        put(m, "tool_use_id", &p.call_id);
-        put(m, "reason", &p.reason);
+        pending_fields(m, self.pending());
+        put(m, "reason", &self.pending().reason);
     }
     fn apply(&mut self, merged: Merged) {
         if let Some(reason) = merged.block {
@@ -293,10 +292,7 @@ impl Native for ApprovalResolved {
         Some(&self.pending().tool)
     }
     fn fields(&self, m: &mut Map<String, Value>) {
-        let p = self.pending();
-        put(m, "tool_name", &p.tool);
-        put(m, "tool_input", &p.input);
-        put(m, "tool_use_id", &p.call_id);
+        pending_fields(m, self.pending());
         put(m, "decision", self.decision());
         put(m, "by", resolver(self.by()));
     }

@@ -3,7 +3,6 @@
 use crate::command_hooks::CommandHooks;
 use crate::error::SettingsError;
 use crate::event_name::EventName;
-use crate::settings::HookSettings;
 use crate::webhook_spec::WebhookSpec;
 use agentry_core::hooks::{HookRegistration, IntoHook};
 use std::path::PathBuf;
@@ -111,13 +110,7 @@ impl Webhook {
             tracing::warn!(hook = %self.spec.display(), "{at}.{warning}");
         }
         let name = format!("webhook `{}`", self.spec.display());
-        let mut settings = HookSettings::new();
-        settings.add(self.event, &self.matcher, self.spec)?;
-        let mut hooks = CommandHooks::new(settings).named(name);
-        if let Some(dir) = self.project_dir {
-            hooks = hooks.project_dir(dir);
-        }
-        Ok(hooks)
+        CommandHooks::single(self.event, &self.matcher, self.spec, name, self.project_dir)
     }
 }
 

@@ -120,6 +120,8 @@ struct RunShared {
     depth: u32,
     /// The earliest deadline set with [`RunContext::stop_at`], and the stop it brings.
     stop_at: Mutex<Option<(Instant, StopReason)>>,
+    /// True once a deadline is set: the check of every step is then one atomic load.
+    has_stop_at: AtomicBool,
     /// Wakes the runtime when a deadline is set.
     stop_at_set: Notify,
     /// Hooks whose HookStarted fired and whose HookFinished or HookFailed has not (only kept
@@ -181,6 +183,7 @@ impl RunContext {
             hook_timeout: spec.hook_timeout,
             depth: spec.depth,
             stop_at: Mutex::new(None),
+            has_stop_at: AtomicBool::new(false),
             stop_at_set: Notify::new(),
             open_hooks: Mutex::new(Vec::new()),
         }))
@@ -256,6 +259,7 @@ impl RunContext {
             return;
         }
         *slot = Some((deadline, reason));
+        self.0.has_stop_at.store(true, Ordering::Release);
         drop(slot);
         self.0.stop_at_set.notify_one();
     }
@@ -285,9 +289,22 @@ impl RunContext {
 
     /// True once the earliest deadline set with [`stop_at`](Self::stop_at) has passed.
     pub fn deadline_has_passed(&self) -> bool {
+        self.0.has_stop_at.load(Ordering::Acquire)
+            && lock(&self.0.stop_at)
+                .as_ref()
+                .is_some_and(|(at, _)| *at <= Instant::now())
+    }
+
+    /// The stop a deadline that has passed brings, if one has (one atomic load when no deadline
+    /// is set; runtimes check it between steps).
+    pub fn passed_deadline(&self) -> Option<StopReason> {
+        if !self.0.has_stop_at.load(Ordering::Acquire) {
+            return None;
+        }
         lock(&self.0.stop_at)
             .as_ref()
-            .is_some_and(|(at, _)| *at <= Instant::now())
+            .filter(|(at, _)| *at <= Instant::now())
+            .map(|(_, stop)| stop.clone())
     }
 
     /// Notes that a hook started, as HookStarted reported (the hook engine calls this).

@@ -287,9 +287,7 @@ impl Driver {
             }
             // A deadline that passed while nothing awaited (a hook that asked to stop now, from a
             // step that never yielded) is honoured here, before the next step's first effect.
-            if let Some((at, stop)) = self.scope.ctx.stop_deadline()
-                && at <= tokio::time::Instant::now()
-            {
+            if let Some(stop) = self.scope.ctx.passed_deadline() {
                 self.stop_event(stop.clone(), None).await?;
                 return Ok((None, stop));
             }
