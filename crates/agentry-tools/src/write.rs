@@ -1,0 +1,83 @@
+//! `Write`: a file's whole content.
+
+use crate::call::{blocking, parse, spec};
+use crate::{Workspace, files};
+use agentry_core::{Tool, ToolCtx, ToolFailure, ToolOutput, ToolSpec};
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The input of [`Write`], with Claude Code's field names.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+pub struct WriteInput {
+    /// The file to write: a path relative to the workspace root, or absolute inside it.
+    pub file_path: String,
+    /// The file's whole new content.
+    pub content: String,
+}
+
+const DESCRIPTION: &str = "Writes a file in the workspace, replacing its content if it exists and \
+creating it (and its parent directories) if not. To change part of an existing file, prefer Edit.";
+
+/// Writes a whole file in the workspace, creating it and its parent directories as needed, as
+/// Claude Code's `Write` does. Needs approval by default.
+#[derive(Clone, Debug)]
+pub struct Write {
+    ws: Workspace,
+    spec: ToolSpec,
+    approval: bool,
+}
+
+impl Write {
+    /// `Write` confined to `workspace`; each call needs approval.
+    pub fn new(workspace: &Workspace) -> Self {
+        Write {
+            ws: workspace.clone(),
+            spec: spec::<WriteInput>("Write", DESCRIPTION),
+            approval: true,
+        }
+    }
+
+    /// Whether each call waits for a person's approval (default: yes).
+    pub fn approval(mut self, needed: bool) -> Self {
+        self.approval = needed;
+        self
+    }
+}
+
+impl Tool for Write {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn needs_approval(&self) -> bool {
+        self.approval
+    }
+
+    fn call<'a>(
+        &'a self,
+        input: Value,
+        _ctx: ToolCtx,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
+        Box::pin(async move {
+            let input: WriteInput = parse("Write", input)?;
+            let ws = self.ws.clone();
+            let done = blocking(move || {
+                let written = files::write(&ws, &input.file_path, input.content.as_bytes())?;
+                Ok((written, input.content.len(), ws))
+            })
+            .await?;
+            let (written, len, ws) = done;
+            let verb = if written.created {
+                "Created"
+            } else {
+                "Overwrote"
+            };
+            Ok(ToolOutput::text(format!(
+                "{verb} `{}` ({len} bytes)",
+                ws.show(&written.path)
+            )))
+        })
+    }
+}

@@ -1,0 +1,73 @@
+//! Shared helpers: a workspace in a fresh temporary directory, and calling a tool directly.
+#![allow(dead_code)]
+
+use agentry::prelude::*;
+use agentry::{RunContextSpec, RunInfo};
+use agentry_tools::Workspace;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A temporary directory with a `root` directory inside (the workspace) and room beside it for
+/// things outside the workspace.
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+    pub ws: Workspace,
+}
+
+impl Sandbox {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("root")).unwrap();
+        std::fs::create_dir(dir.path().join("outside")).unwrap();
+        let ws = Workspace::new(dir.path().join("root")).unwrap();
+        Sandbox { dir, ws }
+    }
+
+    /// The workspace root (canonical).
+    pub fn root(&self) -> std::path::PathBuf {
+        self.ws.root().to_path_buf()
+    }
+
+    /// A directory beside the root, outside the workspace.
+    pub fn outside(&self) -> std::path::PathBuf {
+        std::fs::canonicalize(self.dir.path().join("outside")).unwrap()
+    }
+
+    /// Writes a file under the root.
+    pub fn file(&self, rel: &str, content: &str) -> std::path::PathBuf {
+        let p = self.root().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, content).unwrap();
+        p
+    }
+}
+
+/// A context for calling a tool outside a run.
+pub fn ctx(tool: &str) -> ToolCtx {
+    let run = RunContext::new(RunContextSpec {
+        run_id: "run-1".into(),
+        parent_run_id: None,
+        agent_name: Arc::from("a"),
+        agent_path: Arc::from("a"),
+        info: Arc::new(RunInfo::default()),
+        cancel: Default::default(),
+        state: Box::new(()),
+        observe_state: false,
+        events: None,
+        step: 1,
+        redactor: None,
+        record_events: false,
+        hook_timeout: Duration::from_secs(60),
+        depth: 0,
+    });
+    ToolCtx::new(run, Arc::from("call-1"), Arc::from(tool))
+}
+
+/// Calls `tool` with `input`: its text, or its failure's message.
+pub async fn call(tool: &dyn Tool, input: Value) -> Result<String, String> {
+    let name = tool.spec().name.clone();
+    tool.call(input, ctx(&name))
+        .await
+        .map(|o| o.content)
+        .map_err(|f| f.message().to_string())
+}
