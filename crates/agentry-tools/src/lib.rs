@@ -47,6 +47,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 mod bash;
 mod call;
 mod config;

@@ -76,20 +76,37 @@ impl Capture {
 
     /// The output as text, with a marker where bytes were cut.
     pub(crate) fn text(&self) -> String {
-        let mut out = String::from_utf8_lossy(&self.head).into_owned();
-        let cut = self.cut();
-        if cut > 0 {
-            out.push_str(&format!(
-                "\n[... {cut} bytes of output cut here (of {} in all; the output cap is {} bytes): send long output to a file and Read or Grep it ...]\n",
-                self.total, self.cap
-            ));
-        }
         let (a, b) = self.tail.as_slices();
         let mut tail = Vec::with_capacity(a.len() + b.len());
         tail.extend_from_slice(a);
         tail.extend_from_slice(b);
-        out.push_str(&String::from_utf8_lossy(&tail));
-        out
+        let mut head = &self.head[..];
+        let mut tail = &tail[..];
+        if self.cut() == 0 {
+            let mut all = head.to_vec();
+            all.extend_from_slice(tail);
+            return String::from_utf8_lossy(&all).into_owned();
+        }
+        // Not half a character on either side of the marker.
+        if let Err(e) = std::str::from_utf8(head)
+            && e.error_len().is_none()
+        {
+            head = &head[..e.valid_up_to()];
+        }
+        let skip = tail
+            .iter()
+            .take(3)
+            .take_while(|b| (**b & 0xC0) == 0x80)
+            .count();
+        tail = &tail[skip..];
+        let cut = self.total - (head.len() + tail.len()) as u64;
+        format!(
+            "{}\n[... {cut} bytes of output cut here (of {} in all; the output cap is {} bytes): send long output to a file and Read or Grep it ...]\n{}",
+            String::from_utf8_lossy(head),
+            self.total,
+            self.cap,
+            String::from_utf8_lossy(tail)
+        )
     }
 }
 
@@ -119,5 +136,15 @@ mod tests {
             "{text}"
         );
         assert!(text.ends_with("vwxyz"), "{text}");
+    }
+
+    #[test]
+    fn cuts_between_characters() {
+        let mut c = Capture::new(6);
+        c.push("ééééé".as_bytes());
+        let text = c.text();
+        assert!(text.starts_with("é\n[... 6 bytes"), "{text}");
+        assert!(text.ends_with("\né"), "{text}");
+        assert!(!text.contains('\u{FFFD}'), "{text}");
     }
 }

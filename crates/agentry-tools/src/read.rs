@@ -140,10 +140,17 @@ fn read(ws: &Workspace, input: &ReadInput, caps: Caps) -> Result<String, Error> 
     let first = input.offset.unwrap_or(1).max(1);
     let count = input.limit.unwrap_or(caps.lines).clamp(1, caps.lines);
     let mut reader = BufReader::new(file);
+    // A NUL byte in the first block says binary, as grep and git judge it.
+    let head = reader.fill_buf().map_err(|e| Error::io("read", &path, e))?;
+    if head.contains(&0) {
+        return Err(Error::Input(format!(
+            "`{}` is a binary file; Read shows text files only",
+            ws.show(&path)
+        )));
+    }
     let mut out = String::new();
     let mut line = Vec::new();
     let mut number = 0u64;
-    let mut checked_binary = false;
     let mut more = false;
     let mut cut_bytes = false;
     loop {
@@ -153,16 +160,6 @@ fn read(ws: &Workspace, input: &ReadInput, caps: Caps) -> Result<String, Error> 
             .map_err(|e| Error::io("read", &path, e))?;
         if n == 0 {
             break;
-        }
-        if !checked_binary {
-            checked_binary = true;
-            let head = &line[..line.len().min(8000)];
-            if head.contains(&0) {
-                return Err(Error::Input(format!(
-                    "`{}` is a binary file; Read shows text files only",
-                    ws.show(&path)
-                )));
-            }
         }
         number += 1;
         if number < first {
