@@ -18,6 +18,9 @@
 //! `Bash` runs in the workspace root, in a process group of its own that is killed when the
 //! command ends, overruns its time or is cancelled.
 //!
+//! Claude Code gives hook scripts absolute `file_path`s; register [`AbsolutePaths`] so that
+//! hooks see the absolute form whatever the model sent.
+//!
 //! Each tool is a type with a builder (`Bash::new(&ws).timeout(..)`); [`builtin`] builds one by
 //! name from configuration options (see [`options_schema`] for what each accepts).
 //!
@@ -49,6 +52,7 @@
 
 #![warn(missing_docs)]
 
+mod absolute_paths;
 mod bash;
 mod call;
 mod config;
@@ -64,6 +68,7 @@ mod web_fetch;
 mod workspace;
 mod write;
 
+pub use absolute_paths::AbsolutePaths;
 pub use bash::{Bash, BashInput};
 pub use config::{
     BashOptions, EditOptions, GlobOptions, GrepOptions, NAMES, ReadOptions, WebFetchOptions,

@@ -1,10 +1,11 @@
 //! The tools in a real run: a scripted model calls Bash, Write and Read through the runtime; a
 //! BeforeTool hook sees Claude Code's tool name and fields; Write pauses the run for approval
-//! and runs once approved; a refused path reaches the model as an error and the run goes on.
+//! and runs once approved; AbsolutePaths gives hooks absolute `file_path`s; a refused path
+//! reaches the model as an error and the run goes on.
 
 use agentry::Decision;
 use agentry::prelude::*;
-use agentry_tools::{Bash, Read, Workspace, Write};
+use agentry_tools::{AbsolutePaths, Bash, Read, Workspace, Write};
 use std::sync::{Arc, Mutex};
 
 /// The tool results the model has been sent so far.
@@ -67,6 +68,7 @@ async fn a_scripted_run_uses_bash_write_and_read_with_hooks_and_approval() {
     let seen2 = seen.clone();
     let runtime = Runtime::new()
         .store(MemoryStore::new())
+        .with(AbsolutePaths::new(&ws))
         .with(on::before_tool(move |ev: BeforeTool, _ctx| {
             seen2
                 .lock()
@@ -83,7 +85,9 @@ async fn a_scripted_run_uses_bash_write_and_read_with_hooks_and_approval() {
     };
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].tool, "Write");
-    assert_eq!(pending[0].input["file_path"], "notes/todo.md");
+    // The hook made the path absolute, as Claude Code gives it to scripts.
+    let absolute = ws.root().join("notes/todo.md").display().to_string();
+    assert_eq!(pending[0].input["file_path"], absolute.as_str());
     assert!(!dir.path().join("notes/todo.md").exists());
     {
         let seen = seen.lock().unwrap();
@@ -93,6 +97,7 @@ async fn a_scripted_run_uses_bash_write_and_read_with_hooks_and_approval() {
             "echo hi > greeting.txt && cat greeting.txt"
         );
         assert_eq!(seen[1].0, "Write");
+        assert_eq!(seen[1].1["file_path"], absolute.as_str());
     }
 
     let done = runtime
