@@ -261,10 +261,30 @@ fn options_of<T: DeserializeOwned + JsonSchema + Default>(
     if options.is_null() {
         return Ok(T::default());
     }
-    T::deserialize(options).map_err(|e| Error::Options {
-        tool,
-        message: e.to_string(),
-        allowed: allowed::<T>(),
+    let Value::Object(map) = options else {
+        return Err(Error::Options {
+            tool,
+            message: format!("they must be an object (a table) of options, not `{options}`"),
+            allowed: allowed::<T>(),
+        });
+    };
+    T::deserialize(options).map_err(|e| {
+        // Name the option at fault: the first that fails on its own.
+        let culprit = map.iter().find(|(key, value)| {
+            let one = Value::Object([((*key).clone(), (*value).clone())].into_iter().collect());
+            T::deserialize(&one).is_err()
+        });
+        let message = match culprit {
+            Some((key, _)) if !e.to_string().contains("unknown field") => {
+                format!("option `{key}`: {e}")
+            }
+            _ => e.to_string(),
+        };
+        Error::Options {
+            tool,
+            message,
+            allowed: allowed::<T>(),
+        }
     })
 }
 

@@ -86,12 +86,24 @@ fn an_unknown_option_names_the_tool_the_option_and_what_is_allowed() {
         .err()
         .unwrap();
     let msg = err.to_string();
+    assert!(msg.contains("built-in tool `Write`"), "{msg}");
     assert!(
-        msg.contains("built-in tool `Write`") && msg.contains("invalid type"),
+        msg.contains("option `approval`: invalid type: string \"no\", expected a boolean"),
         "{msg}"
     );
+    let err = builtin("Read", &json!({"max_lines": 5, "max_bytes": -1}), &sb.ws)
+        .err()
+        .unwrap();
+    assert!(
+        err.to_string()
+            .contains("option `max_bytes`: invalid value"),
+        "{err}"
+    );
     let err = builtin("Glob", &json!([1]), &sb.ws).err().unwrap();
-    assert!(err.to_string().contains("built-in tool `Glob`"), "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains("built-in tool `Glob`"), "{msg}");
+    assert!(msg.contains("must be an object"), "{msg}");
+    assert!(msg.contains("`max_results`"), "{msg}");
 }
 
 #[test]
