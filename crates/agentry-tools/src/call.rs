@@ -17,11 +17,17 @@ pub(crate) fn parse<T: DeserializeOwned>(tool: &str, input: Value) -> Result<T, 
 }
 
 /// A tool's spec, its parameters the schema of `T`.
+/// The input type's own doc comment is left out: it is written for Rust readers, and the
+/// tool's description already tells the model what the tool does.
 pub(crate) fn spec<T: JsonSchema>(name: &str, description: &str) -> ToolSpec {
+    let mut parameters = agentry_core::tool::schema_of::<T>();
+    if let Some(map) = parameters.as_object_mut() {
+        map.remove("description");
+    }
     ToolSpec {
         name: name.to_string(),
         description: description.to_string(),
-        parameters: agentry_core::tool::schema_of::<T>(),
+        parameters,
     }
 }
 

@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 /// What a [`Grep`] call returns.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(inline)]
 pub enum OutputMode {
     /// The matching lines, `path:line:text` (context lines `path-line-text`).
     Content,

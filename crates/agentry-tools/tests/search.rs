@@ -251,3 +251,16 @@ async fn grep_bad_patterns_and_output_over_the_cap_say_what_to_do() {
         assert!(params[field].is_object(), "{field} missing: {params}");
     }
 }
+
+#[test]
+fn grep_schema_is_self_contained_for_model_providers() {
+    let sb = Sandbox::new();
+    let grep = Grep::new(&sb.ws);
+    let params = &grep.spec().parameters;
+    let text = params.to_string();
+    assert!(!text.contains("$ref") && !text.contains("$defs"), "{text}");
+    assert!(params.get("description").is_none(), "{text}");
+    for mode in ["content", "files_with_matches", "count"] {
+        assert!(text.contains(&format!("\"{mode}\"")), "{text}");
+    }
+}
