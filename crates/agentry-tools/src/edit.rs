@@ -72,7 +72,7 @@ impl Tool for Edit {
         Box::pin(async move {
             let input: EditInput = parse("Edit", input)?;
             let ws = self.ws.clone();
-            blocking(move || edit(&ws, &input))
+            blocking(move |_| edit(&ws, &input))
                 .await
                 .map(ToolOutput::text)
         })

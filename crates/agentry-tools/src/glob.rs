@@ -1,6 +1,6 @@
 //! `Glob`: files whose path matches a pattern, newest first.
 
-use crate::call::{blocking, parse, spec};
+use crate::call::{Cancelled, blocking, parse, spec};
 use crate::walk::{newest_first, walker};
 use crate::{Error, Workspace};
 use agentry_core::{Tool, ToolCtx, ToolFailure, ToolOutput, ToolSpec};
@@ -82,7 +82,7 @@ impl Tool for Glob {
             let input: GlobInput = parse("Glob", input)?;
             let ws = self.ws.clone();
             let max = self.max_results;
-            blocking(move || glob(&ws, &input, max))
+            blocking(move |cancelled| glob(&ws, &input, max, &cancelled))
                 .await
                 .map(ToolOutput::text)
         })
@@ -103,7 +103,12 @@ pub(crate) fn search_dir(ws: &Workspace, path: Option<&str>) -> Result<PathBuf, 
 }
 
 /// Runs one search.
-fn glob(ws: &Workspace, input: &GlobInput, max: usize) -> Result<String, Error> {
+fn glob(
+    ws: &Workspace,
+    input: &GlobInput,
+    max: usize,
+    cancelled: &Cancelled,
+) -> Result<String, Error> {
     let base = search_dir(ws, input.path.as_deref())?;
     if !base.is_dir() {
         return Err(Error::BadPath {
@@ -122,6 +127,9 @@ fn glob(ws: &Workspace, input: &GlobInput, max: usize) -> Result<String, Error> 
         .compile_matcher();
     let mut found = Vec::new();
     for entry in walker(&base).build().flatten() {
+        if cancelled.is_set() {
+            return Err(Error::Input("the search was cancelled".into()));
+        }
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }

@@ -1,6 +1,6 @@
 //! `Grep`: a regular expression searched in the workspace's files with ripgrep's engine.
 
-use crate::call::{blocking, parse, spec};
+use crate::call::{Cancelled, blocking, parse, spec};
 use crate::glob::search_dir;
 use crate::read::cut_line;
 use crate::walk::{newest_first, walker};
@@ -137,7 +137,7 @@ impl Tool for Grep {
             let input: GrepInput = parse("Grep", input)?;
             let ws = self.ws.clone();
             let max = self.max_output;
-            blocking(move || grep(&ws, &input, max))
+            blocking(move |cancelled| grep(&ws, &input, max, &cancelled))
                 .await
                 .map(ToolOutput::text)
         })
@@ -148,7 +148,12 @@ impl Tool for Grep {
 const LINE_CHARS: usize = 2000;
 
 /// Runs one search.
-fn grep(ws: &Workspace, input: &GrepInput, max_output: usize) -> Result<String, Error> {
+fn grep(
+    ws: &Workspace,
+    input: &GrepInput,
+    max_output: usize,
+    cancelled: &Cancelled,
+) -> Result<String, Error> {
     let base = search_dir(ws, input.path.as_deref())?;
     let matcher = matcher(input)?;
     let mode = input.output_mode.unwrap_or_default();
@@ -167,7 +172,8 @@ fn grep(ws: &Workspace, input: &GrepInput, max_output: usize) -> Result<String, 
         .after_context(after as usize)
         .binary_detection(BinaryDetection::quit(0))
         .build();
-    let files = files(&base, input)?;
+    let files = files(&base, input, cancelled)?;
+    let files = files.into_iter().take_while(|_| !cancelled.is_set());
     let limit = input.head_limit.filter(|n| *n > 0).unwrap_or(usize::MAX);
     let mut out = Output::new(max_output);
     match mode {
@@ -282,7 +288,7 @@ fn matcher(input: &GrepInput) -> Result<RegexMatcher, Error> {
 
 /// The files to search: `base` itself when it is a file, else the files under it that pass
 /// `.gitignore` and the `glob` and `type` filters, in path order.
-fn files(base: &Path, input: &GrepInput) -> Result<Vec<PathBuf>, Error> {
+fn files(base: &Path, input: &GrepInput, cancelled: &Cancelled) -> Result<Vec<PathBuf>, Error> {
     if base.is_file() {
         return Ok(vec![base.to_path_buf()]);
     }
@@ -308,6 +314,7 @@ fn files(base: &Path, input: &GrepInput) -> Result<Vec<PathBuf>, Error> {
         w.types(types);
     }
     Ok(w.build()
+        .take_while(|_| !cancelled.is_set())
         .flatten()
         .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
         .map(|e| e.into_path())

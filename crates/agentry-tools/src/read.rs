@@ -115,7 +115,7 @@ impl Tool for Read {
             let input: ReadInput = parse("Read", input)?;
             let ws = self.ws.clone();
             let caps = self.caps;
-            blocking(move || read(&ws, &input, caps))
+            blocking(move |_| read(&ws, &input, caps))
                 .await
                 .map(ToolOutput::text)
         })

@@ -63,7 +63,7 @@ impl Tool for Write {
         Box::pin(async move {
             let input: WriteInput = parse("Write", input)?;
             let ws = self.ws.clone();
-            let done = blocking(move || {
+            let done = blocking(move |_| {
                 let written = files::write(&ws, &input.file_path, input.content.as_bytes())?;
                 Ok((written, input.content.len(), ws))
             })
