@@ -172,103 +172,147 @@ fn grep(
         .after_context(after as usize)
         .binary_detection(BinaryDetection::quit(0))
         .build();
-    let files = files(&base, input, cancelled)?;
-    let files = files.into_iter().take_while(|_| !cancelled.is_set());
-    let limit = input.head_limit.filter(|n| *n > 0).unwrap_or(usize::MAX);
+    let files: Vec<PathBuf> = files(&base, input, cancelled)?
+        .into_iter()
+        .take_while(|_| !cancelled.is_set())
+        .collect();
+    let search = Search {
+        ws,
+        matcher: &matcher,
+        limit: input.head_limit.filter(|n| *n > 0).unwrap_or(usize::MAX),
+    };
     let mut out = Output::new(max_output);
-    match mode {
-        OutputMode::FilesWithMatches => {
-            let mut found = Vec::new();
-            for path in files {
-                let mut sink = Counter {
-                    lines: 0,
-                    first_only: true,
-                };
-                if searcher.search_path(&matcher, &path, &mut sink).is_ok() && sink.lines > 0 {
-                    found.push(path);
-                }
-            }
-            if found.is_empty() {
-                return Ok(no_match(input, &base));
-            }
-            let total = found.len();
-            let shown = total.min(limit);
-            out.line(format!("Found {total} files"));
-            for path in newest_first(found).iter().take(shown) {
-                out.line(ws.show(path));
-            }
-            if shown < total {
-                out.line(format!(
-                    "[{} more files not shown (head_limit)]",
-                    total - shown
-                ));
-            }
-        }
-        OutputMode::Count => {
-            let (mut files_found, mut total) = (0u64, 0u64);
-            let mut entries = Vec::new();
-            for path in files {
-                let mut sink = Counter {
-                    lines: 0,
-                    first_only: false,
-                };
-                if searcher.search_path(&matcher, &path, &mut sink).is_ok() && sink.lines > 0 {
-                    files_found += 1;
-                    total += sink.lines;
-                    entries.push(format!("{}:{}", ws.show(&path), sink.lines));
-                }
-            }
-            if entries.is_empty() {
-                return Ok(no_match(input, &base));
-            }
-            let n = entries.len();
-            for entry in entries.into_iter().take(limit) {
-                out.line(entry);
-            }
-            if n > limit {
-                out.line(format!("[{} more files not shown (head_limit)]", n - limit));
-            }
-            out.line(format!(
-                "Found {total} matching lines in {files_found} files"
-            ));
-        }
+    let found = match mode {
+        OutputMode::FilesWithMatches => search.files_with_matches(&mut searcher, files, &mut out),
+        OutputMode::Count => search.count(&mut searcher, files, &mut out),
         OutputMode::Content => {
             let numbers = input.line_numbers.unwrap_or(true);
-            let mut lines = Vec::new();
-            for path in files {
-                if lines.len() > limit {
-                    break;
-                }
-                let mut sink = Lines {
-                    path: ws.show(&path),
-                    numbers,
-                    lines: Vec::new(),
-                    limit: limit.saturating_sub(lines.len()).saturating_add(1),
-                };
-                if searcher.search_path(&matcher, &path, &mut sink).is_ok()
-                    && !sink.lines.is_empty()
-                {
-                    if !lines.is_empty() && (before > 0 || after > 0) {
-                        lines.push("--".to_string());
-                    }
-                    lines.extend(sink.lines);
-                }
-            }
-            if lines.is_empty() {
-                return Ok(no_match(input, &base));
-            }
-            let more = lines.len() > limit;
-            for line in lines.into_iter().take(limit) {
-                out.line(line);
-            }
-            if more {
-                out.line(format!(
-                    "[stopped at head_limit = {limit} lines; more matches follow]"
-                ));
-            }
+            let context = before > 0 || after > 0;
+            search.content(&mut searcher, files, numbers, context, &mut out)
         }
+    };
+    if !found {
+        return Ok(no_match(input, &base));
     }
     Ok(out.finish())
+}
+
+/// One search's settings, shared by the output modes.
+struct Search<'a> {
+    ws: &'a Workspace,
+    matcher: &'a RegexMatcher,
+    /// `head_limit`: the most lines or entries shown.
+    limit: usize,
+}
+
+impl Search<'_> {
+    /// The files with a match, newest first. False when there is none.
+    fn files_with_matches(&self, s: &mut Searcher, files: Vec<PathBuf>, out: &mut Output) -> bool {
+        let mut found = Vec::new();
+        for path in files {
+            let mut sink = Counter {
+                lines: 0,
+                first_only: true,
+            };
+            if s.search_path(self.matcher, &path, &mut sink).is_ok() && sink.lines > 0 {
+                found.push(path);
+            }
+        }
+        if found.is_empty() {
+            return false;
+        }
+        let total = found.len();
+        let shown = total.min(self.limit);
+        out.line(format!("Found {total} files"));
+        for path in newest_first(found).iter().take(shown) {
+            out.line(self.ws.show(path));
+        }
+        if shown < total {
+            out.line(format!(
+                "[{} more files not shown (head_limit)]",
+                total - shown
+            ));
+        }
+        true
+    }
+
+    /// `path:count` for each file with a match, and the totals. False when there is none.
+    fn count(&self, s: &mut Searcher, files: Vec<PathBuf>, out: &mut Output) -> bool {
+        let (mut files_found, mut total) = (0u64, 0u64);
+        let mut entries = Vec::new();
+        for path in files {
+            let mut sink = Counter {
+                lines: 0,
+                first_only: false,
+            };
+            if s.search_path(self.matcher, &path, &mut sink).is_ok() && sink.lines > 0 {
+                files_found += 1;
+                total += sink.lines;
+                entries.push(format!("{}:{}", self.ws.show(&path), sink.lines));
+            }
+        }
+        if entries.is_empty() {
+            return false;
+        }
+        let n = entries.len();
+        for entry in entries.into_iter().take(self.limit) {
+            out.line(entry);
+        }
+        if n > self.limit {
+            out.line(format!(
+                "[{} more files not shown (head_limit)]",
+                n - self.limit
+            ));
+        }
+        out.line(format!(
+            "Found {total} matching lines in {files_found} files"
+        ));
+        true
+    }
+
+    /// The matching lines (and context), file after file. False when there is none.
+    fn content(
+        &self,
+        s: &mut Searcher,
+        files: Vec<PathBuf>,
+        numbers: bool,
+        context: bool,
+        out: &mut Output,
+    ) -> bool {
+        let limit = self.limit;
+        let mut lines = Vec::new();
+        for path in files {
+            if lines.len() > limit {
+                break;
+            }
+            let mut sink = Lines {
+                path: self.ws.show(&path),
+                numbers,
+                lines: Vec::new(),
+                // One more than shown, to know that more follow.
+                limit: limit.saturating_sub(lines.len()).saturating_add(1),
+            };
+            if s.search_path(self.matcher, &path, &mut sink).is_ok() && !sink.lines.is_empty() {
+                if !lines.is_empty() && context {
+                    lines.push("--".to_string());
+                }
+                lines.extend(sink.lines);
+            }
+        }
+        if lines.is_empty() {
+            return false;
+        }
+        let more = lines.len() > limit;
+        for line in lines.into_iter().take(limit) {
+            out.line(line);
+        }
+        if more {
+            out.line(format!(
+                "[stopped at head_limit = {limit} lines; more matches follow]"
+            ));
+        }
+        true
+    }
 }
 
 /// The regex matcher `input` asks for.
