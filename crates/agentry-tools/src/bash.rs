@@ -80,15 +80,16 @@ impl Bash {
         }
     }
 
-    /// The time limit of a call that gives no `timeout` (raised to it, the maximum grows too).
+    /// The time limit of a call that gives no `timeout`. A limit above the maximum raises the
+    /// maximum to it.
     pub fn timeout(mut self, limit: Duration) -> Self {
         self.timeout = limit.max(Duration::from_millis(1));
         self.max_timeout = self.max_timeout.max(self.timeout);
         self
     }
 
-    /// The longest time limit a call may ask for; longer requests get this (lowered below the
-    /// default time limit, that is lowered too).
+    /// The longest time limit a call may ask for: a longer request gets this one. A maximum
+    /// below the default time limit lowers that limit to it.
     pub fn max_timeout(mut self, limit: Duration) -> Self {
         self.max_timeout = limit.max(Duration::from_millis(1));
         self.timeout = self.timeout.min(self.max_timeout);

@@ -80,7 +80,7 @@ pub enum Error {
     },
 
     /// A file operation failed.
-    #[error("could not {action} `{path}`: {source}")]
+    #[error("could not {action} `{path}`: {source}; check the path and its permissions")]
     Io {
         /// What was being done ("read", "write", "create the directory of", ...).
         action: &'static str,
@@ -105,7 +105,9 @@ pub enum Error {
     },
 
     /// The HTTP client could not be built.
-    #[error("the HTTP client for WebFetch could not be built: {0}")]
+    #[error(
+        "the HTTP client for WebFetch could not be built: {0}; check the system's TLS and proxy settings"
+    )]
     HttpClient(#[source] reqwest::Error),
 }
 
