@@ -19,21 +19,21 @@ fn project() -> Sandbox {
     let sb = Sandbox::new();
     sb.file(".gitignore", "target/\n*.log\n");
     touch(
-        &sb.file("src/main.rs", "fn main() {\n    helper();\n}\n"),
+        &sb.file("src/main.rs", "fn main() {\n    greet();\n}\n"),
         1000,
     );
     touch(
         &sb.file(
             "src/lib.rs",
-            "pub fn helper() {}\n// TODO: more\npub fn other() {}\n",
+            "pub fn greet() {}\n// TODO: more\npub fn other() {}\n",
         ),
         3000,
     );
     touch(&sb.file("src/deep/mod.rs", "// todo later\n"), 2000);
-    touch(&sb.file("README.md", "Call helper() first.\n"), 500);
-    sb.file("target/debug/out.rs", "fn helper() {}\n");
-    sb.file("run.log", "helper log\n");
-    sb.file(".git/config", "helper = 1\n");
+    touch(&sb.file("README.md", "Call greet() first.\n"), 500);
+    sb.file("target/debug/out.rs", "fn greet() {}\n");
+    sb.file("run.log", "greet log\n");
+    sb.file(".git/config", "greet = 1\n");
     sb
 }
 
@@ -88,7 +88,7 @@ async fn glob_caps_its_results_and_says_how_many_more() {
 async fn grep_lists_matching_files_newest_first_by_default() {
     let sb = project();
     let grep = Grep::new(&sb.ws);
-    let out = call(&grep, json!({"pattern": "helper"})).await.unwrap();
+    let out = call(&grep, json!({"pattern": "greet"})).await.unwrap();
     let lines = names(&out, &sb);
     assert_eq!(lines[0], "Found 3 files");
     assert_eq!(lines[1..], ["src/lib.rs", "src/main.rs", "README.md"]);
@@ -126,7 +126,7 @@ async fn grep_content_mode_shows_lines_numbers_and_context() {
     assert_eq!(
         names(&out, &sb),
         [
-            "src/lib.rs-1-pub fn helper() {}",
+            "src/lib.rs-1-pub fn greet() {}",
             "src/lib.rs:2:// TODO: more"
         ]
     );
@@ -139,20 +139,20 @@ async fn grep_content_mode_shows_lines_numbers_and_context() {
     assert_eq!(
         names(&out, &sb),
         [
-            "src/lib.rs-1-pub fn helper() {}",
+            "src/lib.rs-1-pub fn greet() {}",
             "src/lib.rs:2:// TODO: more",
             "src/lib.rs-3-pub fn other() {}"
         ]
     );
     let out = call(
         &grep,
-        json!({"pattern": "helper", "output_mode": "content", "-A": 1, "path": "src/main.rs"}),
+        json!({"pattern": "greet", "output_mode": "content", "-A": 1, "path": "src/main.rs"}),
     )
     .await
     .unwrap();
     assert_eq!(
         names(&out, &sb),
-        ["src/main.rs:2:    helper();", "src/main.rs-3-}"]
+        ["src/main.rs:2:    greet();", "src/main.rs-3-}"]
     );
 }
 
@@ -171,11 +171,11 @@ async fn grep_count_mode_glob_type_and_head_limit() {
             "Found 3 matching lines in 2 files"
         ]
     );
-    let out = call(&grep, json!({"pattern": "helper", "glob": "*.md"}))
+    let out = call(&grep, json!({"pattern": "greet", "glob": "*.md"}))
         .await
         .unwrap();
     assert_eq!(names(&out, &sb), ["Found 1 files", "README.md"]);
-    let out = call(&grep, json!({"pattern": "helper", "type": "rust"}))
+    let out = call(&grep, json!({"pattern": "greet", "type": "rust"}))
         .await
         .unwrap();
     assert_eq!(
@@ -203,20 +203,20 @@ async fn grep_multiline_matches_across_lines() {
     let grep = Grep::new(&sb.ws);
     let out = call(
         &grep,
-        json!({"pattern": r"main\(\) \{.*helper", "output_mode": "content"}),
+        json!({"pattern": r"main\(\) \{.*greet", "output_mode": "content"}),
     )
     .await
     .unwrap();
     assert!(out.starts_with("No matches"), "{out}");
     let out = call(
         &grep,
-        json!({"pattern": r"main\(\) \{.*helper", "output_mode": "content", "multiline": true}),
+        json!({"pattern": r"main\(\) \{.*greet", "output_mode": "content", "multiline": true}),
     )
     .await
     .unwrap();
     assert_eq!(
         names(&out, &sb),
-        ["src/main.rs:1:fn main() {", "src/main.rs:2:    helper();"]
+        ["src/main.rs:1:fn main() {", "src/main.rs:2:    greet();"]
     );
 }
 

@@ -1,4 +1,4 @@
-//! Shared helpers: a workspace in a fresh temporary directory, and calling a tool directly.
+//! Shared test support: a workspace in a fresh temporary directory, and calling a tool directly.
 #![allow(dead_code)]
 
 use agentry::prelude::*;
