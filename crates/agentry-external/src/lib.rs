@@ -75,3 +75,15 @@ pub use tool_names::{ToolAlias, ToolNames};
 pub use watch::SettingsWatch;
 pub use webhook_hook::Webhook;
 pub use webhook_spec::{MAX_RETRIES, WebhookSpec};
+
+// The book's chapters whose samples use this crate, compiled and run as doc tests by
+// `cargo test --doc`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/src/external-hooks.md")]
+mod book_external_hooks {}
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/src/persistent-hooks.md")]
+mod book_persistent_hooks {}
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/src/webhooks.md")]
+mod book_webhooks {}

@@ -60,3 +60,9 @@ pub use model::{LocalModel, LocalModelBuilder};
 pub use progress::ProgressLine;
 pub use sampling::Sampling;
 pub use weights::LoadProgress;
+
+// The book's chapters whose samples use this crate, compiled and run as doc tests by
+// `cargo test --doc`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/src/local-model.md")]
+mod book_local_model {}

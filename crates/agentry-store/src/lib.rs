@@ -74,3 +74,9 @@ mod sqlite;
 
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
+
+// The book's chapters whose samples use this crate, compiled and run as doc tests by
+// `cargo test --doc`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/src/durability.md")]
+mod book_durability {}

@@ -90,3 +90,36 @@ pub use agentry_models::{
     self as models, Anthropic, OpenAi, OpenAiResponses, RetryPolicy, ScriptedModel, ScriptedTurn,
 };
 pub use runtime::{RunHandle, Runtime};
+
+// The README and the book's chapters whose samples need only this crate (and its
+// dev-dependencies), compiled and run as doc tests by `cargo test --doc`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+mod readme {}
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/src/introduction.md")]
+mod book_introduction {}
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/src/getting-started.md")]
+mod book_getting_started {}
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/src/agents.md")]
+mod book_agents {}
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/src/hooks.md")]
+mod book_hooks {}
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/src/builtin-hooks.md")]
+mod book_builtin_hooks {}
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/src/providers.md")]
+mod book_providers {}
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/src/faults.md")]
+mod book_faults {}
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/src/performance.md")]
+mod book_performance {}
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/src/contributing.md")]
+mod book_contributing {}
