@@ -92,6 +92,7 @@ impl RunEvent {
                 }
             }
             RunEvent::Compacted { summary, .. } => redact_string(r, summary),
+            RunEvent::HookDecision { detail, .. } => redact_string(r, detail),
             RunEvent::RunFailed { error, .. } => redact_string(r, error),
             RunEvent::RunFinished { stop, .. } => {
                 // Stop reasons carry hooks' reasons, errors and pending calls' inputs.

@@ -3,8 +3,8 @@
 use crate::{Bash, Edit, Error, Glob, Grep, Read, WebFetch, Workspace, Write};
 use agentry_core::Tool;
 use schemars::JsonSchema;
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,80 +18,98 @@ pub const fn read_only() -> &'static [&'static str] {
 }
 
 /// Options of `Bash`.
-#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BashOptions {
     /// Whether each call waits for a person's approval (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<bool>,
     /// The time limit of a call that gives no `timeout`, in milliseconds (default 120000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
     /// The longest `timeout` a call may ask for, in milliseconds (default 600000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_timeout_ms: Option<u64>,
     /// The most bytes of output (stdout and stderr together) the model sees (default 30000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_cap: Option<usize>,
     /// The shell run with `-c` (default `bash` when installed, else `/bin/sh`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shell: Option<String>,
 }
 
 /// Options of `Read`.
-#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadOptions {
     /// Whether each call waits for a person's approval (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<bool>,
     /// The most lines one call returns (default 2000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_lines: Option<u64>,
     /// The most characters shown of one line (default 2000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_line_chars: Option<usize>,
     /// The most bytes one call returns (default 262144).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<u64>,
 }
 
 /// Options of `Write`.
-#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WriteOptions {
     /// Whether each call waits for a person's approval (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<bool>,
 }
 
 /// Options of `Edit`.
-#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EditOptions {
     /// Whether each call waits for a person's approval (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<bool>,
 }
 
 /// Options of `Glob`.
-#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GlobOptions {
     /// Whether each call waits for a person's approval (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<bool>,
     /// The most paths one call returns (default 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_results: Option<usize>,
 }
 
 /// Options of `Grep`.
-#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GrepOptions {
     /// Whether each call waits for a person's approval (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<bool>,
     /// The most bytes one result holds (default 30000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_output: Option<usize>,
 }
 
 /// Options of `WebFetch`.
-#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WebFetchOptions {
     /// Whether each call waits for a person's approval (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<bool>,
     /// The time limit of one fetch, in milliseconds (default 30000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
     /// The most bytes of a body read (default 2097152).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<usize>,
 }
 

@@ -197,6 +197,18 @@ impl<S, O> AgentBuilder<S, O> {
         self.retype()
     }
 
+    /// The output as JSON, with the schema known only at run time (read from a config file,
+    /// say): with `Some(schema)` the final answer must be JSON matching it; with `None` the
+    /// answer stays text and the output is a JSON string. A schema that does not compile is an
+    /// error from [`build`](Self::build).
+    pub fn output_schema(
+        mut self,
+        schema: Option<serde_json::Value>,
+    ) -> AgentBuilder<S, serde_json::Value> {
+        self.output = schema;
+        self.retype()
+    }
+
     /// How many times an invalid final answer is sent back (default 3).
     pub fn output_retries(mut self, n: u32) -> Self {
         self.output_retries = n;

@@ -102,6 +102,25 @@ pub enum RunEvent {
         /// The agent path.
         agent_path: Arc<str>,
     },
+    /// A hook decided something about what the run does: blocked, mocked or held a tool call
+    /// for approval, or rewrote its input. Streamed only (a run without an event stream compares
+    /// nothing).
+    HookDecision {
+        /// The hook whose decision stands (empty when several hooks rewrote and none decided).
+        hook: String,
+        /// The event it decided on (`BeforeTool`).
+        event: &'static str,
+        /// What it did: `blocked`, `mocked`, `asked for approval`, `rewrote the input`.
+        decision: String,
+        /// What it decided about: the tool call's id.
+        call_id: String,
+        /// The tool's name.
+        tool: String,
+        /// The reason, the mock's content or the new input, as text.
+        detail: String,
+        /// The agent path.
+        agent_path: Arc<str>,
+    },
     /// The run paused: these calls wait for a person's decision.
     AwaitingApproval {
         /// The calls waiting, in call order.
@@ -153,6 +172,7 @@ impl RunEvent {
             | RunEvent::Message { agent_path, .. }
             | RunEvent::Compacted { agent_path, .. }
             | RunEvent::AwaitingApproval { agent_path, .. }
+            | RunEvent::HookDecision { agent_path, .. }
             | RunEvent::ApprovalResolved { agent_path, .. }
             | RunEvent::Custom { agent_path, .. }
             | RunEvent::RunFinished { agent_path, .. }
@@ -177,6 +197,7 @@ impl RunEvent {
             RunEvent::Compacted { .. } => "compacted",
             RunEvent::Custom { .. } => "custom",
             RunEvent::AwaitingApproval { .. } => "awaiting_approval",
+            RunEvent::HookDecision { .. } => "hook_decision",
             RunEvent::ApprovalResolved { .. } => "approval_resolved",
             RunEvent::RunFinished { .. } => "run_finished",
             RunEvent::RunFailed { .. } => "run_failed",
@@ -214,6 +235,17 @@ impl RunEvent {
             } => json!({"removed": removed, "strategy": strategy, "summary": summary}),
             RunEvent::Custom { name, data, .. } => json!({"name": name, "data": data}),
             RunEvent::AwaitingApproval { pending, .. } => json!({"pending": pending}),
+            RunEvent::HookDecision {
+                hook,
+                event,
+                decision,
+                call_id,
+                tool,
+                detail,
+                ..
+            } => {
+                json!({"hook": hook, "event": event, "decision": decision, "call_id": call_id, "tool": tool, "detail": detail})
+            }
             RunEvent::ApprovalResolved { decision, by, .. } => {
                 json!({"decision": decision, "by": by})
             }

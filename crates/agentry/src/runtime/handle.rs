@@ -1,7 +1,8 @@
 //! The handle of a started run: its event stream, cancellation and result.
 
 use agentry_core::{Error, RunEvent, RunOutput};
-use futures::channel::mpsc::UnboundedReceiver;
+use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
+use std::future::Future;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -15,6 +16,35 @@ pub struct RunHandle<S, O> {
     pub(crate) events: UnboundedReceiver<RunEvent>,
     pub(crate) cancel: CancellationToken,
     pub(crate) join: JoinHandle<Result<RunOutput<S, O>, Error>>,
+}
+
+/// Where a run started on a task reports: its event stream and its cancellation.
+#[derive(Default)]
+pub(crate) struct Observe {
+    pub(crate) events: Option<UnboundedSender<RunEvent>>,
+    pub(crate) cancel: Option<CancellationToken>,
+}
+
+impl<S: Send + 'static, O: Send + 'static> RunHandle<S, O> {
+    /// Spawns `run` with an event stream and a cancellation token, and returns its handle.
+    pub(crate) fn spawn<F, Fut>(run_id: String, run: F) -> Self
+    where
+        F: FnOnce(Observe) -> Fut,
+        Fut: Future<Output = Result<RunOutput<S, O>, Error>> + Send + 'static,
+    {
+        let (tx, events) = unbounded();
+        let cancel = CancellationToken::new();
+        let join = tokio::spawn(run(Observe {
+            events: Some(tx),
+            cancel: Some(cancel.clone()),
+        }));
+        RunHandle {
+            run_id,
+            events,
+            cancel,
+            join,
+        }
+    }
 }
 
 impl<S, O> RunHandle<S, O> {

@@ -13,6 +13,7 @@ mod session;
 mod sub_agent;
 mod tool_call;
 
+use handle::Observe;
 pub use handle::RunHandle;
 
 use agentry_core::hooks::{
@@ -335,8 +336,15 @@ impl Runtime {
             Some(store) => store.load(&snapshot.run_id).await?,
             None => None,
         };
-        self.continue_run(agent, snapshot, stored.as_ref(), HashMap::new(), None)
-            .await
+        self.continue_run(
+            agent,
+            snapshot,
+            stored.as_ref(),
+            HashMap::new(),
+            None,
+            Observe::default(),
+        )
+        .await
     }
 
     /// Continues a run from its last checkpoint in the runtime's store: after its process died,
@@ -356,6 +364,33 @@ impl Runtime {
         agent: &Agent<S, O>,
         run_id: &str,
     ) -> Result<RunOutput<S, O>, Error> {
+        self.resume_observed(agent, run_id, Observe::default())
+            .await
+    }
+
+    /// [`resume`](Self::resume), started in a tokio task: the handle streams the continued run's
+    /// events and cancels it. A run that cannot be resumed ends the stream at once, and its
+    /// error comes from [`RunHandle::result`].
+    ///
+    /// # Panics
+    /// When called outside a tokio runtime (it spawns the run).
+    pub fn start_resume<S: AgentState, O: DeserializeOwned + Send + 'static>(
+        &self,
+        agent: &Agent<S, O>,
+        run_id: &str,
+    ) -> RunHandle<S, O> {
+        let (runtime, agent, id) = (self.clone(), agent.clone(), run_id.to_owned());
+        RunHandle::spawn(run_id.to_owned(), move |observe| async move {
+            runtime.resume_observed(&agent, &id, observe).await
+        })
+    }
+
+    async fn resume_observed<S: AgentState, O: DeserializeOwned>(
+        &self,
+        agent: &Agent<S, O>,
+        run_id: &str,
+        observe: Observe,
+    ) -> Result<RunOutput<S, O>, Error> {
         let stored = self.load_run(run_id).await?;
         if let Some(StopReason::AwaitingApproval { pending }) = &stored.snapshot.stop {
             return Err(resume_error(
@@ -367,8 +402,15 @@ impl Runtime {
             ));
         }
         let snapshot = stored.snapshot.clone();
-        self.continue_run(agent, snapshot, Some(&stored), HashMap::new(), None)
-            .await
+        self.continue_run(
+            agent,
+            snapshot,
+            Some(&stored),
+            HashMap::new(),
+            None,
+            observe,
+        )
+        .await
     }
 
     /// Continues a run that paused for approval, with a decision for each pending call (approve,
@@ -382,6 +424,38 @@ impl Runtime {
         agent: &Agent<S, O>,
         run_id: &str,
         decisions: impl IntoIterator<Item = Decision>,
+    ) -> Result<RunOutput<S, O>, Error> {
+        self.decide_observed(agent, run_id, decisions, Observe::default())
+            .await
+    }
+
+    /// [`decide`](Self::decide), started in a tokio task: the handle streams the continued run's
+    /// events and cancels it. Decisions that do not fit the run end the stream at once, and the
+    /// error comes from [`RunHandle::result`].
+    ///
+    /// # Panics
+    /// When called outside a tokio runtime (it spawns the run).
+    pub fn start_decide<S: AgentState, O: DeserializeOwned + Send + 'static>(
+        &self,
+        agent: &Agent<S, O>,
+        run_id: &str,
+        decisions: impl IntoIterator<Item = Decision>,
+    ) -> RunHandle<S, O> {
+        let (runtime, agent, id) = (self.clone(), agent.clone(), run_id.to_owned());
+        let decisions: Vec<Decision> = decisions.into_iter().collect();
+        RunHandle::spawn(run_id.to_owned(), move |observe| async move {
+            runtime
+                .decide_observed(&agent, &id, decisions, observe)
+                .await
+        })
+    }
+
+    async fn decide_observed<S: AgentState, O: DeserializeOwned>(
+        &self,
+        agent: &Agent<S, O>,
+        run_id: &str,
+        decisions: impl IntoIterator<Item = Decision>,
+        observe: Observe,
     ) -> Result<RunOutput<S, O>, Error> {
         let stored = self.load_run(run_id).await?;
         let Some(StopReason::AwaitingApproval { pending }) = &stored.snapshot.stop else {
@@ -397,8 +471,15 @@ impl Runtime {
         let pending = pending.clone();
         let mut snapshot = stored.snapshot.clone();
         snapshot.stop = None;
-        self.continue_run(agent, snapshot, Some(&stored), decisions, Some(pending))
-            .await
+        self.continue_run(
+            agent,
+            snapshot,
+            Some(&stored),
+            decisions,
+            Some(pending),
+            observe,
+        )
+        .await
     }
 
     /// Loads a run from the store, or says why it cannot.
@@ -424,6 +505,7 @@ impl Runtime {
         stored: Option<&StoredRun>,
         decisions: HashMap<String, Decision>,
         paused: Option<Vec<PendingApproval>>,
+        observe: Observe,
     ) -> Result<RunOutput<S, O>, Error> {
         let run_id = snapshot.run_id.clone();
         if snapshot.version != SNAPSHOT_VERSION {
@@ -491,7 +573,7 @@ impl Runtime {
             hooks,
             stored_hooks: snapshot.hooks.clone(),
         };
-        let mut driver = self.driver(def, options, None, None)?;
+        let mut driver = self.driver(def, options, observe.events, observe.cancel)?;
         if let (Some(store), Some(stored)) = (&self.inner.store, stored) {
             let status = stored.snapshot.status();
             driver.lease = store

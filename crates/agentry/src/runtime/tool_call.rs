@@ -7,7 +7,8 @@ use super::open_calls::OpenCall;
 use agentry_core::deadline::{Elapsed, within};
 use agentry_core::hooks::{
     AfterTool, AfterToolBatch, ApprovalRequested, ApprovalResolved, BeforeTool, BeforeToolBatch,
-    Events, Next, Resolver, Terminal, ToolCallRequest, ToolDecision, ToolError, ToolOutcome,
+    Events, HookName, Next, Resolver, Terminal, ToolCallRequest, ToolDecision, ToolError,
+    ToolOutcome,
 };
 use agentry_core::{
     AgentTool, Decision, Error, Message, PendingApproval, RunEvent, Tool, ToolCall, ToolCallRef,
@@ -300,6 +301,34 @@ impl Driver {
         });
     }
 
+    /// Streams what BeforeTool hooks decided about a call, when they decided or rewrote
+    /// anything.
+    fn hook_decision(
+        &self,
+        call: &ToolCall,
+        by: Option<HookName>,
+        decision: Option<&ToolDecision>,
+        asked: &Value,
+        input: &Value,
+    ) {
+        let (what, detail) = match decision {
+            Some(ToolDecision::Block(reason)) => ("blocked", reason.clone()),
+            Some(ToolDecision::Mock(content)) => ("mocked", content.clone()),
+            Some(ToolDecision::NeedsApproval(reason)) => ("asked for approval", reason.clone()),
+            None if asked != input => ("rewrote the input", input.to_string()),
+            None => return,
+        };
+        self.scope.ctx.send_event(|p| RunEvent::HookDecision {
+            hook: by.map(|h| h.to_string()).unwrap_or_default(),
+            event: "BeforeTool",
+            decision: what.to_owned(),
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            detail,
+            agent_path: p.clone(),
+        });
+    }
+
     fn tool_finished(&self, result: &ToolResult) {
         self.scope.ctx.send_event(|p| RunEvent::ToolFinished {
             result: result.clone(),
@@ -398,9 +427,20 @@ impl Driver {
             if approved {
                 ev = ev.approved();
             }
+            // What the model asked, kept only to tell an observer that hooks rewrote it.
+            let asked = scope.ctx.has_event_stream().then(|| ev.input.clone());
             let mut slot = Some(ev);
-            scope.run_hooks(&mut slot).await?;
+            let by = scope.run_hooks(&mut slot).await?;
             (decision, input) = slot.expect("hooks give the event back").into_parts();
+            if let Some(asked) = asked {
+                self.hook_decision(
+                    &turn.tool_calls()[index],
+                    by,
+                    decision.as_ref(),
+                    &asked,
+                    &input,
+                );
+            }
             if scope.wants(Events::TOOL_ERROR) {
                 // Open until it closes; a run interrupted meanwhile closes it with ToolError.
                 let call = ToolCallRef::in_turn(turn.clone(), index);

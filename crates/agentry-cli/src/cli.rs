@@ -1,0 +1,192 @@
+//! The command line.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// Run agents from a config file: live in the terminal, checkpointed, with hooks, approvals
+/// and run management.
+#[derive(Parser)]
+#[command(name = "agentry", version, about, long_about = None, after_help = EXIT_CODES)]
+pub struct Cli {
+    /// The config file (default: agentry.toml in this directory or the nearest parent; without
+    /// one, an assistant on the local model with read-only tools).
+    #[arg(short = 'c', long = "config", global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Print JSON instead of text (NDJSON events for commands that run an agent).
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// When to use colour: auto (a terminal, and NO_COLOR unset), always, never.
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The exit codes, shown in `--help`.
+pub const EXIT_CODES: &str = "\
+Exit codes:
+  0    the run ended with a final answer (or the command succeeded)
+  1    the run failed, or the command could not do what it was asked
+  2    bad usage or a bad config file
+  3    the run waits for approval (agentry approve / agentry reject)
+  4    the run stopped before a final answer (a guard, the step limit, a hook or a person)
+  5    another process drives the run (its lease is held)
+  130  the run was cancelled (agentry resume continues it)";
+
+/// When to colour output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// On a terminal, unless NO_COLOR is set.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// The commands.
+#[derive(Subcommand)]
+pub enum Command {
+    /// Run an agent on a prompt, live.
+    Run(RunArgs),
+    /// A conversation: each line you type is a turn of one session.
+    Chat(ChatArgs),
+    /// List runs.
+    Runs(RunsArgs),
+    /// Show a run: its messages, or with --events its recorded events.
+    Show {
+        /// The run id.
+        run: String,
+        /// Show the recorded events instead of the messages.
+        #[arg(long)]
+        events: bool,
+    },
+    /// Approve a paused run's call (every pending call when none is named), and continue it.
+    Approve {
+        /// The run id.
+        run: String,
+        /// The call id (default: every pending call).
+        call: Option<String>,
+    },
+    /// Reject a paused run's call (every pending call when none is named), and continue it.
+    Reject {
+        /// The run id.
+        run: String,
+        /// The call id (default: every pending call).
+        call: Option<String>,
+        /// What the model is told.
+        #[arg(long, default_value = "rejected by a person")]
+        reason: String,
+        /// Stop the run instead of telling the model.
+        #[arg(long)]
+        stop: bool,
+    },
+    /// Continue a run that was interrupted or cancelled, from its last checkpoint.
+    Resume {
+        /// The run id.
+        run: String,
+    },
+    /// Cancel a run that is not being driven (paused or interrupted): it ends as cancelled.
+    Cancel {
+        /// The run id.
+        run: String,
+    },
+    /// The configured hooks.
+    Hooks {
+        /// What to do.
+        #[command(subcommand)]
+        command: HooksCommand,
+    },
+    /// The local models.
+    Models {
+        /// What to do.
+        #[command(subcommand)]
+        command: ModelsCommand,
+    },
+    /// The config file.
+    Config {
+        /// What to do.
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
+    /// Write a commented starter agentry.toml here.
+    Init {
+        /// Overwrite an existing file.
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+/// `agentry run`.
+#[derive(Args)]
+pub struct RunArgs {
+    /// The agent (default: the config's default agent).
+    #[arg(short, long)]
+    pub agent: Option<String>,
+    /// A session id: the run starts where the session's last run left off.
+    #[arg(short, long)]
+    pub session: Option<String>,
+    /// Never prompt for approval: a run that needs one stops (exit 3) for `agentry approve`.
+    #[arg(long)]
+    pub no_prompt: bool,
+    /// The prompt (words are joined with spaces; `-` reads it from stdin).
+    #[arg(required = true, num_args = 1..)]
+    pub prompt: Vec<String>,
+}
+
+/// `agentry chat`.
+#[derive(Args)]
+pub struct ChatArgs {
+    /// The agent (default: the config's default agent).
+    #[arg(short, long)]
+    pub agent: Option<String>,
+    /// The session id (default: a new one).
+    #[arg(short, long)]
+    pub session: Option<String>,
+}
+
+/// `agentry runs`.
+#[derive(Args)]
+pub struct RunsArgs {
+    /// Only runs with this status: running, awaiting_approval, finished, failed, cancelled.
+    #[arg(long)]
+    pub status: Option<String>,
+    /// Only this agent's runs.
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// Only this session's runs.
+    #[arg(long)]
+    pub session: Option<String>,
+    /// At most this many.
+    #[arg(long, default_value_t = 50)]
+    pub limit: u32,
+}
+
+/// `agentry hooks ...`.
+#[derive(Subcommand)]
+pub enum HooksCommand {
+    /// List the hooks each agent runs with.
+    List,
+}
+
+/// `agentry models ...`.
+#[derive(Subcommand)]
+pub enum ModelsCommand {
+    /// The catalog of local models, and what the cache holds.
+    List,
+    /// Download a catalog model into the cache and check its pinned sha256.
+    Fetch {
+        /// The catalog id (default: the default model).
+        model: Option<String>,
+    },
+}
+
+/// `agentry config ...`.
+#[derive(Subcommand)]
+pub enum ConfigCommand {
+    /// Check the config: parse it, build every agent, tool and hook, open the store.
+    Check,
+    /// Print the JSON Schema of agentry.toml.
+    Schema,
+}

@@ -1,0 +1,325 @@
+//! Run management: `runs`, `show`, `approve`, `reject`, `resume`, `cancel`.
+
+use super::{Failure, failed, open, renderer};
+use crate::cli::{Cli, RunsArgs};
+use crate::drive::{Prompter, drive};
+use crate::exit::Exit;
+use crate::project::Project;
+use crate::render::short_input;
+use agentry::{Decision, Message, RunQuery, RunStatus, StopReason, StoredRun};
+use serde_json::json;
+
+/// `agentry runs`.
+pub async fn runs(cli: &Cli, args: &RunsArgs) -> Result<Exit, Failure> {
+    let project = open(cli, true).await?;
+    let mut query = RunQuery::all().limit(args.limit);
+    if let Some(status) = &args.status {
+        let parsed = RunStatus::parse(status).ok_or_else(|| {
+            (
+                Exit::Usage,
+                format!(
+                    "`{status}` is not a run status; use running, awaiting_approval, finished, failed or cancelled"
+                ),
+            )
+        })?;
+        query = query.status(parsed);
+    }
+    if let Some(agent) = &args.agent {
+        query = query.agent(agent.clone());
+    }
+    if let Some(session) = &args.session {
+        query.session_id = Some(session.clone());
+    }
+    let runs = project
+        .store
+        .list(&query)
+        .await
+        .map_err(|e| failed(e.to_string()))?;
+    if cli.json {
+        for r in &runs {
+            println!(
+                "{}",
+                json!({
+                    "run_id": r.run_id, "agent": r.agent, "session_id": r.session_id,
+                    "parent_run_id": r.parent_run_id, "status": r.status, "step": r.step,
+                    "created_ms": r.created_ms, "updated_ms": r.updated_ms,
+                })
+            );
+        }
+        return Ok(Exit::Ok);
+    }
+    if runs.is_empty() {
+        println!("no runs in {}", project.store_label);
+        return Ok(Exit::Ok);
+    }
+    println!(
+        "{:<38} {:<14} {:<18} {:>5}  {:<20} SESSION",
+        "RUN", "AGENT", "STATUS", "STEPS", "UPDATED"
+    );
+    for r in runs {
+        println!(
+            "{:<38} {:<14} {:<18} {:>5}  {:<20} {}",
+            r.run_id,
+            r.agent,
+            r.status.as_str(),
+            r.step,
+            ago(r.updated_ms),
+            r.session_id.unwrap_or_default()
+        );
+    }
+    Ok(Exit::Ok)
+}
+
+/// How long ago `ms` (Unix milliseconds) was.
+fn ago(ms: i64) -> String {
+    let now = agentry_core::store::now_ms();
+    let secs = ((now - ms).max(0) / 1000) as u64;
+    match secs {
+        0..60 => format!("{secs}s ago"),
+        60..3600 => format!("{}m ago", secs / 60),
+        3600..86400 => format!("{}h ago", secs / 3600),
+        _ => format!("{}d ago", secs / 86400),
+    }
+}
+
+async fn load(project: &Project, run: &str) -> Result<StoredRun, Failure> {
+    project
+        .store
+        .load(run)
+        .await
+        .map_err(|e| failed(e.to_string()))?
+        .ok_or_else(|| {
+            failed(format!(
+                "{} has no run `{run}`; `agentry runs` lists them",
+                project.store_label
+            ))
+        })
+}
+
+/// `agentry show RUN [--events]`.
+pub async fn show(cli: &Cli, run: &str, events: bool) -> Result<Exit, Failure> {
+    let project = open(cli, true).await?;
+    let stored = load(&project, run).await?;
+    let snap = &stored.snapshot;
+    if events {
+        let events = project
+            .store
+            .events(run)
+            .await
+            .map_err(|e| failed(e.to_string()))?;
+        for e in events {
+            if cli.json {
+                println!(
+                    "{}",
+                    json!({"seq": e.seq, "kind": e.event.kind, "at_ms": e.event.at_ms, "data": e.event.data})
+                );
+            } else {
+                println!("#{:<4} {:<18} {}", e.seq, e.event.kind, e.event.data);
+            }
+        }
+        return Ok(Exit::Ok);
+    }
+    if cli.json {
+        println!(
+            "{}",
+            serde_json::to_string(snap).map_err(|e| failed(e.to_string()))?
+        );
+        return Ok(Exit::Ok);
+    }
+    println!("run      {}", snap.run_id);
+    println!("agent    {}", snap.agent);
+    println!("status   {}", snap.status());
+    if let Some(stop) = &snap.stop {
+        println!("stop     {stop}");
+    }
+    if let Some(error) = &snap.error {
+        println!("error    {error}");
+    }
+    if let Some(session) = &snap.session_id {
+        println!("session  {session}");
+    }
+    println!(
+        "steps    {} · {} tokens ({} in, {} out)",
+        snap.step,
+        snap.usage.total(),
+        snap.usage.input_tokens,
+        snap.usage.output_tokens
+    );
+    println!();
+    for m in snap.messages.iter() {
+        match m {
+            Message::System { content } => println!("system: {content}"),
+            Message::User { content } => println!("user: {content}"),
+            Message::Assistant { content, .. } => {
+                if !content.is_empty() {
+                    println!("assistant: {content}");
+                }
+                for call in m.tool_calls() {
+                    println!("  → {} {} (call {})", call.name, call.arguments, call.id);
+                }
+            }
+            Message::Tool(result) => {
+                let mark = if result.is_error { "✗" } else { "←" };
+                println!("  {mark} {}: {}", result.name, result.content.trim());
+            }
+        }
+    }
+    if let Some(StopReason::AwaitingApproval { pending }) = &snap.stop {
+        println!();
+        for p in pending {
+            println!(
+                "waiting: {} {} — {} (call {})",
+                p.tool,
+                short_input(&p.tool, &p.input),
+                p.reason,
+                p.call_id
+            );
+        }
+        println!("decide with `agentry approve {run}` or `agentry reject {run} --reason ...`");
+    }
+    Ok(Exit::Ok)
+}
+
+/// The decisions for `call` (every pending call when `None`) of a paused run.
+async fn decisions(
+    project: &Project,
+    run: &str,
+    call: Option<&str>,
+    make: impl Fn(&str) -> Decision + Copy,
+) -> Result<(String, Vec<Decision>), Failure> {
+    let stored = load(project, run).await?;
+    let Some(StopReason::AwaitingApproval { pending }) = &stored.snapshot.stop else {
+        return Err(failed(format!(
+            "run `{run}` is not waiting for approval (it is {})",
+            stored.snapshot.status()
+        )));
+    };
+    let ids: Vec<&str> = pending.iter().map(|p| p.call_id.as_str()).collect();
+    let chosen: Vec<Decision> = match call {
+        Some(id) if ids.contains(&id) => {
+            // Calls not named stay pending: approve those too only when asked; the runtime
+            // wants a decision for each, so the others are left for a later command.
+            vec![make(id)]
+        }
+        Some(id) => {
+            return Err(failed(format!(
+                "run `{run}` has no pending call `{id}`; its pending calls are: {}",
+                ids.join(", ")
+            )));
+        }
+        None => ids.iter().map(|id| make(id)).collect(),
+    };
+    if chosen.len() < ids.len() {
+        return Err(failed(format!(
+            "run `{run}` waits for {} calls ({}); decide each: name no call to decide them all alike",
+            ids.len(),
+            ids.join(", ")
+        )));
+    }
+    Ok((stored.snapshot.agent.clone(), chosen))
+}
+
+/// Continues a paused run with decisions, live.
+async fn continue_decided(
+    cli: &Cli,
+    project: &Project,
+    run: &str,
+    agent_name: &str,
+    decisions: Vec<Decision>,
+    color: bool,
+) -> Result<Exit, Failure> {
+    let agent = project
+        .agent(Some(agent_name))
+        .map_err(|e| (Exit::Usage, e))?;
+    let handle = project.runtime.start_decide(agent, run, decisions);
+    let mut render = renderer(cli, color);
+    let prompter = Prompter::detect(cli.json);
+    Ok(drive(project, agent, handle, render.as_mut(), &prompter).await)
+}
+
+/// `agentry approve RUN [CALL]`.
+pub async fn approve(
+    cli: &Cli,
+    run: &str,
+    call: Option<&str>,
+    color: bool,
+) -> Result<Exit, Failure> {
+    let project = open(cli, false).await?;
+    let (agent, decisions) = decisions(&project, run, call, |id| Decision::approve(id)).await?;
+    continue_decided(cli, &project, run, &agent, decisions, color).await
+}
+
+/// `agentry reject RUN [CALL] --reason R [--stop]`.
+pub async fn reject(
+    cli: &Cli,
+    run: &str,
+    call: Option<&str>,
+    reason: &str,
+    stop: bool,
+    color: bool,
+) -> Result<Exit, Failure> {
+    let project = open(cli, false).await?;
+    let (agent, decisions) = decisions(&project, run, call, |id| {
+        if stop {
+            Decision::reject_and_stop(id, reason)
+        } else {
+            Decision::reject(id, reason)
+        }
+    })
+    .await?;
+    continue_decided(cli, &project, run, &agent, decisions, color).await
+}
+
+/// `agentry resume RUN`.
+pub async fn resume(cli: &Cli, run: &str, color: bool) -> Result<Exit, Failure> {
+    let project = open(cli, false).await?;
+    let stored = load(&project, run).await?;
+    let agent = project
+        .agent(Some(&stored.snapshot.agent))
+        .map_err(|e| (Exit::Usage, e))?;
+    let handle = project.runtime.start_resume(agent, run);
+    let mut render = renderer(cli, color);
+    let prompter = Prompter::detect(cli.json);
+    Ok(drive(&project, agent, handle, render.as_mut(), &prompter).await)
+}
+
+/// `agentry cancel RUN`: a paused run is stopped (its calls rejected); an interrupted one is
+/// claimed and ended as cancelled. A run another process drives is left to it.
+pub async fn cancel(cli: &Cli, run: &str) -> Result<Exit, Failure> {
+    let project = open(cli, true).await?;
+    let stored = load(&project, run).await?;
+    let agent = project
+        .agent(Some(&stored.snapshot.agent))
+        .map_err(|e| (Exit::Usage, e))?;
+    let status = stored.snapshot.status();
+    let out = match &stored.snapshot.stop {
+        Some(StopReason::AwaitingApproval { pending }) => {
+            let decisions: Vec<Decision> = pending
+                .iter()
+                .map(|p| Decision::reject_and_stop(&p.call_id, "the run was cancelled"))
+                .collect();
+            project.runtime.decide(agent, run, decisions).await
+        }
+        None | Some(StopReason::Cancelled) if status != RunStatus::Cancelled => {
+            let handle = project.runtime.start_resume(agent, run);
+            handle.cancel();
+            handle.result().await
+        }
+        _ => {
+            return Err(failed(format!(
+                "run `{run}` already ended ({status}); there is nothing to cancel"
+            )));
+        }
+    };
+    match out {
+        Ok(out) => {
+            if cli.json {
+                println!("{}", json!({"run_id": run, "stop": out.stop}));
+            } else {
+                println!("run {run}: {}", out.stop);
+            }
+            Ok(Exit::Ok)
+        }
+        Err(e) => Err((Exit::of_error(&e), e.to_string())),
+    }
+}

@@ -1,0 +1,87 @@
+//! What each command does.
+
+mod config;
+mod manage;
+mod models;
+mod run;
+
+use crate::cli::{Cli, Command, ConfigCommand, HooksCommand};
+use crate::config::LoadedConfig;
+use crate::exit::Exit;
+use crate::model::Models;
+use crate::project::Project;
+use crate::render::{Live, Ndjson, Render};
+
+/// Runs the command `cli` names.
+pub async fn run(cli: Cli, color: bool) -> Exit {
+    let result = match &cli.command {
+        Command::Run(args) => run::run(&cli, args, color).await,
+        Command::Chat(args) => run::chat(&cli, args, color).await,
+        Command::Runs(args) => manage::runs(&cli, args).await,
+        Command::Show { run, events } => manage::show(&cli, run, *events).await,
+        Command::Approve { run, call } => manage::approve(&cli, run, call.as_deref(), color).await,
+        Command::Reject {
+            run,
+            call,
+            reason,
+            stop,
+        } => manage::reject(&cli, run, call.as_deref(), reason, *stop, color).await,
+        Command::Resume { run } => manage::resume(&cli, run, color).await,
+        Command::Cancel { run } => manage::cancel(&cli, run).await,
+        Command::Hooks {
+            command: HooksCommand::List,
+        } => config::hooks_list(&cli).await,
+        Command::Models { command } => models::models(&cli, command).await,
+        Command::Config {
+            command: ConfigCommand::Check,
+        } => config::check(&cli).await,
+        Command::Config {
+            command: ConfigCommand::Schema,
+        } => config::schema(),
+        Command::Init { force } => config::init(*force),
+    };
+    match result {
+        Ok(exit) => exit,
+        Err((exit, message)) => {
+            if !message.is_empty() {
+                if cli.json {
+                    println!("{}", serde_json::json!({"type": "error", "error": message}));
+                } else {
+                    eprintln!("error: {message}");
+                }
+            }
+            exit
+        }
+    }
+}
+
+/// A command's failure: how to exit and what to say.
+pub type Failure = (Exit, String);
+
+/// A failure with exit code 1.
+pub fn failed(message: impl Into<String>) -> Failure {
+    (Exit::Failed, message.into())
+}
+
+/// Reads the config file.
+fn load(cli: &Cli) -> Result<LoadedConfig, Failure> {
+    LoadedConfig::find(cli.config.as_deref()).map_err(|e| (Exit::Usage, e.to_string()))
+}
+
+/// Reads the config file and builds what it declares; `check_only` loads no model.
+async fn open(cli: &Cli, check_only: bool) -> Result<Project, Failure> {
+    let file = load(cli)?;
+    let models = Models::new(cli.json, check_only);
+    Project::open(file, &models)
+        .await
+        .map_err(|e| (Exit::Usage, e.to_string()))
+}
+
+/// The renderer `--json` and the terminal call for.
+fn renderer(cli: &Cli, color: bool) -> Box<dyn Render> {
+    if cli.json {
+        Box::new(Ndjson::new(Box::new(std::io::stdout())))
+    } else {
+        Box::new(Live::new(Box::new(std::io::stdout()), color, true))
+    }
+}

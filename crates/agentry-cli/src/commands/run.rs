@@ -1,0 +1,90 @@
+//! `agentry run` and `agentry chat`.
+
+use super::{Failure, failed, open, renderer};
+use crate::cli::{ChatArgs, Cli, RunArgs};
+use crate::drive::{Prompter, drive};
+use crate::exit::Exit;
+use agentry::RunOptions;
+use std::io::{BufRead, IsTerminal, Read, Write};
+
+/// `agentry run PROMPT`.
+pub async fn run(cli: &Cli, args: &RunArgs, color: bool) -> Result<Exit, Failure> {
+    let prompt = if args.prompt == ["-"] {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| failed(format!("cannot read the prompt from stdin: {e}")))?;
+        text
+    } else {
+        args.prompt.join(" ")
+    };
+    if prompt.trim().is_empty() {
+        return Err((Exit::Usage, "the prompt is empty".into()));
+    }
+    let project = open(cli, false).await?;
+    let agent = project
+        .agent(args.agent.as_deref())
+        .map_err(|e| (Exit::Usage, e))?;
+    let mut options = RunOptions::new();
+    if let Some(session) = &args.session {
+        options = options.session(session.clone());
+    }
+    let handle = project.runtime.start(agent, prompt, options);
+    let mut render = renderer(cli, color);
+    let prompter = Prompter::detect(args.no_prompt || cli.json);
+    Ok(drive(&project, agent, handle, render.as_mut(), &prompter).await)
+}
+
+/// `agentry chat`: each line typed is a run of one session.
+pub async fn chat(cli: &Cli, args: &ChatArgs, color: bool) -> Result<Exit, Failure> {
+    let project = open(cli, false).await?;
+    let agent = project
+        .agent(args.agent.as_deref())
+        .map_err(|e| (Exit::Usage, e))?;
+    let session = args
+        .session
+        .clone()
+        .unwrap_or_else(|| format!("chat-{}", uuid_like()));
+    let interactive = std::io::stdin().is_terminal();
+    if interactive && !cli.json {
+        eprintln!(
+            "chatting with `{}` in session {session} (an empty line or Ctrl-D ends it)",
+            agent.name()
+        );
+    }
+    let prompter = Prompter::detect(cli.json);
+    let mut last = Exit::Ok;
+    let stdin = std::io::stdin();
+    loop {
+        if interactive && !cli.json {
+            eprint!("> ");
+            let _ = std::io::stderr().flush();
+        }
+        let mut line = String::new();
+        let read = stdin.lock().read_line(&mut line);
+        match read {
+            Ok(0) => break,
+            Ok(_) if line.trim().is_empty() && interactive => break,
+            Ok(_) if line.trim().is_empty() => continue,
+            Ok(_) => {}
+            Err(e) => return Err(failed(format!("cannot read stdin: {e}"))),
+        }
+        let options = RunOptions::new().session(session.clone());
+        let handle = project.runtime.start(agent, line.trim(), options);
+        let mut render = renderer(cli, color);
+        last = drive(&project, agent, handle, render.as_mut(), &prompter).await;
+        if matches!(last, Exit::Cancelled | Exit::Leased) {
+            break;
+        }
+    }
+    Ok(last)
+}
+
+/// A short random id.
+fn uuid_like() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!("{:x}{:x}", nanos & 0xffff_ffff, std::process::id())
+}

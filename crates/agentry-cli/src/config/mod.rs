@@ -1,0 +1,20 @@
+//! `agentry.toml`: the agents, hooks, tools, store and telemetry a project declares.
+//!
+//! Every table rejects keys it does not know, so a typo is an error with its line and column
+//! rather than a setting silently left out. [`schema`] is the file's JSON Schema, which
+//! editors (Taplo, Even Better TOML) use to complete and check it.
+
+mod duration;
+mod load;
+mod types;
+
+pub use duration::HumanDuration;
+pub use load::{ConfigError, FILE_NAME, LoadedConfig};
+pub use types::*;
+
+/// The JSON Schema of `agentry.toml`.
+pub fn schema() -> serde_json::Value {
+    let generator = schemars::generate::SchemaSettings::draft07().into_generator();
+    serde_json::to_value(generator.into_root_schema_for::<Config>())
+        .expect("a schema serializes to JSON")
+}

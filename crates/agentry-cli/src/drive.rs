@@ -1,0 +1,154 @@
+//! Driving a started run to its end in the terminal: its events rendered, Ctrl-C cancelling it,
+//! and approvals asked for inline when a person is at the terminal.
+
+use crate::exit::Exit;
+use crate::project::{CliAgent, Project};
+use crate::render::{Render, short_input};
+use agentry::{Decision, PendingApproval, RunHandle, RunOutput, StopReason};
+use futures::StreamExt;
+use serde_json::Value;
+use std::io::{BufRead, IsTerminal, Write};
+use std::time::Instant;
+
+/// How the person at the terminal is asked.
+pub struct Prompter {
+    /// Ask inline (stdin and stderr are a terminal and `--no-prompt` was not given).
+    pub interactive: bool,
+}
+
+impl Prompter {
+    /// Inline prompts when stdin and stderr are terminals, unless `disabled`.
+    pub fn detect(disabled: bool) -> Self {
+        Prompter {
+            interactive: !disabled
+                && std::io::stdin().is_terminal()
+                && std::io::stderr().is_terminal(),
+        }
+    }
+
+    /// Asks for a decision on each pending call; `None` when the person leaves it for later.
+    fn decide(&self, pending: &[PendingApproval]) -> Option<Vec<Decision>> {
+        let mut decisions = Vec::new();
+        let stdin = std::io::stdin();
+        let mut lines = stdin.lock().lines();
+        for call in pending {
+            eprintln!(
+                "\n{} wants to run: {}\n  {}\n  input: {}",
+                call.tool,
+                short_input(&call.tool, &call.input),
+                call.reason,
+                call.input
+            );
+            loop {
+                eprint!("[a]pprove, [r]eject with a reason, [s]top the run, [l]ater? ");
+                let _ = std::io::stderr().flush();
+                let answer = lines.next()?.ok()?;
+                match answer.trim().to_lowercase().as_str() {
+                    "a" | "approve" | "y" | "yes" => {
+                        decisions.push(Decision::approve(&call.call_id));
+                        break;
+                    }
+                    "r" | "reject" | "n" | "no" => {
+                        eprint!("reason (the model sees it): ");
+                        let _ = std::io::stderr().flush();
+                        let reason = lines.next()?.ok()?;
+                        let reason = if reason.trim().is_empty() {
+                            "rejected by a person".to_owned()
+                        } else {
+                            reason.trim().to_owned()
+                        };
+                        decisions.push(Decision::reject(&call.call_id, reason));
+                        break;
+                    }
+                    "s" | "stop" => {
+                        eprint!("reason: ");
+                        let _ = std::io::stderr().flush();
+                        let reason = lines.next()?.ok()?;
+                        let reason = if reason.trim().is_empty() {
+                            "stopped by a person".to_owned()
+                        } else {
+                            reason.trim().to_owned()
+                        };
+                        decisions.push(Decision::reject_and_stop(&call.call_id, reason));
+                        break;
+                    }
+                    "l" | "later" | "" => return None,
+                    _ => eprintln!("answer a, r, s or l"),
+                }
+            }
+        }
+        Some(decisions)
+    }
+}
+
+/// Renders `handle` to its end, continuing it after inline approvals; returns the exit code.
+pub async fn drive(
+    project: &Project,
+    agent: &CliAgent,
+    mut handle: RunHandle<(), Value>,
+    render: &mut dyn Render,
+    prompter: &Prompter,
+) -> Exit {
+    let started = Instant::now();
+    loop {
+        let run_id = handle.run_id().to_owned();
+        let cancel = handle.cancellation();
+        let mut interrupted = false;
+        loop {
+            tokio::select! {
+                event = handle.events().next() => match event {
+                    Some(event) => render.event(&event),
+                    None => break,
+                },
+                _ = tokio::signal::ctrl_c(), if !interrupted => {
+                    interrupted = true;
+                    eprintln!("\ncancelling (Ctrl-C again to quit at once) …");
+                    cancel.cancel();
+                    tokio::spawn(async {
+                        let _ = tokio::signal::ctrl_c().await;
+                        std::process::exit(Exit::Cancelled.code());
+                    });
+                }
+            }
+        }
+        let out = match handle.result().await {
+            Ok(out) => out,
+            Err(e) => {
+                render.failed(&run_id, &e.to_string());
+                return Exit::of_error(&e);
+            }
+        };
+        render.finished(&out, started.elapsed());
+        let StopReason::AwaitingApproval { pending } = &out.stop else {
+            return finish_hint(&out);
+        };
+        if !prompter.interactive {
+            eprintln!(
+                "run {} waits for approval: `agentry approve {0}` or `agentry reject {0} --reason ...`",
+                out.run_id
+            );
+            return Exit::AwaitingApproval;
+        }
+        let Some(decisions) = prompter.decide(pending) else {
+            eprintln!(
+                "left for later: `agentry approve {0}` or `agentry reject {0} --reason ...`",
+                out.run_id
+            );
+            return Exit::AwaitingApproval;
+        };
+        handle = project.runtime.start_decide(agent, &out.run_id, decisions);
+    }
+}
+
+/// The exit code of a run's end, with a hint for what can follow.
+fn finish_hint(out: &RunOutput<(), Value>) -> Exit {
+    match &out.stop {
+        StopReason::FinalAnswer | StopReason::Recovered { .. } => Exit::Ok,
+        StopReason::Cancelled => {
+            eprintln!("continue it with `agentry resume {}`", out.run_id);
+            Exit::Cancelled
+        }
+        StopReason::AwaitingApproval { .. } => Exit::AwaitingApproval,
+        _ => Exit::Stopped,
+    }
+}

@@ -1,0 +1,269 @@
+//! The hooks a `[hooks]` table declares, built.
+
+use crate::config::{
+    FinishGateConfig, GuardsConfig, HooksConfig, LoadedConfig, PolicyDefault, RedactionConfig,
+    ToolPolicyConfig,
+};
+use agentry::builtins::{ArgRule, FinishGate, Guards, Redactor, Telemetry, ToolPolicy};
+use agentry::hooks::{HookRegistration, IntoHook};
+use agentry_external::{CommandHooks, HookSettings};
+use regex::Regex;
+use serde_json::{Value, json};
+
+/// One hook built from config, with the name `agentry hooks list` shows.
+pub struct BuiltHook {
+    /// What it is (`guards`, `tool_policy`, `command hooks of .claude/settings.json`).
+    pub name: String,
+    /// What it does, in a few words.
+    pub summary: String,
+    /// The hook.
+    pub hook: HookRegistration,
+}
+
+/// Builds the hooks of one `[hooks]` table (`scope` names it in errors: `hooks`,
+/// `agents.NAME.hooks`). Redaction is not among them: it is the runtime's redactor
+/// ([`redactor`]) as well as a hook.
+pub fn build(
+    hooks: &HooksConfig,
+    scope: &str,
+    file: &LoadedConfig,
+) -> Result<Vec<BuiltHook>, String> {
+    let mut out = Vec::new();
+    if let Some(guards) = &hooks.guards {
+        out.push(BuiltHook {
+            name: "guards".into(),
+            summary: guards_summary(guards),
+            hook: guards_hook(guards).into_hook(),
+        });
+    }
+    if let Some(policy) = &hooks.tool_policy {
+        out.push(BuiltHook {
+            name: "tool_policy".into(),
+            summary: policy_summary(policy),
+            hook: tool_policy(policy)
+                .map_err(|e| format!("{scope}.tool_policy: {e}"))?
+                .into_hook(),
+        });
+    }
+    if let Some(redaction) = &hooks.redaction {
+        let redactor = redactor(redaction).map_err(|e| format!("{scope}.redaction: {e}"))?;
+        out.push(BuiltHook {
+            name: "redaction".into(),
+            summary: "masks secrets in tool inputs and results".into(),
+            hook: redactor.into_hook(),
+        });
+    }
+    if hooks.telemetry {
+        out.push(BuiltHook {
+            name: "telemetry".into(),
+            summary: "tracing spans (OpenTelemetry GenAI names)".into(),
+            hook: Telemetry::new().into_hook(),
+        });
+    }
+    if let Some(gate) = &hooks.finish_gate {
+        out.push(BuiltHook {
+            name: "finish_gate".into(),
+            summary: gate_summary(gate),
+            hook: finish_gate(gate)
+                .map_err(|e| format!("{scope}.finish_gate: {e}"))?
+                .into_hook(),
+        });
+    }
+    for path in &hooks.settings_files {
+        let resolved = file.resolve(path);
+        let settings =
+            HookSettings::load(&resolved).map_err(|e| format!("{scope}.settings_files: {e}"))?;
+        for warning in settings.warnings() {
+            eprintln!("warning: {}: {warning}", resolved.display());
+        }
+        let count = settings.len();
+        let mut command_hooks = CommandHooks::new(settings).project_dir(&file.base_dir);
+        if hooks.fail_closed {
+            command_hooks = command_hooks.fail_closed();
+        }
+        out.push(BuiltHook {
+            name: format!("command hooks of {path}"),
+            summary: format!("{count} handler group(s) from a Claude Code settings file"),
+            hook: command_hooks.into_hook(),
+        });
+    }
+    if !hooks.events.is_empty() {
+        let settings = HookSettings::from_value(&json!({ "hooks": hooks.events }))
+            .map_err(|e| format!("{scope}.events: {e}"))?
+            .strict()
+            .map_err(|e| format!("{scope}.events: {e}"))?;
+        let count = settings.len();
+        let mut command_hooks = CommandHooks::new(settings).project_dir(&file.base_dir);
+        if hooks.fail_closed {
+            command_hooks = command_hooks.fail_closed();
+        }
+        let events: Vec<&str> = hooks.events.keys().map(String::as_str).collect();
+        out.push(BuiltHook {
+            name: format!("{scope}.events"),
+            summary: format!("{count} handler group(s) on {}", events.join(", ")),
+            hook: command_hooks.into_hook(),
+        });
+    }
+    Ok(out)
+}
+
+fn guards_hook(g: &GuardsConfig) -> Guards {
+    let mut guards = Guards::new();
+    if let Some(n) = g.max_steps {
+        guards = guards.max_steps(n);
+    }
+    if let Some(n) = g.max_tokens {
+        guards = guards.max_tokens(n);
+    }
+    if let Some(t) = g.max_wall_time {
+        guards = guards.max_wall_time(t.0);
+    }
+    guards
+}
+
+fn guards_summary(g: &GuardsConfig) -> String {
+    let mut parts = Vec::new();
+    if let Some(n) = g.max_steps {
+        parts.push(format!("max {n} steps"));
+    }
+    if let Some(n) = g.max_tokens {
+        parts.push(format!("max {n} tokens"));
+    }
+    if let Some(t) = g.max_wall_time {
+        parts.push(format!("max {}", humantime::format_duration(t.0)));
+    }
+    if parts.is_empty() {
+        "the default limits".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+fn tool_policy(p: &ToolPolicyConfig) -> Result<ToolPolicy, String> {
+    let mut b = match p.default {
+        PolicyDefault::Allow => ToolPolicy::allow_by_default(),
+        PolicyDefault::Deny => ToolPolicy::deny_unless_allowed(),
+    };
+    for a in &p.allow {
+        b = b.allow(a);
+    }
+    for d in &p.deny {
+        b = b.deny(d);
+    }
+    for r in &p.require_approval {
+        b = b.require_approval(r);
+    }
+    for rule in &p.rules {
+        let mut r = ArgRule::new(&rule.tools, &rule.pointer);
+        if let Some(re) = &rule.must_not_match {
+            r = r.must_not_match(re);
+        }
+        if let Some(re) = &rule.must_match {
+            r = r.must_match(re);
+        }
+        b = b.rule(r);
+    }
+    b.build().map_err(|e| e.to_string())
+}
+
+fn policy_summary(p: &ToolPolicyConfig) -> String {
+    let mut parts = vec![format!(
+        "{} by default",
+        match p.default {
+            PolicyDefault::Allow => "allow",
+            PolicyDefault::Deny => "deny",
+        }
+    )];
+    if !p.allow.is_empty() {
+        parts.push(format!("allow {}", p.allow.join(" ")));
+    }
+    if !p.deny.is_empty() {
+        parts.push(format!("deny {}", p.deny.join(" ")));
+    }
+    if !p.require_approval.is_empty() {
+        parts.push(format!("approval for {}", p.require_approval.join(" ")));
+    }
+    if !p.rules.is_empty() {
+        parts.push(format!("{} argument rule(s)", p.rules.len()));
+    }
+    parts.join("; ")
+}
+
+/// The redactor `[hooks.redaction]` declares.
+pub fn redactor(r: &RedactionConfig) -> Result<Redactor, String> {
+    let mut redactor = if r.without_defaults {
+        Redactor::without_defaults()
+    } else {
+        Redactor::new()
+    };
+    for p in &r.patterns {
+        redactor = redactor.pattern(p).map_err(|e| e.to_string())?;
+    }
+    redactor = redactor.secrets_from_env(r.secrets_from_env.iter().map(String::as_str));
+    if let Some(mask) = &r.mask {
+        redactor = redactor.mask(mask);
+    }
+    if let Some(on) = r.tool_inputs {
+        redactor = redactor.mask_tool_inputs(on);
+    }
+    if let Some(on) = r.tool_results {
+        redactor = redactor.mask_tool_results(on);
+    }
+    Ok(redactor)
+}
+
+fn finish_gate(g: &FinishGateConfig) -> Result<FinishGate, String> {
+    let compile = |re: &Option<String>, what: &str| {
+        re.as_deref()
+            .map(|re| {
+                Regex::new(re).map_err(|e| format!("{what} `{re}` is not a valid regex: {e}"))
+            })
+            .transpose()
+    };
+    let must = compile(&g.must_match, "must_match")?;
+    let must_not = compile(&g.must_not_match, "must_not_match")?;
+    if must.is_none() && must_not.is_none() {
+        return Err(
+            "give `must_match` or `must_not_match` (a regex the answer is checked with)".into(),
+        );
+    }
+    let mut gate = FinishGate::new(move |answer: &Value| {
+        let text = match answer {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        if let Some(re) = &must
+            && !re.is_match(&text)
+        {
+            return Err(format!(
+                "Your answer must match the pattern `{}`. Answer again so that it does.",
+                re.as_str()
+            ));
+        }
+        if let Some(re) = &must_not
+            && let Some(m) = re.find(&text)
+        {
+            return Err(format!(
+                "Your answer must not contain `{}` (matched the pattern `{}`). Answer again without it.",
+                m.as_str(),
+                re.as_str()
+            ));
+        }
+        Ok(())
+    });
+    if let Some(n) = g.max_rejections {
+        gate = gate.max_rejections(n);
+    }
+    Ok(gate)
+}
+
+fn gate_summary(g: &FinishGateConfig) -> String {
+    let mut parts = Vec::new();
+    if let Some(re) = &g.must_match {
+        parts.push(format!("answer must match `{re}`"));
+    }
+    if let Some(re) = &g.must_not_match {
+        parts.push(format!("answer must not match `{re}`"));
+    }
+    parts.join("; ")
+}

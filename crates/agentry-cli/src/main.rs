@@ -1,0 +1,45 @@
+//! `agentry`: run agents from a config file, live in the terminal, with hooks, approvals and
+//! run management. `agentry --help` lists the commands and exit codes.
+
+mod cli;
+mod commands;
+mod config;
+mod drive;
+mod exit;
+mod hooks;
+mod model;
+mod progress;
+mod project;
+mod render;
+mod tools;
+
+use clap::Parser;
+use cli::{Cli, ColorChoice};
+use exit::Exit;
+use std::io::IsTerminal;
+
+fn main() {
+    let cli = Cli::parse();
+    let color = match cli.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::io::stdout().is_terminal()
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            std::process::exit(Exit::Failed.code());
+        }
+    };
+    let exit = runtime.block_on(commands::run(cli, color));
+    // Runs, hook processes and store connections end with the runtime.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    std::process::exit(exit.code());
+}

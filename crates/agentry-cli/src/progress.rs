@@ -1,0 +1,91 @@
+//! Progress of long work (a model download, a model load) on stderr: a bar on a terminal, a
+//! line at the start and the end otherwise.
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+
+/// A progress display for one piece of work measured in bytes.
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    quiet: bool,
+}
+
+impl Progress {
+    /// Progress of `label`; `quiet` shows nothing at all (for `--json`).
+    pub fn bytes(label: impl Into<String>, quiet: bool) -> Self {
+        let label = label.into();
+        let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+            let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+                )
+                .expect("a valid template")
+                .progress_chars("=> "),
+            );
+            bar.set_message(label.clone());
+            bar
+        });
+        if bar.is_none() && !quiet {
+            eprintln!("{label} ...");
+        }
+        Progress { bar, quiet }
+    }
+
+    /// `done` of `total` bytes so far.
+    pub fn update(&self, done: u64, total: u64) {
+        if let Some(bar) = &self.bar {
+            if total > 0 && bar.length() != Some(total) {
+                bar.set_length(total);
+            }
+            bar.set_position(done);
+        }
+    }
+
+    /// The work is done: the bar is replaced by `message`.
+    pub fn finish(self, message: &str) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+        if !self.quiet {
+            eprintln!("{message}");
+        }
+    }
+}
+
+/// A spinner while something of unknown length happens (the model thinking).
+pub struct Spinner {
+    bar: Option<ProgressBar>,
+}
+
+impl Spinner {
+    /// A spinner on stderr when it is a terminal and `enabled`.
+    pub fn new(enabled: bool) -> Self {
+        Spinner {
+            bar: (enabled && std::io::stderr().is_terminal()).then(|| {
+                let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+                bar.set_style(
+                    ProgressStyle::with_template("{spinner} {msg}").expect("a valid template"),
+                );
+                bar
+            }),
+        }
+    }
+
+    /// Shows the spinner with `message`.
+    pub fn start(&self, message: &str) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(message.to_owned());
+            bar.enable_steady_tick(std::time::Duration::from_millis(100));
+        }
+    }
+
+    /// Hides it (before output is printed).
+    pub fn stop(&self) {
+        if let Some(bar) = &self.bar {
+            bar.disable_steady_tick();
+            bar.finish_and_clear();
+            bar.reset();
+        }
+    }
+}

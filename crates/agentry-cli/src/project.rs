@@ -1,0 +1,389 @@
+//! A config file, built: the runtime with its store and hooks, and the agents.
+
+use crate::config::{AgentConfig, CompactionStrategy, ConfigError, LoadedConfig};
+use crate::hooks::{self, BuiltHook};
+use crate::model::Models;
+use crate::tools;
+use agentry::prelude::Compaction;
+use agentry::{Agent, RunStore, Runtime};
+use agentry_store::{PostgresStore, SqliteStore};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// The agent type every configured agent has: no typed state, output as JSON (a text answer
+/// is a JSON string).
+pub type CliAgent = Agent<(), Value>;
+
+/// The name of the agent used when the file declares none.
+pub const DEFAULT_AGENT: &str = "assistant";
+
+/// What `agentry` works with: the config, the store, the runtime and the agents.
+pub struct Project {
+    /// The file.
+    pub file: LoadedConfig,
+    /// The store runs are checkpointed to.
+    pub store: Arc<dyn RunStore>,
+    /// What the store is (`sqlite:.agentry/runs.db`).
+    pub store_label: String,
+    /// The runtime: the store, the runtime-scope hooks and limits.
+    pub runtime: Runtime,
+    /// The agents, by name.
+    pub agents: BTreeMap<String, CliAgent>,
+    /// The runtime-scope hooks, as `hooks list` shows them.
+    pub runtime_hooks: Vec<(String, String)>,
+    /// Each agent's own hooks, as `hooks list` shows them.
+    pub agent_hooks: BTreeMap<String, Vec<(String, String)>>,
+    /// The agent `run` uses without `--agent`.
+    pub default_agent: String,
+}
+
+impl Project {
+    /// Builds everything `file` declares: opens the store, loads the models, builds tools and
+    /// hooks. Errors name the place in the file.
+    pub async fn open(file: LoadedConfig, models: &Models) -> Result<Project, ConfigError> {
+        let config = &file.config;
+        let (store, store_label) = open_store(&file).await?;
+        let mut runtime = Runtime::new().store(store.clone());
+        if let Some(ttl) = config.store.lease_ttl {
+            if ttl.0.is_zero() {
+                return Err(file.error("store.lease_ttl: a lease must last longer than zero"));
+            }
+            runtime = runtime.lease_ttl(ttl.0);
+        }
+        let limits = &config.limits;
+        if let Some(t) = limits.hook_timeout {
+            runtime = runtime.hook_timeout(t.0);
+        }
+        if let Some(t) = limits.tool_timeout {
+            runtime = runtime.tool_timeout(t.0);
+        }
+        if let Some(t) = limits.model_turn_timeout {
+            runtime = runtime.model_turn_timeout(t.0);
+        }
+        if let Some(t) = limits.model_idle_timeout {
+            runtime = runtime.model_idle_timeout(t.0);
+        }
+        if let Some(n) = limits.max_depth {
+            runtime = runtime.max_depth(n);
+        }
+        if let Some(r) = &config.hooks.redaction {
+            runtime = runtime.redact(
+                hooks::redactor(r).map_err(|e| file.error(format!("hooks.redaction: {e}")))?,
+            );
+        }
+        let mut runtime_hooks = Vec::new();
+        for BuiltHook {
+            name,
+            summary,
+            hook,
+        } in hooks::build(&config.hooks, "hooks", &file).map_err(|e| file.error(e))?
+        {
+            runtime = runtime.with(hook);
+            runtime_hooks.push((name, summary));
+        }
+
+        let declared: BTreeMap<String, AgentConfig> = if config.agents.is_empty() {
+            let assistant = AgentConfig {
+                instructions: Some(default_instructions(&file)),
+                ..AgentConfig::default()
+            };
+            BTreeMap::from([(DEFAULT_AGENT.to_owned(), assistant)])
+        } else {
+            config.agents.clone()
+        };
+        let default_agent = match &config.default_agent {
+            Some(name) if declared.contains_key(name.get_ref()) => name.get_ref().clone(),
+            Some(name) => {
+                return Err(file.error_at(
+                    name.span(),
+                    format!(
+                        "no agent is named `{}`; the agents are: {}",
+                        name.get_ref(),
+                        names(&declared)
+                    ),
+                ));
+            }
+            None => first_agent(&file, &declared),
+        };
+        let workspace = tools::workspace(&file)?;
+        let mut agents = BTreeMap::new();
+        let mut agent_hooks = BTreeMap::new();
+        let mut building = Vec::new();
+        for name in declared.keys() {
+            build_agent(
+                name,
+                &declared,
+                &file,
+                models,
+                &workspace,
+                &mut agents,
+                &mut agent_hooks,
+                &mut building,
+            )
+            .await?;
+        }
+        Ok(Project {
+            file,
+            store,
+            store_label,
+            runtime,
+            agents,
+            runtime_hooks,
+            agent_hooks,
+            default_agent,
+        })
+    }
+
+    /// The agent named `name`, or the default one.
+    pub fn agent(&self, name: Option<&str>) -> Result<&CliAgent, String> {
+        let name = name.unwrap_or(&self.default_agent);
+        self.agents.get(name).ok_or_else(|| {
+            format!(
+                "no agent is named `{name}` in {}; the agents are: {}",
+                self.file.shown(),
+                self.agents.keys().cloned().collect::<Vec<_>>().join(", ")
+            )
+        })
+    }
+}
+
+/// The instructions of the assistant a project without agents gets.
+fn default_instructions(file: &LoadedConfig) -> String {
+    let root = match &file.config.workspace.root {
+        Some(root) => file.resolve(root),
+        None => file.base_dir.clone(),
+    };
+    format!(
+        "You are a helpful assistant working in the directory {}. You can look at its files with \
+         the Read, Glob and Grep tools. Call a tool only when you need to see something you do \
+         not know yet, and never call the same tool with the same input twice. As soon as you \
+         have what you need, answer the question in a few sentences.",
+        root.display()
+    )
+}
+
+fn names(agents: &BTreeMap<String, AgentConfig>) -> String {
+    agents.keys().cloned().collect::<Vec<_>>().join(", ")
+}
+
+/// The agent declared first in the file (tables keep no order once parsed: look at the text).
+fn first_agent(file: &LoadedConfig, declared: &BTreeMap<String, AgentConfig>) -> String {
+    declared
+        .keys()
+        .filter_map(|name| {
+            let at = file
+                .text
+                .find(&format!("[agents.{name}"))
+                .or_else(|| file.text.find(&format!("[agents.\"{name}\"")))?;
+            Some((at, name))
+        })
+        .min()
+        .map(|(_, name)| name.clone())
+        .unwrap_or_else(|| declared.keys().next().cloned().unwrap_or_default())
+}
+
+/// Builds agent `name` after its sub-agents (depth first; a cycle is an error).
+#[allow(clippy::too_many_arguments)]
+fn build_agent<'a>(
+    name: &'a str,
+    declared: &'a BTreeMap<String, AgentConfig>,
+    file: &'a LoadedConfig,
+    models: &'a Models,
+    workspace: &'a tools::Workspace,
+    agents: &'a mut BTreeMap<String, CliAgent>,
+    agent_hooks: &'a mut BTreeMap<String, Vec<(String, String)>>,
+    building: &'a mut Vec<String>,
+) -> futures::future::BoxFuture<'a, Result<(), ConfigError>> {
+    Box::pin(async move {
+        if agents.contains_key(name) {
+            return Ok(());
+        }
+        let cfg = &declared[name];
+        building.push(name.to_owned());
+        for sub in &cfg.sub_agents {
+            let sub_name = sub.get_ref();
+            if !declared.contains_key(sub_name) {
+                return Err(file.error_at(
+                    sub.span(),
+                    format!(
+                        "agent `{name}` names sub-agent `{sub_name}`, which is not declared; the agents are: {}",
+                        names(declared)
+                    ),
+                ));
+            }
+            if building.iter().any(|b| b == sub_name) {
+                return Err(file.error_at(
+                    sub.span(),
+                    format!(
+                        "agents call each other in a cycle: {} -> {sub_name}; an agent cannot be its own sub-agent",
+                        building.join(" -> ")
+                    ),
+                ));
+            }
+            build_agent(
+                sub_name,
+                declared,
+                file,
+                models,
+                workspace,
+                agents,
+                agent_hooks,
+                building,
+            )
+            .await?;
+        }
+        building.pop();
+
+        // An agent that names no model runs on the one AGENTRY_MODEL names, else the local
+        // default.
+        let from_env = std::env::var(agentry_local::MODEL_ENV)
+            .ok()
+            .filter(|s| !s.trim().is_empty());
+        let spec = cfg
+            .model
+            .as_ref()
+            .map(|m| m.get_ref().as_str())
+            .or(from_env.as_deref())
+            .unwrap_or("local");
+        let model = models.get(spec, &file.base_dir).await.map_err(|e| {
+            let message = format!("agent `{name}`: model `{spec}`: {e}");
+            match &cfg.model {
+                Some(m) => file.error_at(m.span(), message),
+                None => file.error(message),
+            }
+        })?;
+        let mut b = Agent::builder(name.to_owned()).model_arc(model);
+        if let Some(text) = &cfg.instructions {
+            b = b.instructions(text.clone());
+        }
+        if let Some(text) = &cfg.description {
+            b = b.description(text.clone());
+        }
+        for tool in tools::for_agent(name, cfg, file, workspace)? {
+            b = b.tool_arc(tool);
+        }
+        for sub in &cfg.sub_agents {
+            b = b.sub_agent(&agents[sub.get_ref()]);
+        }
+        if let Some(n) = cfg.max_steps {
+            b = b.max_steps(n);
+        }
+        if let Some(t) = cfg.temperature {
+            b = b.temperature(t);
+        }
+        if let Some(n) = cfg.max_tokens {
+            b = b.max_tokens(n);
+        }
+        if let Some(c) = &cfg.compaction {
+            let mut compaction = match c.strategy {
+                CompactionStrategy::Summarize => Compaction::summarize(c.threshold),
+                CompactionStrategy::Window => Compaction::window(c.threshold),
+            };
+            if let Some(n) = c.keep_recent {
+                compaction = compaction.keep_recent(n);
+            }
+            if let Some(text) = &c.instructions {
+                compaction = compaction.instructions(text.clone());
+            }
+            b = b.compaction(compaction);
+        }
+        if cfg.hooks.redaction.is_some() {
+            return Err(file.error(format!(
+                "agents.{name}.hooks.redaction: redaction applies to every run; declare it in [hooks.redaction]"
+            )));
+        }
+        let mut shown = Vec::new();
+        for BuiltHook {
+            name: hook_name,
+            summary,
+            hook,
+        } in hooks::build(&cfg.hooks, &format!("agents.{name}.hooks"), file)
+            .map_err(|e| file.error(e))?
+        {
+            b = b.with(hook);
+            shown.push((hook_name, summary));
+        }
+        agent_hooks.insert(name.to_owned(), shown);
+        let agent = b
+            .output_schema(cfg.output_schema.clone())
+            .build()
+            .map_err(|e| file.error(format!("agent `{name}`: {e}")))?;
+        agents.insert(name.to_owned(), agent);
+        Ok(())
+    })
+}
+
+/// Opens the store `[store] url` names; by default a SQLite file `.agentry/runs.db` beside the
+/// config file.
+async fn open_store(file: &LoadedConfig) -> Result<(Arc<dyn RunStore>, String), ConfigError> {
+    let url = file.config.store.url.as_ref();
+    let text = match url {
+        Some(u) => expand_env(u.get_ref()).map_err(|e| file.error_at(u.span(), e))?,
+        None => "sqlite:.agentry/runs.db".to_owned(),
+    };
+    let at = |message: String| match url {
+        Some(u) => file.error_at(u.span(), message),
+        None => file.error(message),
+    };
+    if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+        let store = PostgresStore::connect(&text)
+            .await
+            .map_err(|e| at(format!("cannot open the Postgres store: {e}")))?;
+        return Ok((Arc::new(store), "postgres".to_owned()));
+    }
+    let Some(path) = text.strip_prefix("sqlite:") else {
+        return Err(at(format!(
+            "`{text}` is not a store URL; write `sqlite:<file>` or `postgres://user@host/db`"
+        )));
+    };
+    let path: PathBuf = file.resolve(path.trim_start_matches("//"));
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            at(format!(
+                "cannot create the store's directory {}: {e}",
+                dir.display()
+            ))
+        })?;
+    }
+    let store = SqliteStore::open(&path).await.map_err(|e| {
+        at(format!(
+            "cannot open the SQLite store {}: {e}",
+            path.display()
+        ))
+    })?;
+    Ok((Arc::new(store), format!("sqlite:{}", path.display())))
+}
+
+/// Replaces `${VAR}` with the environment variable's value.
+fn expand_env(text: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let mut missing = HashSet::new();
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            return Err(format!("`{text}` has a `${{` without its `}}`"));
+        };
+        let var = &after[..end];
+        match std::env::var(var) {
+            Ok(v) => out.push_str(&v),
+            Err(_) => {
+                missing.insert(var.to_owned());
+            }
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    if !missing.is_empty() {
+        let mut missing: Vec<_> = missing.into_iter().collect();
+        missing.sort();
+        return Err(format!(
+            "the environment variable(s) {} it names are not set",
+            missing.join(", ")
+        ));
+    }
+    Ok(out)
+}

@@ -1,0 +1,269 @@
+//! The run live in a terminal: streamed text, tool calls and their results, hook decisions,
+//! pauses, and a summary.
+
+use super::{Render, short_input, short_result};
+use crate::progress::Spinner;
+use agentry::{Decision, RunEvent, RunOutput, StopReason};
+use anstyle::{AnsiColor, Style};
+use serde_json::Value;
+use std::io::Write;
+use std::time::Duration;
+
+/// Renders a run for a person.
+pub struct Live {
+    out: Box<dyn Write + Send>,
+    color: bool,
+    /// The top-level agent's path: events of sub-agents are marked with theirs.
+    root: Option<String>,
+    /// Streamed text left the cursor mid-line.
+    mid_line: bool,
+    spinner: Spinner,
+    /// Hook decisions on calls whose start is not shown yet (hooks run before the call starts,
+    /// but read better under it).
+    decisions: Vec<(String, String)>,
+}
+
+const DIM: Style = Style::new().dimmed();
+const BOLD: Style = Style::new().bold();
+const TOOL: Style = AnsiColor::Cyan.on_default().bold();
+const OK: Style = AnsiColor::Green.on_default();
+const ERR: Style = AnsiColor::Red.on_default().bold();
+const HOOK: Style = AnsiColor::Magenta.on_default().bold();
+const WAIT: Style = AnsiColor::Yellow.on_default().bold();
+
+impl Live {
+    /// A renderer writing to `out`; `color` adds ANSI styles; `spinner` shows one on stderr
+    /// while the model thinks (on a terminal).
+    pub fn new(out: Box<dyn Write + Send>, color: bool, spinner: bool) -> Self {
+        Live {
+            out,
+            color,
+            root: None,
+            mid_line: false,
+            spinner: Spinner::new(spinner),
+            decisions: Vec::new(),
+        }
+    }
+
+    fn paint(&self, style: Style, text: &str) -> String {
+        if self.color {
+            format!("{style}{text}{style:#}")
+        } else {
+            text.to_owned()
+        }
+    }
+
+    fn end_line(&mut self) {
+        if self.mid_line {
+            let _ = writeln!(self.out);
+            self.mid_line = false;
+        }
+    }
+
+    /// `[child] ` for a sub-agent's event.
+    fn prefix(&self, path: &str) -> String {
+        match &self.root {
+            Some(root) if root != path => {
+                let inner = path.strip_prefix(root.as_str()).unwrap_or(path);
+                self.paint(DIM, &format!("[{}] ", inner.trim_start_matches('/')))
+            }
+            _ => String::new(),
+        }
+    }
+
+    fn line(&mut self, text: String) {
+        self.spinner.stop();
+        self.end_line();
+        let _ = writeln!(self.out, "{text}");
+        let _ = self.out.flush();
+    }
+}
+
+impl Render for Live {
+    fn waiting(&mut self, waiting: bool) {
+        if waiting {
+            self.spinner.start("thinking…");
+        } else {
+            self.spinner.stop();
+        }
+    }
+
+    fn event(&mut self, event: &RunEvent) {
+        let path = event.agent_path().to_owned();
+        match event {
+            RunEvent::RunStarted { .. } => {
+                if self.root.is_none() {
+                    self.root = Some(path);
+                } else {
+                    let p = self.prefix(&path);
+                    self.line(format!("{p}{}", self.paint(DIM, "sub-agent started")));
+                }
+            }
+            RunEvent::StepStarted { .. } => self.waiting(true),
+            RunEvent::TextDelta { text, .. } => {
+                self.spinner.stop();
+                if !self.mid_line {
+                    let p = self.prefix(&path);
+                    let _ = write!(self.out, "{p}");
+                }
+                let _ = write!(self.out, "{text}");
+                let _ = self.out.flush();
+                self.mid_line = !text.ends_with('\n');
+            }
+            RunEvent::ThinkingDelta { .. } => {}
+            RunEvent::ToolStarted {
+                call_id,
+                name,
+                input,
+                ..
+            } => {
+                let p = self.prefix(&path);
+                let text = format!(
+                    "{p}{} {} {}",
+                    self.paint(TOOL, "→"),
+                    self.paint(TOOL, name),
+                    short_input(name, input)
+                );
+                self.line(text);
+                let (mine, others): (Vec<_>, Vec<_>) = std::mem::take(&mut self.decisions)
+                    .into_iter()
+                    .partition(|(id, _)| id == call_id);
+                self.decisions = others;
+                for (_, line) in mine {
+                    self.line(line);
+                }
+            }
+            RunEvent::ToolFinished { result, .. } => {
+                let p = self.prefix(&path);
+                let text = if result.is_error {
+                    format!("{p}  {} {}", self.paint(ERR, "✗"), short_result(result))
+                } else if result.mocked {
+                    format!(
+                        "{p}  {} {} {}",
+                        self.paint(OK, "←"),
+                        self.paint(HOOK, "(mocked)"),
+                        short_result(result)
+                    )
+                } else {
+                    format!("{p}  {} {}", self.paint(OK, "←"), short_result(result))
+                };
+                self.line(text);
+                self.waiting(true);
+            }
+            RunEvent::HookDecision {
+                hook,
+                decision,
+                tool,
+                detail,
+                call_id,
+                ..
+            } => {
+                let p = self.prefix(&path);
+                let who = if hook.is_empty() {
+                    "hooks".to_owned()
+                } else {
+                    format!("hook `{hook}`")
+                };
+                let text = format!(
+                    "{p}  {} {who} {decision} {tool}: {}",
+                    self.paint(HOOK, "⚑"),
+                    super::short::cut_line(detail)
+                );
+                self.decisions.push((call_id.clone(), text));
+            }
+            RunEvent::Compacted {
+                removed, strategy, ..
+            } => {
+                let p = self.prefix(&path);
+                let text = format!(
+                    "{p}{}",
+                    self.paint(DIM, &format!("compacted {removed} messages ({strategy})"))
+                );
+                self.line(text);
+            }
+            RunEvent::AwaitingApproval { pending, .. } => {
+                for call in pending {
+                    let p = self.prefix(&path);
+                    let text = format!(
+                        "{p}{} {} {} — {} (call {})",
+                        self.paint(WAIT, "? approval needed:"),
+                        self.paint(TOOL, &call.tool),
+                        short_input(&call.tool, &call.input),
+                        call.reason,
+                        call.call_id
+                    );
+                    self.line(text);
+                }
+            }
+            RunEvent::ApprovalResolved { decision, by, .. } => {
+                let p = self.prefix(&path);
+                let what = match decision {
+                    Decision::Approve { call_id } => format!("approved {call_id}"),
+                    Decision::Reject { call_id, reason } => format!("rejected {call_id}: {reason}"),
+                    Decision::RejectAndStop { call_id, reason } => {
+                        format!("rejected {call_id} and stopped: {reason}")
+                    }
+                };
+                let text = format!("{p}  {}", self.paint(DIM, &format!("{what} (by {by})")));
+                self.line(text);
+            }
+            RunEvent::Custom { name, data, .. } => {
+                let p = self.prefix(&path);
+                let text = format!("{p}{}", self.paint(DIM, &format!("[{name}] {data}")));
+                self.line(text);
+            }
+            RunEvent::RunFailed { error, .. } if self.root.as_deref() != Some(&path) => {
+                let p = self.prefix(&path);
+                let text = format!("{p}{} {error}", self.paint(ERR, "sub-agent failed:"));
+                self.line(text);
+            }
+            _ => {}
+        }
+    }
+
+    fn finished(&mut self, out: &RunOutput<(), Value>, elapsed: Duration) {
+        self.spinner.stop();
+        self.end_line();
+        // A structured answer is shown whole (text answers were streamed).
+        if let Some(output) = &out.output
+            && out.stop == StopReason::FinalAnswer
+            && !matches!(output, Value::String(_))
+        {
+            let pretty = serde_json::to_string_pretty(output).unwrap_or_default();
+            let _ = writeln!(self.out, "{pretty}");
+        }
+        let stop = match &out.stop {
+            StopReason::FinalAnswer => self.paint(OK, "final answer"),
+            StopReason::AwaitingApproval { .. } => self.paint(WAIT, "waiting for approval"),
+            StopReason::Cancelled => self.paint(WAIT, "cancelled"),
+            other => self.paint(ERR, &other.to_string()),
+        };
+        let summary = format!(
+            "{} steps · {} tokens ({} in, {} out) · {:.1} s · {stop} · run {}",
+            out.steps,
+            out.usage.total(),
+            out.usage.input_tokens,
+            out.usage.output_tokens,
+            elapsed.as_secs_f64(),
+            out.run_id
+        );
+        let _ = writeln!(self.out, "{} {summary}", self.paint(BOLD, "──"));
+        let _ = self.out.flush();
+    }
+
+    fn failed(&mut self, run_id: &str, error: &str) {
+        self.spinner.stop();
+        self.end_line();
+        let _ = writeln!(
+            self.out,
+            "{} {error}{}",
+            self.paint(ERR, "error:"),
+            if run_id.is_empty() {
+                String::new()
+            } else {
+                format!(" (run {run_id})")
+            }
+        );
+        let _ = self.out.flush();
+    }
+}

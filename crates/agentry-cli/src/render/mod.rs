@@ -1,0 +1,25 @@
+//! How a run is shown: live in a terminal ([`Live`]) or as NDJSON events ([`Ndjson`]).
+
+mod json;
+mod live;
+mod short;
+
+pub use json::Ndjson;
+pub use live::Live;
+pub use short::{short_input, short_result};
+
+use agentry::{RunEvent, RunOutput};
+use serde_json::Value;
+use std::time::Duration;
+
+/// Something that shows a run's events and its end.
+pub trait Render {
+    /// Shows one event.
+    fn event(&mut self, event: &RunEvent);
+    /// Shows how the run ended.
+    fn finished(&mut self, out: &RunOutput<(), Value>, elapsed: Duration);
+    /// Shows that the run failed.
+    fn failed(&mut self, run_id: &str, error: &str);
+    /// The model is being waited on (a spinner may show); `false` when output arrives.
+    fn waiting(&mut self, _waiting: bool) {}
+}
