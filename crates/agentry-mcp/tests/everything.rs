@@ -76,10 +76,13 @@ async fn hooks_see_rewrite_and_block_mcp_calls() {
     let model = ScriptedModel::new()
         .tool_call("mcp__everything__echo", json!({"message": "hello"}))
         .tool_call("mcp__everything__echo", json!({"message": "secret plans"}))
+        .tool_call("mcp__everything__echo", json!({"message": "mock me"}))
         .tool_call("mcp__everything__echo", json!({"message": 42}))
         .text("done");
     let seen = seen();
     let log = before.clone();
+    let wrapped: Arc<Mutex<Vec<serde_json::Value>>> = Arc::default();
+    let wrapped_log = wrapped.clone();
     let agent = Agent::builder("assistant")
         .model(model)
         .before_tool(move |mut ev, _ctx| {
@@ -94,8 +97,18 @@ async fn hooks_see_rewrite_and_block_mcp_calls() {
                     ev.input = json!({"message": "rewritten by a hook"});
                 } else if ev.input["message"] == "secret plans" {
                     ev.block("no secrets to the echo server");
+                } else if ev.input["message"] == "mock me" {
+                    ev.mock("Echo: from a mock");
                 }
                 Ok(ev)
+            }
+        })
+        // Middleware wraps the calls that reach the server.
+        .around_tool(move |req, next| {
+            let wrapped = wrapped_log.clone();
+            async move {
+                wrapped.lock().unwrap().push(req.input.clone());
+                next.run(req).await
             }
         })
         .build()
@@ -131,21 +144,27 @@ async fn hooks_see_rewrite_and_block_mcp_calls() {
         .unwrap();
     assert_eq!(out.output.as_deref(), Some("done"));
     let before = before.lock().unwrap().clone();
-    assert_eq!(before.len(), 3);
+    assert_eq!(before.len(), 4);
     assert_eq!(before[0].0, "mcp__everything__echo");
     assert_eq!(before[0].1, json!({"message": "hello"}));
     assert_eq!(before[0].2.as_deref(), Some("everything"));
     let seen = seen.lock().unwrap().clone();
     assert_eq!(seen[0], ("Echo: rewritten by a hook".to_string(), false));
     assert_eq!(seen[1], ("no secrets to the echo server".to_string(), true));
+    assert_eq!(seen[2], ("Echo: from a mock".to_string(), false));
     assert!(
-        seen[2].1,
+        seen[3].1,
         "invalid arguments go back to the model as an error"
     );
     assert!(
-        seen[2].0.contains("do not match its schema"),
+        seen[3].0.contains("do not match its schema"),
         "{}",
-        seen[2].0
+        seen[3].0
+    );
+    assert_eq!(
+        *wrapped.lock().unwrap(),
+        [json!({"message": "rewritten by a hook"})],
+        "only the call that reached the server went through the middleware"
     );
     servers.shutdown().await;
 }
