@@ -114,6 +114,34 @@ async fn latencies(tool: &dyn Tool, calls: u32) -> Vec<Duration> {
     times
 }
 
+/// The floor any stdio server sits on: a 100-byte round trip through `cat` over two pipes,
+/// with blocking reads and writes (no JSON-RPC, no async runtime), sorted.
+fn pipe_floor(calls: u32) -> Vec<Duration> {
+    use std::io::{Read, Write};
+    let mut cat = std::process::Command::new("cat")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("cat runs");
+    let mut to = cat.stdin.take().expect("piped");
+    let mut from = cat.stdout.take().expect("piped");
+    let message = [b'x'; 100];
+    let mut echoed = [0u8; 100];
+    let mut times = Vec::with_capacity(calls as usize);
+    for i in 0..calls + calls / 10 {
+        let t0 = Instant::now();
+        to.write_all(&message).expect("cat reads");
+        from.read_exact(&mut echoed).expect("cat echoes");
+        if i >= calls / 10 {
+            times.push(t0.elapsed());
+        }
+    }
+    drop(to);
+    let _ = cat.wait();
+    times.sort();
+    times
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
@@ -135,6 +163,7 @@ pub async fn run(calls: u32, current_thread: bool) -> Value {
     let native_times = latencies(&native, calls).await;
     let mcp_times = latencies(mcp.as_ref(), calls).await;
     servers.shutdown().await;
+    let floor = pipe_floor(calls);
     let us = |d: Duration| d.as_secs_f64() * 1e6;
     let p = |times: &[Duration], q: f64| us(percentile(times, q));
     json!({
@@ -149,5 +178,7 @@ pub async fn run(calls: u32, current_thread: bool) -> Value {
         "mcp_p99_us": p(&mcp_times, 0.99),
         "added_p50_us": p(&mcp_times, 0.50) - p(&native_times, 0.50),
         "added_p99_us": p(&mcp_times, 0.99) - p(&native_times, 0.99),
+        "pipe_floor_p50_us": p(&floor, 0.50),
+        "pipe_floor_p99_us": p(&floor, 0.99),
     })
 }
