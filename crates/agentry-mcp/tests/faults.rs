@@ -418,3 +418,31 @@ async fn a_server_that_cannot_start_is_a_clear_error() {
     );
     assert!(e.contains("no handshake here"), "{e}");
 }
+
+#[tokio::test]
+async fn a_protocol_version_this_client_does_not_speak_is_a_clear_error() {
+    let Some(python) =
+        common::python("a_protocol_version_this_client_does_not_speak_is_a_clear_error")
+    else {
+        return;
+    };
+    // A server that answers `initialize` with a version from the future (raw JSON-RPC: no SDK
+    // would answer so).
+    let script = r#"
+import json, sys
+request = json.loads(sys.stdin.readline())
+print("answering with a version from the future", file=sys.stderr, flush=True)
+print(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {
+    "protocolVersion": "2099-01-01", "capabilities": {"tools": {}},
+    "serverInfo": {"name": "future", "version": "1"}}}), flush=True)
+sys.stdin.readline()
+"#;
+    let servers =
+        McpServers::single("future", ServerSpec::stdio(python).args(["-c", script])).unwrap();
+    let e = servers.connect().await.unwrap_err().to_string();
+    assert!(
+        e.contains("MCP server `future` failed to initialize"),
+        "{e}"
+    );
+    assert!(e.contains("2099-01-01"), "{e}");
+}
