@@ -1,14 +1,16 @@
-//! `agentry-bench`: the W1–W5 workloads of agentry's performance suite.
+//! `agentry-bench`: the W1–W6 workloads of agentry's performance suite.
 //!
 //! ```text
 //! agentry-bench --workload w1|w2|w3|w5 [--steps S] [--hooks H] [--runs R] [--inner K]
 //!               [--store sqlite|postgres]
 //! agentry-bench --workload w4 --kind closure|persistent|spawned|webhook [--events N] [--current-thread]
+//! agentry-bench --workload w6 [--events N] [--current-thread]
 //! ```
 //! Prints one JSON object on its last stdout line.
 
 mod durable;
 mod external;
+mod mcp;
 mod measure;
 mod model;
 mod workloads;
@@ -28,6 +30,9 @@ enum Workload {
     W4,
     /// W1 (one run) or W3 (`--runs` > 1) with a checkpoint to a store after every step.
     W5,
+    /// One echo tool called `--events` times through an MCP stdio server and natively: the
+    /// latency MCP adds per call, p50 and p99.
+    W6,
 }
 
 /// Runs one of the W1–W3 workloads and prints its figures as JSON.
@@ -60,16 +65,35 @@ struct Args {
     /// or a signed webhook to a local server.
     #[arg(long, value_enum, default_value_t = external::ExternalKind::Closure)]
     kind: external::ExternalKind,
-    /// W4's events (default 10,000; 1,000 for spawned commands).
+    /// W4's events (default 10,000; 1,000 for spawned commands), or W6's calls (default 10,000).
     #[arg(long)]
     events: Option<u32>,
-    /// W4 on a current-thread tokio runtime (default: multi-thread).
+    /// W4 or W6 on a current-thread tokio runtime (default: multi-thread).
     #[arg(long)]
     current_thread: bool,
+    /// Serves W6's echo tool over MCP on stdin and stdout (W6 starts this binary so).
+    #[arg(long, hide = true)]
+    serve_mcp_echo: bool,
 }
 
 fn main() {
     let args = Args::parse();
+    if matches!(args.workload, Workload::W6) {
+        let tokio = match args.current_thread || args.serve_mcp_echo {
+            true => tokio::runtime::Builder::new_current_thread(),
+            false => tokio::runtime::Builder::new_multi_thread(),
+        }
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+        if args.serve_mcp_echo {
+            tokio.block_on(mcp::serve_echo());
+            return;
+        }
+        let calls = args.events.unwrap_or(10_000);
+        println!("{}", tokio.block_on(mcp::run(calls, args.current_thread)));
+        return;
+    }
     if matches!(args.workload, Workload::W4) {
         external::set_secret();
         let events = args.events.unwrap_or(match args.kind {
@@ -98,6 +122,7 @@ fn main() {
             args.runs.unwrap_or(1000),
         ),
         Workload::W4 => unreachable!("W4 ran above"),
+        Workload::W6 => unreachable!("W6 ran above"),
         Workload::W5 => match args.runs.unwrap_or(1) {
             1 => (args.steps.unwrap_or(1000), args.hooks.unwrap_or(0), 1),
             runs => (args.steps.unwrap_or(3), args.hooks.unwrap_or(0), runs),

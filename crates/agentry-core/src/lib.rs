@@ -55,5 +55,8 @@ pub use store::{
     RunStatus, RunStore, RunSummary, StoreError, StoredEvent, StoredRun,
 };
 pub use tokens::{EstimateCounter, MESSAGE_OVERHEAD, TokenCounter, message_tokens, prompt_tokens};
-pub use tool::{IntoToolOutput, Json, Tool, ToolFailure, ToolOutput, ToolSpec, TypedTool, tool};
+pub use tool::{
+    IntoToolOutput, Json, StoredToolSource, Tool, ToolAnnotations, ToolFailure, ToolInfo,
+    ToolOutput, ToolSet, ToolSource, ToolSpec, TypedTool, tool,
+};
 pub use usage::{FinishReason, Usage};

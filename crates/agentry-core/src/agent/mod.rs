@@ -162,6 +162,38 @@ impl AgentDef {
         self.tools.iter().find(|t| t.spec().name == name)
     }
 
+    /// A copy of this definition with the tools of tool sources added after its own (runtimes
+    /// call this between steps when a [`ToolSource`](crate::ToolSource)'s tools changed). A
+    /// source's tool named like one the agent already has is left out: the agent's own wins.
+    /// A tool whose argument schema does not compile is an error naming it.
+    pub fn with_source_tools<'a>(
+        &self,
+        extra: impl IntoIterator<Item = &'a Arc<dyn Tool>>,
+    ) -> Result<AgentDef, crate::Error> {
+        let mut def = self.duplicate();
+        for tool in extra {
+            let spec = tool.spec();
+            if def.find_tool(&spec.name).is_some() {
+                continue;
+            }
+            let validator = jsonschema::validator_for(&spec.parameters).map_err(|e| {
+                crate::Error::Definition {
+                    agent: self.name.to_string(),
+                    message: format!(
+                        "the argument schema of tool `{}` does not compile: {e}",
+                        spec.name
+                    ),
+                }
+            })?;
+            def.tools.push(AgentTool::Tool {
+                tool: tool.clone(),
+                validator: Arc::new(validator),
+            });
+        }
+        def.specs = def.tools.iter().map(|t| t.spec().clone()).collect();
+        Ok(def)
+    }
+
     /// A copy of this definition (tools, hooks and model are shared).
     pub fn duplicate(&self) -> AgentDef {
         AgentDef {

@@ -2,8 +2,8 @@
 
 use super::{EventKind, HookName};
 use crate::{
-    Error, Message, ModelRequest, ModelResponse, StateSource, StopReason, ToolCallRef, ToolResult,
-    Usage,
+    Error, Message, ModelRequest, ModelResponse, StateSource, StopReason, ToolCallRef, ToolInfo,
+    ToolResult, Usage,
 };
 use serde_json::Value;
 use std::sync::Arc;
@@ -512,6 +512,7 @@ pub struct BeforeTool {
     decision: Option<ToolDecision>,
     marks: u32,
     approved: bool,
+    info: Option<Arc<ToolInfo>>,
 }
 impl BeforeTool {
     /// A new event for a call given by id and tool name.
@@ -526,7 +527,21 @@ impl BeforeTool {
             decision: None,
             marks: 0,
             approved: false,
+            info: None,
         }
+    }
+    /// Sets what the tool declares about itself (runtimes set it from [`Tool::info`](crate::Tool::info)).
+    pub fn with_info(mut self, info: Option<Arc<ToolInfo>>) -> Self {
+        self.info = info;
+        self
+    }
+    /// What the tool declares about itself (its source, its annotations), when it does.
+    pub fn tool_info(&self) -> Option<&ToolInfo> {
+        self.info.as_deref()
+    }
+    /// Where the tool comes from (the name of the MCP server that serves it), when it says.
+    pub fn source(&self) -> Option<&str> {
+        self.info.as_deref().and_then(|i| i.source.as_deref())
     }
     /// Marks the call as approved by a person (runtimes use this when a run resumes with the
     /// call approved): [`require_approval`](Self::require_approval) is then ignored.
@@ -598,6 +613,7 @@ pub struct AfterTool {
     /// True when the content reports a failure (the model is told it is an error).
     pub is_error: bool,
     mocked: bool,
+    info: Option<Arc<ToolInfo>>,
 }
 impl AfterTool {
     /// A new event for `result`, the result of a call whose tool received `input` (runtimes
@@ -610,7 +626,21 @@ impl AfterTool {
             content: result.content,
             is_error: result.is_error,
             mocked: result.mocked,
+            info: None,
         }
+    }
+    /// Sets what the tool declares about itself (runtimes set it from [`Tool::info`](crate::Tool::info)).
+    pub fn with_info(mut self, info: Option<Arc<ToolInfo>>) -> Self {
+        self.info = info;
+        self
+    }
+    /// What the tool declares about itself (its source, its annotations), when it does.
+    pub fn tool_info(&self) -> Option<&ToolInfo> {
+        self.info.as_deref()
+    }
+    /// Where the tool comes from (the name of the MCP server that serves it), when it says.
+    pub fn source(&self) -> Option<&str> {
+        self.info.as_deref().and_then(|i| i.source.as_deref())
     }
     /// The id of the call this answers.
     pub fn call_id(&self) -> &str {
@@ -662,6 +692,7 @@ pub struct ToolError {
     recovery: Option<String>,
     rewritten: Option<String>,
     marks: u32,
+    info: Option<Arc<ToolInfo>>,
 }
 impl ToolError {
     /// The input the tool received.
@@ -692,7 +723,21 @@ impl ToolError {
             recovery: None,
             rewritten: None,
             marks: 0,
+            info: None,
         }
+    }
+    /// Sets what the tool declares about itself (runtimes set it from [`Tool::info`](crate::Tool::info)).
+    pub fn with_info(mut self, info: Option<Arc<ToolInfo>>) -> Self {
+        self.info = info;
+        self
+    }
+    /// What the tool declares about itself (its source, its annotations), when it does.
+    pub fn tool_info(&self) -> Option<&ToolInfo> {
+        self.info.as_deref()
+    }
+    /// Where the tool comes from (the name of the MCP server that serves it), when it says.
+    pub fn source(&self) -> Option<&str> {
+        self.info.as_deref().and_then(|i| i.source.as_deref())
     }
     /// The call id.
     pub fn call_id(&self) -> &str {

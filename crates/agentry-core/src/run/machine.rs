@@ -71,8 +71,9 @@ pub struct RunSnapshot {
     /// here (once what failed is fixed); resuming clears it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// The run's hooks that are data (see [`StoredHook`](crate::hooks::StoredHook)), built again
-    /// when it resumes.
+    /// The run's hooks and tool sources that are data (see
+    /// [`StoredHook`](crate::hooks::StoredHook), [`StoredToolSource`](crate::StoredToolSource)),
+    /// built again when it resumes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hooks: Vec<crate::hooks::HookSpecRecord>,
 }

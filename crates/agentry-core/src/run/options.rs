@@ -1,6 +1,8 @@
 //! Per-run options: identity, tags, metadata and run-scope hooks.
 
 use crate::hooks::{HookSpecRecord, Hooks, IntoHook, StoredHook};
+use crate::tool::{StoredToolSource, ToolSource};
+use std::sync::Arc;
 
 /// Options of one run.
 ///
@@ -23,9 +25,12 @@ pub struct RunOptions {
     pub metadata: serde_json::Map<String, serde_json::Value>,
     /// Hooks that apply to this run only.
     pub hooks: Hooks,
-    /// The specs of this run's hooks that are data ([`with_stored`](Self::with_stored)): stored
-    /// with its checkpoints, built again when it resumes.
+    /// The specs of this run's hooks and tool sources that are data
+    /// ([`with_stored`](Self::with_stored), [`with_stored_tools`](Self::with_stored_tools)):
+    /// stored with its checkpoints, built again when it resumes.
     pub stored_hooks: Vec<HookSpecRecord>,
+    /// Sources of tools this run has besides its agent's ([`with_tools`](Self::with_tools)).
+    pub tool_sources: Vec<Arc<dyn ToolSource>>,
 }
 
 impl RunOptions {
@@ -69,6 +74,21 @@ impl RunOptions {
     pub fn with_stored<H: StoredHook>(mut self, hook: H) -> Self {
         self.stored_hooks.push(HookSpecRecord::of(&hook));
         self.hooks.add(hook);
+        self
+    }
+    /// Adds a source of tools for this run (MCP servers, ...): the runtime asks it for its tools
+    /// before each step, and the model can call them like the agent's own.
+    pub fn with_tools(mut self, source: impl ToolSource) -> Self {
+        self.tool_sources.push(Arc::new(source));
+        self
+    }
+    /// Adds a source of tools that is data: like [`with_tools`](Self::with_tools), and its spec
+    /// is stored with the run's checkpoints, so a runtime that resumes the run (in this process
+    /// or another) builds it again, if it was told it restores sources of its kind
+    /// (`Runtime::restores_tools` in the `agentry` crate).
+    pub fn with_stored_tools<T: StoredToolSource>(mut self, source: T) -> Self {
+        self.stored_hooks.push(source.record());
+        self.tool_sources.push(Arc::new(source));
         self
     }
 }

@@ -1,7 +1,11 @@
 //! Tools: the `Tool` trait, tool specs, outputs and failures, and typed tools from closures.
 
+mod info;
+mod source;
 mod typed;
 
+pub use info::{ToolAnnotations, ToolInfo};
+pub use source::{StoredToolSource, ToolSet, ToolSource};
 pub use typed::{TypedTool, schema_of, tool};
 
 use crate::ToolCtx;
@@ -58,6 +62,13 @@ pub trait Tool: Send + Sync + 'static {
     /// timeout. A call that overruns its limit is dropped, and the model gets an error result
     /// that names the limit (after ToolError hooks, which may recover).
     fn timeout(&self) -> Option<std::time::Duration> {
+        None
+    }
+
+    /// What the tool declares about itself besides its spec (its source, its annotations);
+    /// `None` (the default) for most tools. The runtime puts it on the call's BeforeTool,
+    /// AfterTool and ToolError events, where hooks (the tool policy) read it.
+    fn info(&self) -> Option<&std::sync::Arc<ToolInfo>> {
         None
     }
 }

@@ -49,6 +49,7 @@ pub struct ToolPolicyBuilder {
     allow: Vec<String>,
     deny: Vec<String>,
     approve: Vec<String>,
+    approve_destructive: bool,
     rules: Vec<ArgRule>,
 }
 
@@ -58,6 +59,7 @@ struct Compiled {
     allow: Patterns,
     deny: Patterns,
     approve: Patterns,
+    approve_destructive: bool,
     rules: Vec<CompiledRule>,
 }
 
@@ -187,6 +189,16 @@ impl ToolPolicy {
         }
     }
 
+    /// A policy for agents with MCP tools: every tool allowed, and calls of tools whose
+    /// annotations say they are destructive wait for a person's approval
+    /// ([`approve_destructive`](ToolPolicyBuilder::approve_destructive)).
+    pub fn for_mcp() -> ToolPolicyBuilder {
+        ToolPolicyBuilder {
+            approve_destructive: true,
+            ..ToolPolicyBuilder::default()
+        }
+    }
+
     /// Why the policy blocks a call of `tool` with `input`, or `Ok` when it allows it.
     pub fn check(&self, tool: &str, input: &serde_json::Value) -> Result<(), String> {
         let p = &self.inner;
@@ -243,6 +255,13 @@ impl ToolPolicy {
             ev.block(reason);
         } else if let Some(reason) = self.approval_reason(ev.name()) {
             ev.require_approval(reason);
+        } else if self.inner.approve_destructive
+            && ev.tool_info().is_some_and(|i| i.is_destructive())
+        {
+            ev.require_approval(format!(
+                "the tool policy requires approval for destructive tools, and `{}` says it is destructive (destructiveHint)",
+                ev.name()
+            ));
         }
         Ok(())
     }
@@ -265,6 +284,14 @@ impl ToolPolicyBuilder {
     /// person's approval: the run pauses with them pending.
     pub fn require_approval(mut self, pattern: impl Into<String>) -> Self {
         self.approve.push(pattern.into());
+        self
+    }
+
+    /// Calls of tools that say they are destructive (MCP's `destructiveHint: true`, and not
+    /// `readOnlyHint: true`; see [`ToolInfo`](agentry_core::ToolInfo)) wait for a person's
+    /// approval, whatever their names. [`ToolPolicy::for_mcp`] turns it on by default.
+    pub fn approve_destructive(mut self, on: bool) -> Self {
+        self.approve_destructive = on;
         self
     }
 
@@ -294,6 +321,7 @@ impl ToolPolicyBuilder {
                 allow: Patterns::compile(&self.allow)?,
                 deny: Patterns::compile(&self.deny)?,
                 approve: Patterns::compile(&self.approve)?,
+                approve_destructive: self.approve_destructive,
                 rules,
             }),
         })

@@ -14,7 +14,8 @@ use agentry_core::hooks::{
 use agentry_core::{
     AgentDef, Checkpoint, Decision, ErasedState, Error, FinishReason, MessageLog, Model,
     ModelResponse, PendingApproval, QueuedSave, RunContext, RunContextSpec, RunEvent, RunMachine,
-    RunSnapshot, SNAPSHOT_VERSION, StepStart, StopReason, ToolResult, Turn, Verdict,
+    RunSnapshot, SNAPSHOT_VERSION, StepStart, StopReason, ToolResult, ToolSet, ToolSource, Turn,
+    Verdict,
 };
 use serde_json::Value;
 use std::collections::HashMap;
@@ -73,6 +74,19 @@ pub(crate) struct Driver {
     pub stored_hooks: Vec<agentry_core::hooks::HookSpecRecord>,
     /// True between BeforeModel and AfterModel.
     pub model_open: bool,
+    /// The run's tool sources, asked for their tools before each step.
+    pub tool_sources: Vec<Arc<dyn ToolSource>>,
+    /// What each source offered when it was last asked, and the definition `def` was built
+    /// from (the agent's own, without the sources' tools).
+    pub source_tools: Option<Box<SourceTools>>,
+}
+
+/// The tools the run's sources offered when they were last asked.
+pub(crate) struct SourceTools {
+    /// The agent's own definition.
+    base: Arc<AgentDef>,
+    /// Each source's tools, in source order.
+    seen: Vec<ToolSet>,
 }
 
 /// What a driver keeps for a run checkpointed to a store.
@@ -159,7 +173,41 @@ impl Driver {
             open_calls: OpenCalls::default(),
             stored_hooks: Vec::new(),
             model_open: false,
+            tool_sources: Vec::new(),
+            source_tools: None,
         }))
+    }
+
+    /// Asks the run's tool sources for their tools (between steps, never during one) and, when
+    /// some changed, rebuilds the definition the run uses with them after the agent's own tools.
+    pub(crate) async fn refresh_tools(&mut self) -> Result<(), Error> {
+        if self.tool_sources.is_empty() {
+            return Ok(());
+        }
+        let mut now = Vec::with_capacity(self.tool_sources.len());
+        for source in &self.tool_sources {
+            let tools = source.tools().await.map_err(|e| {
+                Error::other(format!(
+                    "tool source `{}` could not list its tools: {e}",
+                    source.name()
+                ))
+            })?;
+            now.push(tools);
+        }
+        let base = match &self.source_tools {
+            Some(known)
+                if known.seen.len() == now.len()
+                    && known.seen.iter().zip(&now).all(|(a, b)| Arc::ptr_eq(a, b)) =>
+            {
+                return Ok(());
+            }
+            Some(known) => known.base.clone(),
+            None => self.def.clone(),
+        };
+        let def = base.with_source_tools(now.iter().flat_map(|set| set.iter()))?;
+        self.def = Arc::new(def);
+        self.source_tools = Some(Box::new(SourceTools { base, seen: now }));
+        Ok(())
     }
 
     /// Runs to the end: the body under cancellation and deadlines, then RunError recovery,
@@ -241,6 +289,9 @@ impl Driver {
     }
 
     async fn body(&mut self, start: Start) -> Result<Ending, Error> {
+        if !self.tool_sources.is_empty() {
+            Box::pin(self.refresh_tools()).await?;
+        }
         match start {
             Start::New(input) => {
                 if self.continues_session() {
@@ -299,6 +350,10 @@ impl Driver {
                     return Ok((None, stop));
                 }
             };
+            if !self.tool_sources.is_empty() && step > 1 {
+                // Boxed: rare, and it would otherwise grow every step's future.
+                Box::pin(self.refresh_tools()).await?;
+            }
             self.scope.ctx.set_step(step);
             self.in_step = true;
             if self.scope.wants(Events::BEFORE_STEP) {

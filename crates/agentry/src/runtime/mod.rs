@@ -22,7 +22,7 @@ use agentry_core::hooks::{
 use agentry_core::{
     Agent, AgentDef, AgentState, Decision, Error, MessageLog, Model, PendingApproval, Redact,
     RunContextSpec, RunEvent, RunInfo, RunMachine, RunOptions, RunOutput, RunSnapshot, RunStore,
-    SNAPSHOT_VERSION, StateError, StopReason, StoredRun,
+    SNAPSHOT_VERSION, StateError, StopReason, StoredRun, StoredToolSource, ToolSource,
 };
 use driver::{Driver, Finished, Start, scoped_hooks};
 use futures::channel::mpsc::{UnboundedSender, unbounded};
@@ -47,11 +47,21 @@ pub(crate) struct RuntimeInner {
     live: Arc<LiveHooks>,
 }
 
-/// Builds a stored hook from its spec.
-type Restore = fn(&serde_json::Value) -> Result<HookRegistration, BoxError>;
+/// Builds a stored hook or tool source from its spec.
+type Restore = fn(&serde_json::Value) -> Result<Restored, BoxError>;
 
-fn restore<H: StoredHook>(spec: &serde_json::Value) -> Result<HookRegistration, BoxError> {
-    H::from_spec(spec).map(IntoHook::into_hook)
+/// What a stored record builds again.
+enum Restored {
+    Hook(HookRegistration),
+    Tools(Arc<dyn ToolSource>),
+}
+
+fn restore<H: StoredHook>(spec: &serde_json::Value) -> Result<Restored, BoxError> {
+    H::from_spec(spec).map(|h| Restored::Hook(h.into_hook()))
+}
+
+fn restore_tools<T: StoredToolSource>(spec: &serde_json::Value) -> Result<Restored, BoxError> {
+    T::from_spec(spec).map(|t| Restored::Tools(Arc::new(t)))
 }
 
 impl Default for RuntimeInner {
@@ -153,6 +163,18 @@ impl Runtime {
         Arc::make_mut(&mut self.inner)
             .restorers
             .insert(H::KIND, restore::<H>);
+        self
+    }
+
+    /// Lets this runtime build tool sources of `T`'s kind again when it resumes a run that was
+    /// started with one ([`RunOptions::with_stored_tools`]): a run resumed in another process
+    /// gets its MCP servers back (`Runtime::restores_tools::<agentry_mcp::McpServers>()`).
+    /// Resuming a run with a stored source of a kind the runtime was not told of is an error that
+    /// names the kind.
+    pub fn restores_tools<T: StoredToolSource>(mut self) -> Self {
+        Arc::make_mut(&mut self.inner)
+            .restorers
+            .insert(T::KIND, restore_tools::<T>);
         self
     }
 
@@ -543,12 +565,13 @@ impl Runtime {
         let def = agent.def();
         let state = def.initial_state.parse_json(snapshot.state.clone())?;
         let mut hooks = Hooks::new();
+        let mut tool_sources = Vec::new();
         for stored in &snapshot.hooks {
             let Some(build) = self.inner.restorers.get(stored.kind.as_str()) else {
                 return Err(resume_error(
                     &run_id,
                     format!(
-                        "it has a stored hook of kind `{}`, which this runtime cannot build again; tell it how with `Runtime::restores::<..>()` (for command hooks, `Runtime::restores::<agentry_external::CommandHooks>()`)",
+                        "it has a stored hook of kind `{}`, which this runtime cannot build again; tell it how with `Runtime::restores::<..>()` (for command hooks, `Runtime::restores::<agentry_external::CommandHooks>()`; for MCP servers, `Runtime::restores_tools::<agentry_mcp::McpServers>()`)",
                         stored.kind
                     ),
                 ));
@@ -562,7 +585,12 @@ impl Runtime {
                     ),
                 )
             })?;
-            hooks.add(hook);
+            match hook {
+                Restored::Hook(hook) => {
+                    hooks.add(hook);
+                }
+                Restored::Tools(source) => tool_sources.push(source),
+            }
         }
         let options = RunOptions {
             run_id: Some(run_id.clone()),
@@ -572,6 +600,7 @@ impl Runtime {
             metadata: snapshot.metadata.clone(),
             hooks,
             stored_hooks: snapshot.hooks.clone(),
+            tool_sources,
         };
         let mut driver = self.driver(def, options, observe.events, observe.cancel)?;
         if let (Some(store), Some(stored)) = (&self.inner.store, stored) {
@@ -634,6 +663,7 @@ impl Runtime {
         };
         let mut driver = Driver::new(def, &self.inner, hooks, spec)?;
         driver.stored_hooks = options.stored_hooks;
+        driver.tool_sources = options.tool_sources;
         Ok(driver)
     }
 }

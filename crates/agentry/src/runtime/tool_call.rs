@@ -12,7 +12,7 @@ use agentry_core::hooks::{
 };
 use agentry_core::{
     AgentTool, Decision, Error, Message, PendingApproval, RunEvent, Tool, ToolCall, ToolCallRef,
-    ToolCtx, ToolFailure, ToolResult, panic_message, schema_violations,
+    ToolCtx, ToolFailure, ToolInfo, ToolResult, panic_message, schema_violations,
 };
 use futures::FutureExt;
 use serde_json::Value;
@@ -240,7 +240,11 @@ impl Driver {
         // A call a person rejected closes the BeforeTool it had before the run paused.
         let closed = |reason: &str| {
             let input = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
-            self.after_tool(input, rejected(call, reason))
+            let info = match self.def.find_tool(&call.name) {
+                Some(AgentTool::Tool { tool, .. }) => tool.info(),
+                _ => None,
+            };
+            self.after_tool(input, rejected(call, reason), info)
         };
         let approved = match decision {
             Some(Decision::Approve { .. }) => true,
@@ -420,10 +424,14 @@ impl Driver {
             }
         };
 
+        let info = match tool {
+            AgentTool::Tool { tool, .. } => tool.info(),
+            AgentTool::SubAgent { .. } => None,
+        };
         let mut decision = None;
         if scope.wants(Events::BEFORE_TOOL) {
             let call = ToolCallRef::in_turn(turn.clone(), index);
-            let mut ev = BeforeTool::for_call(call, input);
+            let mut ev = BeforeTool::for_call(call, input).with_info(info.cloned());
             if approved {
                 ev = ev.approved();
             }
@@ -466,10 +474,10 @@ impl Driver {
                 None => {}
                 // A call a hook rejected closes its BeforeTool with AfterTool, like a block.
                 Some(Settled::Done(result)) => {
-                    return Ok(Settled::Done(self.after_tool(input, result).await?));
+                    return Ok(Settled::Done(self.after_tool(input, result, info).await?));
                 }
                 Some(Settled::Stop { result, reason, by }) => {
-                    let result = self.after_tool(input, result).await?;
+                    let result = self.after_tool(input, result, info).await?;
                     return Ok(Settled::Stop { result, reason, by });
                 }
                 Some(pending @ Settled::Pending(_)) => return Ok(pending),
@@ -516,14 +524,15 @@ impl Driver {
             }
         };
         match outcome {
-            Ok(result) => Ok(Settled::Done(self.after_tool(input, result).await?)),
+            Ok(result) => Ok(Settled::Done(self.after_tool(input, result, info).await?)),
             Err(failure) => {
                 if let Some(hook_error) = failure.hook_error() {
                     return Err(Error::Hook(hook_error.clone()));
                 }
                 if scope.wants(Events::TOOL_ERROR) {
                     let call_ref = ToolCallRef::in_turn(turn.clone(), index);
-                    let ev = ToolError::for_call(call_ref, input, failure.message().to_string());
+                    let ev = ToolError::for_call(call_ref, input, failure.message().to_string())
+                        .with_info(info.cloned());
                     let ev = scope.hook(ev).await?;
                     if let Some(content) = ev.recovery() {
                         return Ok(Settled::Done(ToolResult::ok(&call.id, &call.name, content)));
@@ -543,11 +552,16 @@ impl Driver {
     }
 
     /// Runs AfterTool hooks on a call's result, when some want it.
-    async fn after_tool(&self, input: Value, result: ToolResult) -> Result<ToolResult, Error> {
+    async fn after_tool(
+        &self,
+        input: Value,
+        result: ToolResult,
+        info: Option<&Arc<ToolInfo>>,
+    ) -> Result<ToolResult, Error> {
         if !self.scope.wants(Events::AFTER_TOOL) {
             return Ok(result);
         }
-        let mut slot = Some(AfterTool::new(input, result));
+        let mut slot = Some(AfterTool::new(input, result).with_info(info.cloned()));
         self.scope.run_hooks(&mut slot).await?;
         Ok(slot.expect("hooks give the event back").into_result())
     }
