@@ -156,10 +156,10 @@ fn default_instructions(file: &LoadedConfig) -> String {
         None => file.base_dir.clone(),
     };
     format!(
-        "You are a helpful assistant working in the directory {}. You can look at its files with \
-         the Read, Glob and Grep tools. Call a tool only when you need to see something you do \
-         not know yet, and never call the same tool with the same input twice. As soon as you \
-         have what you need, answer the question in a few sentences.",
+        "You answer questions about the files in the project at {}. To see files, call Glob \
+         (find files by pattern), Grep (search text) or Read (read a file). When a tool result \
+         arrives, use it to answer the user's question right away, in one or two sentences, \
+         without calling more tools unless the result was an error.",
         root.display()
     )
 }
