@@ -300,3 +300,34 @@ fn normalise(text: &str) -> String {
     let text = secs.replace_all(&text, "T s");
     call.replace_all(&text, "CALL").into_owned()
 }
+
+#[test]
+fn the_book_sample_config_checks() {
+    let book = include_str!("../../../docs/src/cli.md");
+    let start = book.find("```toml\n").expect("a toml sample") + "```toml\n".len();
+    let sample = &book[start..start + book[start..].find("```").unwrap()];
+    let p = Project::new(sample, json!([]));
+    std::fs::create_dir_all(p.file(".claude")).unwrap();
+    std::fs::write(
+        p.file(".claude/settings.json"),
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}}"#,
+    )
+    .unwrap();
+    p.agentry()
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .args(["config", "check"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "agent coder (default): tools Read, Glob, Grep, Edit, Bash, reviewer",
+        ));
+    p.agentry()
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .args(["hooks", "list"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "command hooks of .claude/settings.json",
+        ))
+        .stdout(predicate::str::contains("guards: max 40 steps"));
+}
