@@ -92,6 +92,12 @@ pub enum Command {
         /// The run id.
         run: String,
     },
+    /// MCP: serve the configured agents to MCP clients.
+    Mcp {
+        /// What to do.
+        #[command(subcommand)]
+        command: McpCommand,
+    },
     /// The configured hooks.
     Hooks {
         /// What to do.
@@ -161,6 +167,18 @@ pub struct RunsArgs {
     /// At most this many.
     #[arg(long, default_value_t = 50)]
     pub limit: u32,
+}
+
+/// `agentry mcp ...`.
+#[derive(Subcommand)]
+pub enum McpCommand {
+    /// Serve agents as MCP tools over stdio (each a tool whose input is the prompt), for Claude
+    /// Code, Claude Desktop or any MCP client.
+    Serve {
+        /// The agents to serve (default: every agent of the config).
+        #[arg(short, long = "agent")]
+        agents: Vec<String>,
+    },
 }
 
 /// `agentry hooks ...`.

@@ -4,7 +4,7 @@ use crate::config::{
     FinishGateConfig, GuardsConfig, HooksConfig, LoadedConfig, PolicyDefault, RedactionConfig,
     ToolPolicyConfig,
 };
-use agentry::builtins::{ArgRule, FinishGate, Guards, Redactor, Telemetry, ToolPolicy};
+use agentry::builtins::{ArgRule, FinishGate, Guards, Redactor, ToolPolicy};
 use agentry::hooks::{HookRegistration, IntoHook};
 use agentry_external::{CommandHooks, HookSettings};
 use regex::Regex;
@@ -51,13 +51,6 @@ pub fn build(
             name: "redaction".into(),
             summary: "masks secrets in tool inputs and results".into(),
             hook: redactor.into_hook(),
-        });
-    }
-    if hooks.telemetry {
-        out.push(BuiltHook {
-            name: "telemetry".into(),
-            summary: "tracing spans (OpenTelemetry GenAI names)".into(),
-            hook: Telemetry::new().into_hook(),
         });
     }
     if let Some(gate) = &hooks.finish_gate {

@@ -5,7 +5,8 @@ use crate::hooks::{self, BuiltHook};
 use crate::model::Models;
 use crate::tools;
 use agentry::prelude::Compaction;
-use agentry::{Agent, RunStore, Runtime};
+use agentry::{Agent, RunOptions, RunStore, Runtime};
+use agentry_mcp::{McpConfig, McpServers};
 use agentry_store::{PostgresStore, SqliteStore};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
@@ -37,6 +38,8 @@ pub struct Project {
     pub agent_hooks: BTreeMap<String, Vec<(String, String)>>,
     /// The agent `run` uses without `--agent`.
     pub default_agent: String,
+    /// The MCP servers every run may use, when the file declares any.
+    pub mcp: Option<McpServers>,
 }
 
 impl Project {
@@ -45,7 +48,10 @@ impl Project {
     pub async fn open(file: LoadedConfig, models: &Models) -> Result<Project, ConfigError> {
         let config = &file.config;
         let (store, store_label) = open_store(&file).await?;
-        let mut runtime = Runtime::new().store(store.clone());
+        let mut runtime = Runtime::new()
+            .store(store.clone())
+            .restores_tools::<McpServers>();
+        let mcp = mcp_servers(&file)?;
         if let Some(ttl) = config.store.lease_ttl {
             if ttl.0.is_zero() {
                 return Err(file.error("store.lease_ttl: a lease must last longer than zero"));
@@ -133,7 +139,16 @@ impl Project {
             runtime_hooks,
             agent_hooks,
             default_agent,
+            mcp,
         })
+    }
+
+    /// Run options with what every run of this project carries (its MCP servers).
+    pub fn run_options(&self) -> RunOptions {
+        match &self.mcp {
+            Some(servers) => RunOptions::new().with_stored_tools(servers.clone()),
+            None => RunOptions::new(),
+        }
     }
 
     /// The agent named `name`, or the default one.
@@ -313,6 +328,26 @@ fn build_agent<'a>(
         agents.insert(name.to_owned(), agent);
         Ok(())
     })
+}
+
+/// The MCP servers of `mcp_config_files` and `[mcp_servers]` (the table wins over a file for a
+/// server named in both); `None` when there are none.
+fn mcp_servers(file: &LoadedConfig) -> Result<Option<McpServers>, ConfigError> {
+    let mut config = McpConfig::default();
+    for path in &file.config.mcp_config_files {
+        let loaded = McpConfig::load(file.resolve(path))
+            .map_err(|e| file.error(format!("mcp_config_files: {e}")))?;
+        config.mcp_servers.extend(loaded.mcp_servers);
+    }
+    for (name, spec) in &file.config.mcp_servers {
+        config = config.server(name.clone(), spec.clone());
+    }
+    if config.mcp_servers.is_empty() {
+        return Ok(None);
+    }
+    McpServers::new(config)
+        .map(Some)
+        .map_err(|e| file.error(format!("mcp_servers: {e}")))
 }
 
 /// Opens the store `[store] url` names; by default a SQLite file `.agentry/runs.db` beside the

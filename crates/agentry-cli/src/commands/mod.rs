@@ -2,10 +2,11 @@
 
 mod config;
 mod manage;
+mod mcp;
 mod models;
 mod run;
 
-use crate::cli::{Cli, Command, ConfigCommand, HooksCommand};
+use crate::cli::{Cli, Command, ConfigCommand, HooksCommand, McpCommand};
 use crate::config::LoadedConfig;
 use crate::exit::Exit;
 use crate::model::Models;
@@ -31,6 +32,9 @@ pub async fn run(cli: Cli, color: bool) -> Exit {
         Command::Hooks {
             command: HooksCommand::List,
         } => config::hooks_list(&cli).await,
+        Command::Mcp {
+            command: McpCommand::Serve { agents },
+        } => mcp::serve(&cli, agents).await,
         Command::Models { command } => models::models(&cli, command).await,
         Command::Config {
             command: ConfigCommand::Check,

@@ -4,7 +4,6 @@ use super::{Failure, failed, open, renderer};
 use crate::cli::{ChatArgs, Cli, RunArgs};
 use crate::drive::{Prompter, drive};
 use crate::exit::Exit;
-use agentry::RunOptions;
 use std::io::{BufRead, IsTerminal, Read, Write};
 
 /// `agentry run PROMPT`.
@@ -25,7 +24,7 @@ pub async fn run(cli: &Cli, args: &RunArgs, color: bool) -> Result<Exit, Failure
     let agent = project
         .agent(args.agent.as_deref())
         .map_err(|e| (Exit::Usage, e))?;
-    let mut options = RunOptions::new();
+    let mut options = project.run_options();
     if let Some(session) = &args.session {
         options = options.session(session.clone());
     }
@@ -69,7 +68,7 @@ pub async fn chat(cli: &Cli, args: &ChatArgs, color: bool) -> Result<Exit, Failu
             Ok(_) => {}
             Err(e) => return Err(failed(format!("cannot read stdin: {e}"))),
         }
-        let options = RunOptions::new().session(session.clone());
+        let options = project.run_options().session(session.clone());
         let handle = project.runtime.start(agent, line.trim(), options);
         let mut render = renderer(cli, color);
         last = drive(&project, agent, handle, render.as_mut(), &prompter).await;

@@ -1,4 +1,4 @@
-//! `agentry.toml`: the agents, hooks, tools, store and telemetry a project declares.
+//! `agentry.toml`: the agents, hooks, tools, MCP servers and store a project declares.
 //!
 //! Every table rejects keys it does not know, so a typo is an error with its line and column
 //! rather than a setting silently left out. [`schema`] is the file's JSON Schema, which

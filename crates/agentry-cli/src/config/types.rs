@@ -12,7 +12,7 @@ use toml::Spanned;
 #[serde(deny_unknown_fields)]
 #[schemars(
     title = "agentry.toml",
-    description = "Agents, hooks, tools, store and telemetry of an agentry project."
+    description = "Agents, hooks, tools, MCP servers and the store of an agentry project."
 )]
 pub struct Config {
     /// The agent `agentry run` runs when `--agent` is not given (default: the only agent, or
@@ -36,12 +36,18 @@ pub struct Config {
     /// Where runs are checkpointed.
     #[serde(default)]
     pub store: StoreConfig,
-    /// Where traces go.
-    #[serde(default)]
-    pub telemetry: TelemetryConfig,
     /// Run limits that apply to every run.
     #[serde(default)]
     pub limits: LimitsConfig,
+    /// MCP servers whose tools every agent may call, named `mcp__<server>__<tool>`: entries as
+    /// in `.mcp.json` (`command`, `args`, `env`; or `type = "http"`, `url`, `headers`), with
+    /// agentry's optional fields (`timeoutMs`, `allowedTools`, `deniedTools`, ...).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub mcp_servers: BTreeMap<String, agentry_mcp::ServerSpec>,
+    /// `.mcp.json` files (Claude Code's and Claude Desktop's format) whose servers are added to
+    /// `mcp_servers`, relative to the config file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp_config_files: Vec<String>,
 }
 
 /// Options of each built-in tool.
@@ -175,9 +181,6 @@ pub struct HooksConfig {
     /// Secrets masked in what is stored, logged and sent to hooks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redaction: Option<RedactionConfig>,
-    /// `tracing` spans with the OpenTelemetry GenAI attribute names.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub telemetry: bool,
     /// Checks a final answer must pass before the run may end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finish_gate: Option<FinishGateConfig>,
@@ -312,15 +315,6 @@ pub struct StoreConfig {
     /// run dies, `agentry resume` can take the run over once this much time has passed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease_ttl: Option<HumanDuration>,
-}
-
-/// Telemetry.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TelemetryConfig {
-    /// Log spans to stderr at this level filter (`info`, `agentry=debug`); off by default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub log: Option<String>,
 }
 
 /// Run limits.
