@@ -92,7 +92,7 @@ impl Project {
 
         let declared: BTreeMap<String, AgentConfig> = if config.agents.is_empty() {
             let assistant = AgentConfig {
-                instructions: Some(default_instructions(&file)),
+                instructions: Some(DEFAULT_INSTRUCTIONS.to_owned()),
                 ..AgentConfig::default()
             };
             BTreeMap::from([(DEFAULT_AGENT.to_owned(), assistant)])
@@ -164,20 +164,12 @@ impl Project {
     }
 }
 
-/// The instructions of the assistant a project without agents gets.
-fn default_instructions(file: &LoadedConfig) -> String {
-    let root = match &file.config.workspace.root {
-        Some(root) => file.resolve(root),
-        None => file.base_dir.clone(),
-    };
-    format!(
-        "You answer questions about the files in the project at {}. To see files, call Glob \
-         (find files by pattern), Grep (search text) or Read (read a file). When a tool result \
-         arrives, use it to answer the user's question right away, in one or two sentences, \
-         without calling more tools unless the result was an error.",
-        root.display()
-    )
-}
+/// The instructions of the assistant a project without agents gets. They name no path, so
+/// the same question gets the same first step wherever the project lies.
+const DEFAULT_INSTRUCTIONS: &str = "You answer questions about the files in the current project. \
+    To see files, call Glob (find files by pattern), Grep (search text) or Read (read a file). \
+    When a tool result arrives, use it to answer the user's question right away, in one or two \
+    sentences, without calling more tools unless the result was an error.";
 
 fn names(agents: &BTreeMap<String, AgentConfig>) -> String {
     agents.keys().cloned().collect::<Vec<_>>().join(", ")
