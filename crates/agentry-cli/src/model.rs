@@ -1,13 +1,14 @@
 //! The model an agent names: the local default, a local file, a hosted provider, or scripted
 //! turns played back from a file.
 
+use crate::config::LoadedConfig;
 use crate::progress::Progress;
 use agentry::{Message, Model, ModelRequest, ScriptedModel, ScriptedTurn};
 use agentry_local::{FetchProgress, Fetcher, ModelCache, ModelChoice};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -32,12 +33,13 @@ impl Models {
         }
     }
 
-    /// The model `spec` names; `base` resolves `scripted:` and `local:` file paths.
-    pub async fn get(&self, spec: &str, base: &Path) -> Result<Arc<dyn Model>, String> {
+    /// The model `spec` names; `scripted:` and `local:` file paths are relative to `file`'s
+    /// directory.
+    pub async fn get(&self, spec: &str, file: &LoadedConfig) -> Result<Arc<dyn Model>, String> {
         if let Some(model) = self.loaded.lock().expect("not poisoned").get(spec) {
             return Ok(model.clone());
         }
-        let model = self.load(spec, base).await?;
+        let model = self.load(spec, file).await?;
         self.loaded
             .lock()
             .expect("not poisoned")
@@ -45,12 +47,12 @@ impl Models {
         Ok(model)
     }
 
-    async fn load(&self, spec: &str, base: &Path) -> Result<Arc<dyn Model>, String> {
-        if let Some(file) = spec.trim().strip_prefix("scripted:") {
-            return scripted(&resolve(base, file));
+    async fn load(&self, spec: &str, file: &LoadedConfig) -> Result<Arc<dyn Model>, String> {
+        if let Some(path) = spec.trim().strip_prefix("scripted:") {
+            return scripted(&file.resolve(path));
         }
         let choice = match spec.trim().strip_prefix("local:") {
-            Some(file) if file.ends_with(".gguf") => ModelChoice::File(resolve(base, file)),
+            Some(path) if path.ends_with(".gguf") => ModelChoice::File(file.resolve(path)),
             _ => ModelChoice::parse(spec).map_err(|e| e.to_string())?,
         };
         if self.check_only {
@@ -104,15 +106,6 @@ impl Models {
             Err(_) => {}
         }
         Ok(model)
-    }
-}
-
-fn resolve(base: &Path, file: &str) -> PathBuf {
-    let p = Path::new(file);
-    if p.is_absolute() {
-        p.to_owned()
-    } else {
-        base.join(p)
     }
 }
 

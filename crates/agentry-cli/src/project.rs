@@ -254,7 +254,7 @@ fn build_agent<'a>(
             .map(|m| m.get_ref().as_str())
             .or(from_env.as_deref())
             .unwrap_or("local");
-        let model = models.get(spec, &file.base_dir).await.map_err(|e| {
+        let model = models.get(spec, file).await.map_err(|e| {
             let message = format!("agent `{name}`: model `{spec}`: {e}");
             match &cfg.model {
                 Some(m) => file.error_at(m.span(), message),

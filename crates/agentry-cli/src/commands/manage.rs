@@ -195,27 +195,25 @@ async fn decisions(
         )));
     };
     let ids: Vec<&str> = pending.iter().map(|p| p.call_id.as_str()).collect();
+    // The runtime takes a decision for every pending call at once, so naming one call
+    // decides a run that waits for that call alone.
     let chosen: Vec<Decision> = match call {
-        Some(id) if ids.contains(&id) => {
-            // Calls not named stay pending: approve those too only when asked; the runtime
-            // wants a decision for each, so the others are left for a later command.
-            vec![make(id)]
-        }
-        Some(id) => {
+        None => ids.iter().map(|id| make(id)).collect(),
+        Some(id) if !ids.contains(&id) => {
             return Err(failed(format!(
                 "run `{run}` has no pending call `{id}`; its pending calls are: {}",
                 ids.join(", ")
             )));
         }
-        None => ids.iter().map(|id| make(id)).collect(),
+        Some(_) if ids.len() > 1 => {
+            return Err(failed(format!(
+                "run `{run}` waits for {} calls ({}); decide each: name no call to decide them all alike",
+                ids.len(),
+                ids.join(", ")
+            )));
+        }
+        Some(id) => vec![make(id)],
     };
-    if chosen.len() < ids.len() {
-        return Err(failed(format!(
-            "run `{run}` waits for {} calls ({}); decide each: name no call to decide them all alike",
-            ids.len(),
-            ids.join(", ")
-        )));
-    }
     Ok((stored.snapshot.agent.clone(), chosen))
 }
 
