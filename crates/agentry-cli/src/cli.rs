@@ -186,7 +186,35 @@ pub enum McpCommand {
 pub enum HooksCommand {
     /// List the hooks each agent runs with.
     List,
+    /// Run an agent's hooks (the runtime's and its own) on a sample event, and print what each
+    /// hook decided and how long it took. Nothing else runs: no model, no tool.
+    #[command(after_help = HOOKS_TEST_HELP)]
+    Test {
+        /// The event, by its Claude Code name or agentry's: PreToolUse (BeforeTool),
+        /// PostToolUse (AfterTool), PostToolUseFailure (ToolError), UserPromptSubmit
+        /// (RunStart), Stop, SubagentStop, PermissionRequest (ApprovalRequested).
+        event: String,
+        /// The sample event as a JSON object, in the form a hook script reads on stdin
+        /// (`-` reads it from stdin).
+        #[arg(short, long, value_name = "FILE.json")]
+        input: Option<PathBuf>,
+        /// The agent whose hooks run (default: the config's default agent).
+        #[arg(short, long)]
+        agent: Option<String>,
+    },
 }
+
+/// The sample fields `hooks test` reads, shown in its `--help`.
+pub const HOOKS_TEST_HELP: &str = "\
+The sample's fields, as hook scripts read them:
+  tool_name, tool_input, tool_use_id   tool events and PermissionRequest
+  tool_response                        PostToolUse
+  error                                PostToolUseFailure
+  prompt                               UserPromptSubmit
+  last_assistant_message               Stop, SubagentStop
+Example:
+  echo '{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"rm -rf /\"}}' \\
+    | agentry hooks test PreToolUse --input -";
 
 /// `agentry models ...`.
 #[derive(Subcommand)]

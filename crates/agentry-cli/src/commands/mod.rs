@@ -1,6 +1,7 @@
 //! What each command does.
 
 mod config;
+mod hooks_test;
 mod manage;
 mod mcp;
 mod models;
@@ -32,6 +33,14 @@ pub async fn run(cli: Cli, color: bool) -> Exit {
         Command::Hooks {
             command: HooksCommand::List,
         } => config::hooks_list(&cli).await,
+        Command::Hooks {
+            command:
+                HooksCommand::Test {
+                    event,
+                    input,
+                    agent,
+                },
+        } => hooks_test::test(&cli, event, input.as_deref(), agent.as_deref()).await,
         Command::Mcp {
             command: McpCommand::Serve { agents },
         } => mcp::serve(&cli, agents).await,

@@ -6,7 +6,7 @@ mod short;
 
 pub use json::Ndjson;
 pub use live::Live;
-pub use short::{short_input, short_result};
+pub use short::{cut_line, short_input, short_result};
 
 use agentry::{RunEvent, RunOutput};
 use serde_json::Value;

@@ -4,6 +4,7 @@ use super::HookName;
 use super::events::Decides;
 use super::future::{HookFuture, Panicked};
 use super::registry::{Entry, Event, Handler, HandlesSync};
+use super::trace::{HookStep, Traced};
 use super::{
     Events, HookCtx, HookError, HookFailed, HookFailure, HookFinished, HookStarted, Hooks,
 };
@@ -87,7 +88,26 @@ impl Hooks {
             ev,
             run,
             observe.then_some(self),
+            None,
         ))
+    }
+
+    /// Runs `ev` through the hooks of its event like [`dispatch_decided`](Self::dispatch_decided),
+    /// and records what each hook did: its time, whether it decided, failed or saw the event
+    /// read-only, and the event as it left it. For tools that show a chain's work (`agentry
+    /// hooks test`) and for tests; runs use the untraced dispatch.
+    pub async fn dispatch_traced<E: Event>(&self, ev: E, run: &RunContext) -> Traced<E> {
+        let observe = self.wants(Events::META) && !Events::META.contains(E::KIND.flag());
+        let mut steps = Vec::new();
+        let outcome = run_chain(
+            E::list(self.lists()),
+            ev,
+            run,
+            observe.then_some(self),
+            Some(&mut steps),
+        )
+        .await;
+        Traced { steps, outcome }
     }
 
     /// The synchronous fast path, for runtimes: when the event has no hooks, or only
@@ -139,6 +159,7 @@ async fn run_chain<E: Event>(
     ev: E,
     run: &RunContext,
     observers: Option<&Hooks>,
+    mut trace: Option<&mut Vec<HookStep<E>>>,
 ) -> Result<(E, Option<HookName>), HookError> {
     if list.is_empty() {
         return Ok((ev, None));
@@ -158,7 +179,7 @@ async fn run_chain<E: Event>(
             list[if reverse { n - 1 - i } else { i }].handler,
             Handler::Sync(_)
         );
-        if observers.is_none() && next_is_sync {
+        if observers.is_none() && trace.is_none() && next_is_sync {
             // Fast path: a stretch of synchronous hooks runs as plain code, no await between.
             let ev = slot
                 .as_mut()
@@ -180,7 +201,7 @@ async fn run_chain<E: Event>(
                 run.hook_opened(&meta.name, E::KIND, meta.advisory);
                 Some(Instant::now())
             }
-            None => None,
+            None => trace.is_some().then(Instant::now),
         };
         let read_only = !reverse && by.is_some();
         let backup = if meta.advisory && !read_only {
@@ -189,6 +210,12 @@ async fn run_chain<E: Event>(
             None
         };
         let marks = slot.as_ref().map_or(0, Decides::marks);
+        // A traced dispatch keeps the event as it was before the hook: a failing asynchronous
+        // hook does not give it back, and its step still shows it.
+        let traced_before = match trace {
+            Some(_) => slot.clone(),
+            None => None,
+        };
         let outcome = match (&entry.handler, read_only) {
             (Handler::Sync(h), false) => match slot.as_mut() {
                 Some(ev) => invoke_sync(&**h, ev, &ctx),
@@ -220,11 +247,13 @@ async fn run_chain<E: Event>(
                 invoke(hook, &mut dropped, &ctx, meta.timeout).await
             }
         };
+        let took = started.map(|t0| t0.elapsed()).unwrap_or_default();
+        let failed_with = outcome.as_ref().err().map(ToString::to_string);
         match outcome {
             Ok(()) => {
-                if let (Some(obs), Some(t0)) = (observers, started) {
+                if let (Some(obs), Some(_)) = (observers, started) {
                     run.hook_closed(&meta.name, E::KIND);
-                    let done = HookFinished::new(meta.name.clone(), E::KIND, t0.elapsed());
+                    let done = HookFinished::new(meta.name.clone(), E::KIND, took);
                     observe(obs, done, run).await?;
                 }
                 if !read_only && let Some(ev) = slot.as_ref() {
@@ -249,6 +278,12 @@ async fn run_chain<E: Event>(
                     observe(obs, failed, run).await?;
                 }
                 if !meta.advisory {
+                    if let (Some(steps), Some(ev)) = (
+                        trace.as_deref_mut(),
+                        slot.as_ref().or(traced_before.as_ref()),
+                    ) {
+                        steps.push(step(meta, took, read_only, false, failed_with, ev));
+                    }
                     return Err(err);
                 }
                 advisory_failed(&err, run);
@@ -257,10 +292,34 @@ async fn run_chain<E: Event>(
                 }
             }
         }
+        if let (Some(steps), Some(ev)) = (trace.as_deref_mut(), slot.as_ref()) {
+            let decided = by.as_ref() == Some(&meta.name) && ev.marks() != marks;
+            steps.push(step(meta, took, read_only, decided, failed_with, ev));
+        }
     }
     let ev = slot.expect("the event is in its slot after the chain");
     let by = standing(&ev, by);
     Ok((ev, by))
+}
+
+/// One hook's step of a traced dispatch.
+fn step<E: Clone>(
+    meta: &super::registry::HookMeta,
+    took: Duration,
+    read_only: bool,
+    decided: bool,
+    failure: Option<String>,
+    ev: &E,
+) -> HookStep<E> {
+    HookStep {
+        hook: meta.name.clone(),
+        took,
+        read_only,
+        decided,
+        failure,
+        advisory: meta.advisory,
+        after: ev.clone(),
+    }
 }
 
 impl Hooks {
@@ -401,7 +460,7 @@ fn advisory_failed(err: &HookError, run: &RunContext) {
 async fn observe<M: Event>(hooks: &Hooks, ev: M, run: &RunContext) -> Result<(), HookError> {
     let list = M::list(hooks.lists());
     if !list.is_empty() {
-        Box::pin(run_chain(list, ev, run, None)).await?;
+        Box::pin(run_chain(list, ev, run, None, None)).await?;
     }
     Ok(())
 }

@@ -72,6 +72,7 @@ mod middleware;
 mod name;
 mod registry;
 mod stored;
+mod trace;
 
 pub use crate::run::context::HookCtx;
 pub use closure::{FnAround, FnHook, FnSyncHook, on, on_sync};
@@ -92,3 +93,4 @@ pub use registry::{
     IntoHook,
 };
 pub use stored::{HookSpecRecord, StoredHook};
+pub use trace::{HookStep, Traced};
