@@ -87,6 +87,16 @@ pub enum Command {
         /// The run id.
         run: String,
     },
+    /// Run a stored run again with today's hooks: its recorded model turns played back and its
+    /// recorded tool results given back (no model called, no tool run), and show where the
+    /// decisions differ. Exits 0 when the replay matches the recording, 1 when it differs.
+    Replay {
+        /// The run id.
+        run: String,
+        /// The agent whose hooks run (default: the run's own agent).
+        #[arg(short, long)]
+        agent: Option<String>,
+    },
     /// Cancel a run that is not being driven (paused or interrupted): it ends as cancelled.
     Cancel {
         /// The run id.

@@ -1,6 +1,9 @@
 //! `agentry`: run agents from a config file, live in the terminal, with hooks, approvals and
 //! run management. `agentry --help` lists the commands and exit codes.
 
+#[macro_use]
+mod output;
+
 mod cli;
 mod commands;
 mod config;

@@ -336,3 +336,23 @@ fn the_book_sample_config_checks() {
         ))
         .stdout(predicate::str::contains("guards: max 40 steps"));
 }
+
+#[test]
+fn a_reader_that_closes_stdout_early_ends_the_command_quietly() {
+    let p = Project::new(SCRIPTED, json!([{"text": "Hello."}]));
+    let (lines, _) = p.json(&["run", "hi"]);
+    let run = run_id(&lines);
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("agentry"))
+        .current_dir(p.path())
+        .args(["--json", "show", &run, "--events"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // `| head -0`: the reader is gone before anything is written.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(141), "{stderr}");
+}

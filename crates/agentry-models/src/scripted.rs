@@ -96,6 +96,13 @@ impl ScriptedTurn {
         self
     }
 
+    /// Adds a tool call as it is: its id (an empty one is chosen when the turn is played) and
+    /// its arguments' text verbatim. Use it to play back recorded turns.
+    pub fn with_call(mut self, call: ToolCall) -> Self {
+        self.events.push(ModelEvent::ToolCall(call));
+        self
+    }
+
     /// Reports token usage for the turn.
     pub fn with_usage(mut self, input_tokens: u64, output_tokens: u64) -> Self {
         self.events

@@ -20,7 +20,7 @@ pub fn init(force: bool) -> Result<Exit, Failure> {
     }
     std::fs::write(path, STARTER)
         .map_err(|e| failed(format!("cannot write {}: {e}", path.display())))?;
-    println!(
+    outln!(
         "wrote {}: edit it, then `agentry config check` and `agentry run \"...\"`",
         path.display()
     );
@@ -30,7 +30,7 @@ pub fn init(force: bool) -> Result<Exit, Failure> {
 /// `agentry config schema`.
 pub fn schema() -> Result<Exit, Failure> {
     let text = serde_json::to_string_pretty(&config_schema()).map_err(|e| failed(e.to_string()))?;
-    println!("{text}");
+    outln!("{text}");
     Ok(Exit::Ok)
 }
 
@@ -39,7 +39,7 @@ pub fn schema() -> Result<Exit, Failure> {
 pub async fn check(cli: &Cli) -> Result<Exit, Failure> {
     let project = open(cli, true).await?;
     if cli.json {
-        println!(
+        outln!(
             "{}",
             json!({
                 "ok": true,
@@ -50,7 +50,7 @@ pub async fn check(cli: &Cli) -> Result<Exit, Failure> {
             })
         );
     } else {
-        println!("{}: ok", project.file.shown());
+        outln!("{}: ok", project.file.shown());
         for (name, agent) in &project.agents {
             let tools: Vec<String> = agent.def().specs.iter().map(|s| s.name.clone()).collect();
             let mark = if *name == project.default_agent {
@@ -58,9 +58,9 @@ pub async fn check(cli: &Cli) -> Result<Exit, Failure> {
             } else {
                 ""
             };
-            println!("  agent {name}{mark}: tools {}", tools.join(", "));
+            outln!("  agent {name}{mark}: tools {}", tools.join(", "));
         }
-        println!("  store {}", project.store_label);
+        outln!("  store {}", project.store_label);
     }
     Ok(Exit::Ok)
 }
@@ -87,23 +87,23 @@ pub async fn hooks_list(cli: &Cli) -> Result<Exit, Failure> {
                 )
             })
             .collect();
-        println!("{}", json!({"every_run": runtime, "agents": agents}));
+        outln!("{}", json!({"every_run": runtime, "agents": agents}));
         return Ok(Exit::Ok);
     }
-    println!("every run:");
+    outln!("every run:");
     if project.runtime_hooks.is_empty() {
-        println!("  (none)");
+        outln!("  (none)");
     }
     for (name, summary) in &project.runtime_hooks {
-        println!("  {name}: {summary}");
+        outln!("  {name}: {summary}");
     }
     for (agent, hooks) in &project.agent_hooks {
         if hooks.is_empty() {
             continue;
         }
-        println!("agent {agent}:");
+        outln!("agent {agent}:");
         for (name, summary) in hooks {
-            println!("  {name}: {summary}");
+            outln!("  {name}: {summary}");
         }
     }
     Ok(Exit::Ok)

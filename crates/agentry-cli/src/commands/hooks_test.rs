@@ -324,7 +324,7 @@ impl Report {
                     })
                 })
                 .collect();
-            println!(
+            outln!(
                 "{}",
                 json!({
                     "event": event,
@@ -337,10 +337,10 @@ impl Report {
             );
             return;
         }
-        println!("{event}: {} hook(s) ran", self.lines.len());
+        outln!("{event}: {} hook(s) ran", self.lines.len());
         let width = self.lines.iter().map(|l| l.hook.len()).max().unwrap_or(0);
         for l in &self.lines {
-            println!(
+            outln!(
                 "  {:width$}  {:>9}  {}",
                 l.hook,
                 format!("{:.2} ms", l.took.as_secs_f64() * 1000.0),
@@ -348,15 +348,15 @@ impl Report {
             );
         }
         match (&self.error, &self.decided_by) {
-            (Some(e), _) => println!("result: the hooks failed: {e}"),
-            (None, Some(by)) => println!("result: decided by {by}: {}", parts(&self.after)),
+            (Some(e), _) => outln!("result: the hooks failed: {e}"),
+            (None, Some(by)) => outln!("result: decided by {by}: {}", parts(&self.after)),
             (None, None) if self.after != self.before => {
-                println!("result: {}", parts(&diff(&self.before, &self.after)))
+                outln!("result: {}", parts(&diff(&self.before, &self.after)))
             }
-            (None, None) => println!("result: no change"),
+            (None, None) => outln!("result: no change"),
         }
         if let Some(reason) = stop {
-            println!("the run would stop: {reason}");
+            outln!("the run would stop: {reason}");
         }
     }
 }

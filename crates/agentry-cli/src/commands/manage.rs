@@ -37,7 +37,7 @@ pub async fn runs(cli: &Cli, args: &RunsArgs) -> Result<Exit, Failure> {
         .map_err(|e| failed(e.to_string()))?;
     if cli.json {
         for r in &runs {
-            println!(
+            outln!(
                 "{}",
                 json!({
                     "run_id": r.run_id, "agent": r.agent, "session_id": r.session_id,
@@ -49,15 +49,19 @@ pub async fn runs(cli: &Cli, args: &RunsArgs) -> Result<Exit, Failure> {
         return Ok(Exit::Ok);
     }
     if runs.is_empty() {
-        println!("no runs in {}", project.store_label);
+        outln!("no runs in {}", project.store_label);
         return Ok(Exit::Ok);
     }
-    println!(
+    outln!(
         "{:<38} {:<14} {:<18} {:>5}  {:<20} SESSION",
-        "RUN", "AGENT", "STATUS", "STEPS", "UPDATED"
+        "RUN",
+        "AGENT",
+        "STATUS",
+        "STEPS",
+        "UPDATED"
     );
     for r in runs {
-        println!(
+        outln!(
             "{:<38} {:<14} {:<18} {:>5}  {:<20} {}",
             r.run_id,
             r.agent,
@@ -82,7 +86,7 @@ fn ago(ms: i64) -> String {
     }
 }
 
-async fn load(project: &Project, run: &str) -> Result<StoredRun, Failure> {
+pub(super) async fn load(project: &Project, run: &str) -> Result<StoredRun, Failure> {
     project
         .store
         .load(run)
@@ -109,65 +113,65 @@ pub async fn show(cli: &Cli, run: &str, events: bool) -> Result<Exit, Failure> {
             .map_err(|e| failed(e.to_string()))?;
         for e in events {
             if cli.json {
-                println!(
+                outln!(
                     "{}",
                     json!({"seq": e.seq, "kind": e.event.kind, "at_ms": e.event.at_ms, "data": e.event.data})
                 );
             } else {
-                println!("#{:<4} {:<18} {}", e.seq, e.event.kind, e.event.data);
+                outln!("#{:<4} {:<18} {}", e.seq, e.event.kind, e.event.data);
             }
         }
         return Ok(Exit::Ok);
     }
     if cli.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string(snap).map_err(|e| failed(e.to_string()))?
         );
         return Ok(Exit::Ok);
     }
-    println!("run      {}", snap.run_id);
-    println!("agent    {}", snap.agent);
-    println!("status   {}", snap.status());
+    outln!("run      {}", snap.run_id);
+    outln!("agent    {}", snap.agent);
+    outln!("status   {}", snap.status());
     if let Some(stop) = &snap.stop {
-        println!("stop     {stop}");
+        outln!("stop     {stop}");
     }
     if let Some(error) = &snap.error {
-        println!("error    {error}");
+        outln!("error    {error}");
     }
     if let Some(session) = &snap.session_id {
-        println!("session  {session}");
+        outln!("session  {session}");
     }
-    println!(
+    outln!(
         "steps    {} · {} tokens ({} in, {} out)",
         snap.step,
         snap.usage.total(),
         snap.usage.input_tokens,
         snap.usage.output_tokens
     );
-    println!();
+    outln!();
     for m in snap.messages.iter() {
         match m {
-            Message::System { content } => println!("system: {content}"),
-            Message::User { content } => println!("user: {content}"),
+            Message::System { content } => outln!("system: {content}"),
+            Message::User { content } => outln!("user: {content}"),
             Message::Assistant { content, .. } => {
                 if !content.is_empty() {
-                    println!("assistant: {content}");
+                    outln!("assistant: {content}");
                 }
                 for call in m.tool_calls() {
-                    println!("  → {} {} (call {})", call.name, call.arguments, call.id);
+                    outln!("  → {} {} (call {})", call.name, call.arguments, call.id);
                 }
             }
             Message::Tool(result) => {
                 let mark = if result.is_error { "✗" } else { "←" };
-                println!("  {mark} {}: {}", result.name, result.content.trim());
+                outln!("  {mark} {}: {}", result.name, result.content.trim());
             }
         }
     }
     if let Some(StopReason::AwaitingApproval { pending }) = &snap.stop {
-        println!();
+        outln!();
         for p in pending {
-            println!(
+            outln!(
                 "waiting: {} {} — {} (call {})",
                 p.tool,
                 short_input(&p.tool, &p.input),
@@ -175,7 +179,7 @@ pub async fn show(cli: &Cli, run: &str, events: bool) -> Result<Exit, Failure> {
                 p.call_id
             );
         }
-        println!("decide with `agentry approve {run}` or `agentry reject {run} --reason ...`");
+        outln!("decide with `agentry approve {run}` or `agentry reject {run} --reason ...`");
     }
     Ok(Exit::Ok)
 }
@@ -312,9 +316,9 @@ pub async fn cancel(cli: &Cli, run: &str) -> Result<Exit, Failure> {
     match out {
         Ok(out) => {
             if cli.json {
-                println!("{}", json!({"run_id": run, "stop": out.stop}));
+                outln!("{}", json!({"run_id": run, "stop": out.stop}));
             } else {
-                println!("run {run}: {}", out.stop);
+                outln!("run {run}: {}", out.stop);
             }
             Ok(Exit::Ok)
         }

@@ -5,6 +5,7 @@ mod hooks_test;
 mod manage;
 mod mcp;
 mod models;
+mod replay;
 mod run;
 
 use crate::cli::{Cli, Command, ConfigCommand, HooksCommand, McpCommand};
@@ -30,6 +31,7 @@ pub async fn run(cli: Cli, color: bool) -> Exit {
         } => manage::reject(&cli, run, call.as_deref(), reason, *stop, color).await,
         Command::Resume { run } => manage::resume(&cli, run, color).await,
         Command::Cancel { run } => manage::cancel(&cli, run).await,
+        Command::Replay { run, agent } => replay::replay(&cli, run, agent.as_deref()).await,
         Command::Hooks {
             command: HooksCommand::List,
         } => config::hooks_list(&cli).await,
@@ -58,7 +60,7 @@ pub async fn run(cli: Cli, color: bool) -> Exit {
         Err((exit, message)) => {
             if !message.is_empty() {
                 if cli.json {
-                    println!("{}", serde_json::json!({"type": "error", "error": message}));
+                    outln!("{}", serde_json::json!({"type": "error", "error": message}));
                 } else {
                     eprintln!("error: {message}");
                 }

@@ -16,7 +16,7 @@ pub async fn models(cli: &Cli, command: &ModelsCommand) -> Result<Exit, Failure>
                 let path = cache.path(model);
                 let cached = path.is_file();
                 if cli.json {
-                    println!(
+                    outln!(
                         "{}",
                         json!({
                             "id": model.id, "title": model.title, "default": model.id == DEFAULT_MODEL.id,
@@ -24,7 +24,7 @@ pub async fn models(cli: &Cli, command: &ModelsCommand) -> Result<Exit, Failure>
                         })
                     );
                 } else {
-                    println!(
+                    outln!(
                         "{:<22} {:<40} {}{}",
                         model.id,
                         model.title,
@@ -60,9 +60,9 @@ pub async fn models(cli: &Cli, command: &ModelsCommand) -> Result<Exit, Failure>
                 progress.finish("fetched; sha256 checked");
             }
             if cli.json {
-                println!("{}", json!({"id": model.id, "path": path}));
+                outln!("{}", json!({"id": model.id, "path": path}));
             } else {
-                println!("{} is in the cache: {}", model.id, path.display());
+                outln!("{} is in the cache: {}", model.id, path.display());
             }
             Ok(Exit::Ok)
         }

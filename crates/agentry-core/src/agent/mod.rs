@@ -79,8 +79,16 @@ impl<S, O> Agent<S, O> {
 
     /// The same agent with another (shared) model.
     pub fn with_model_arc(&self, model: Arc<dyn Model>) -> Self {
+        self.modified(|def| def.model = Some(model))
+    }
+
+    /// A copy of this agent whose definition `change` alters (its tools, hooks and model are
+    /// shared until replaced): for tools that run an agent another way, such as a replay that
+    /// swaps in recorded model turns and tool results. After changing `tools`, set `specs` to
+    /// match.
+    pub fn modified(&self, change: impl FnOnce(&mut AgentDef)) -> Self {
         let mut def = self.def.duplicate();
-        def.model = Some(model);
+        change(&mut def);
         Agent::from_def(def)
     }
 }

@@ -285,6 +285,16 @@ impl Runtime {
         self
     }
 
+    /// The same runtime (hooks, limits, redactor, default model) without a store: its runs are
+    /// checkpointed nowhere and appear in no listing. For dry runs and replays.
+    pub fn without_store(&self) -> Runtime {
+        let mut inner = (*self.inner).clone();
+        inner.store = None;
+        Runtime {
+            inner: Arc::new(inner),
+        }
+    }
+
     /// The runtime-scope hooks.
     pub fn hooks(&self) -> &Hooks {
         &self.inner.hooks
