@@ -118,7 +118,11 @@ pub async fn drive(
                 return Exit::of_error(&e);
             }
         };
-        render.finished(&out, started.elapsed());
+        render.finished(
+            &out,
+            started.elapsed(),
+            project.cost(agent.name(), &out.usage),
+        );
         let StopReason::AwaitingApproval { pending } = &out.stop else {
             return finish_hint(&out);
         };

@@ -7,6 +7,7 @@ mod output;
 mod cli;
 mod commands;
 mod config;
+mod cost;
 mod drive;
 mod exit;
 mod hooks;

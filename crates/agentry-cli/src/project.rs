@@ -1,6 +1,7 @@
 //! A config file, built: the runtime with its store and hooks, and the agents.
 
 use crate::config::{AgentConfig, CompactionStrategy, ConfigError, LoadedConfig};
+use crate::cost::{self, Cost, Price};
 use crate::hooks::{self, BuiltHook};
 use crate::model::Models;
 use crate::tools;
@@ -38,6 +39,8 @@ pub struct Project {
     pub agent_hooks: BTreeMap<String, Vec<(String, String)>>,
     /// The agent `run` uses without `--agent`.
     pub default_agent: String,
+    /// How each agent's model is priced (agents whose hosted model has no price are absent).
+    pub prices: BTreeMap<String, Price>,
     /// The MCP servers every run may use, when the file declares any.
     pub mcp: Option<McpServers>,
 }
@@ -130,7 +133,14 @@ impl Project {
             )
             .await?;
         }
+        let prices = declared
+            .iter()
+            .filter_map(|(name, cfg)| {
+                Some((name.clone(), Price::of(&model_spec(cfg), &config.prices)?))
+            })
+            .collect();
         Ok(Project {
+            prices,
             file,
             store,
             store_label,
@@ -149,6 +159,11 @@ impl Project {
             Some(servers) => RunOptions::new().with_stored_tools(servers.clone()),
             None => RunOptions::new(),
         }
+    }
+
+    /// What `usage` cost on agent `agent`'s model, when its price is known.
+    pub fn cost(&self, agent: &str, usage: &agentry::Usage) -> Option<Cost> {
+        cost::of(self.prices.get(agent).copied(), usage)
     }
 
     /// The agent named `name`, or the default one.
@@ -173,6 +188,19 @@ const DEFAULT_INSTRUCTIONS: &str = "You answer questions about the files in the 
 
 fn names(agents: &BTreeMap<String, AgentConfig>) -> String {
     agents.keys().cloned().collect::<Vec<_>>().join(", ")
+}
+
+/// The model an agent runs on: the one it names, else the one AGENTRY_MODEL names, else the
+/// local default.
+fn model_spec(cfg: &AgentConfig) -> String {
+    let from_env = std::env::var(agentry_local::MODEL_ENV)
+        .ok()
+        .filter(|s| !s.trim().is_empty());
+    cfg.model
+        .as_ref()
+        .map(|m| m.get_ref().clone())
+        .or(from_env)
+        .unwrap_or_else(|| "local".to_owned())
 }
 
 /// The agent declared first in the file (tables keep no order once parsed: look at the text).
@@ -243,17 +271,7 @@ fn build_agent<'a>(
         }
         building.pop();
 
-        // An agent that names no model runs on the one AGENTRY_MODEL names, else the local
-        // default.
-        let from_env = std::env::var(agentry_local::MODEL_ENV)
-            .ok()
-            .filter(|s| !s.trim().is_empty());
-        let spec = cfg
-            .model
-            .as_ref()
-            .map(|m| m.get_ref().as_str())
-            .or(from_env.as_deref())
-            .unwrap_or("local");
+        let spec = &model_spec(cfg);
         let model = models.get(spec, file).await.map_err(|e| {
             let message = format!("agent `{name}`: model `{spec}`: {e}");
             match &cfg.model {

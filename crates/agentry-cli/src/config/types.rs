@@ -48,6 +48,27 @@ pub struct Config {
     /// `mcp_servers`, relative to the config file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mcp_config_files: Vec<String>,
+    /// Prices of hosted models, by model spec as agents name them
+    /// (`[prices."anthropic:claude-sonnet-4-5"] input = 3.0, output = 15.0`), so the run
+    /// summary shows what a run cost. Local and scripted models cost nothing.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub prices: BTreeMap<String, PriceConfig>,
+}
+
+/// A hosted model's price, in US dollars per million tokens.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PriceConfig {
+    /// Prompt tokens.
+    pub input: f64,
+    /// Completion tokens (reasoning included).
+    pub output: f64,
+    /// Prompt tokens read from the provider's cache (default: `input`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_input: Option<f64>,
+    /// Prompt tokens written to the provider's cache (default: `input`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_input: Option<f64>,
 }
 
 /// Options of each built-in tool.

@@ -1,6 +1,7 @@
 //! `--json`: one JSON object per line for each event, then the result.
 
 use super::Render;
+use crate::cost::Cost;
 use agentry::{RunEvent, RunOutput};
 use serde_json::{Value, json};
 use std::io::Write;
@@ -47,7 +48,7 @@ impl Render for Ndjson {
         self.emit(event_json(event));
     }
 
-    fn finished(&mut self, out: &RunOutput<(), Value>, elapsed: Duration) {
+    fn finished(&mut self, out: &RunOutput<(), Value>, elapsed: Duration, cost: Option<Cost>) {
         self.emit(json!({
             "type": "result",
             "run_id": out.run_id,
@@ -55,6 +56,7 @@ impl Render for Ndjson {
             "stop": out.stop,
             "steps": out.steps,
             "usage": out.usage,
+            "cost_usd": cost.map(|c| c.usd),
             "elapsed_ms": elapsed.as_millis() as u64,
         }));
     }

@@ -2,6 +2,7 @@
 //! pauses, and a summary.
 
 use super::{Render, short_input, short_result};
+use crate::cost::Cost;
 use crate::progress::Spinner;
 use agentry::{Decision, RunEvent, RunOutput, StopReason};
 use anstyle::{AnsiColor, Style};
@@ -221,7 +222,7 @@ impl Render for Live {
         }
     }
 
-    fn finished(&mut self, out: &RunOutput<(), Value>, elapsed: Duration) {
+    fn finished(&mut self, out: &RunOutput<(), Value>, elapsed: Duration, cost: Option<Cost>) {
         self.spinner.stop();
         self.end_line();
         // A structured answer is shown whole (text answers were streamed).
@@ -238,8 +239,9 @@ impl Render for Live {
             StopReason::Cancelled => self.paint(WAIT, "cancelled"),
             other => self.paint(ERR, &other.to_string()),
         };
+        let cost = cost.map(|c| format!(" · {c}")).unwrap_or_default();
         let summary = format!(
-            "{} steps · {} tokens ({} in, {} out) · {:.1} s · {stop} · run {}",
+            "{} steps · {} tokens ({} in, {} out){cost} · {:.1} s · {stop} · run {}",
             out.steps,
             out.usage.total(),
             out.usage.input_tokens,

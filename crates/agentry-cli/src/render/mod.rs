@@ -8,6 +8,7 @@ pub use json::Ndjson;
 pub use live::Live;
 pub use short::{cut_line, short_input, short_result};
 
+use crate::cost::Cost;
 use agentry::{RunEvent, RunOutput};
 use serde_json::Value;
 use std::time::Duration;
@@ -17,7 +18,7 @@ pub trait Render {
     /// Shows one event.
     fn event(&mut self, event: &RunEvent);
     /// Shows how the run ended.
-    fn finished(&mut self, out: &RunOutput<(), Value>, elapsed: Duration);
+    fn finished(&mut self, out: &RunOutput<(), Value>, elapsed: Duration, cost: Option<Cost>);
     /// Shows that the run failed.
     fn failed(&mut self, run_id: &str, error: &str);
     /// The model is being waited on (a spinner may show); `false` when output arrives.

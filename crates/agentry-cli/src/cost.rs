@@ -1,0 +1,153 @@
+//! What a run cost: token usage priced by the `[prices]` table of `agentry.toml`; a local or
+//! scripted model costs nothing.
+
+use crate::config::PriceConfig;
+use agentry::Usage;
+use std::collections::BTreeMap;
+
+/// How an agent's model is priced.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Price {
+    /// The model runs here (the local model, a GGUF file, scripted turns): no charge.
+    Local,
+    /// US dollars per million tokens.
+    PerMillion {
+        /// Prompt tokens not served from a cache.
+        input: f64,
+        /// Completion tokens.
+        output: f64,
+        /// Prompt tokens served from the provider's cache.
+        cached_input: f64,
+        /// Prompt tokens written to the provider's cache.
+        cache_write_input: f64,
+    },
+}
+
+impl Price {
+    /// The price of the model `spec` names: local specs cost nothing, hosted ones what `prices`
+    /// says (`None` when it says nothing).
+    pub fn of(spec: &str, prices: &BTreeMap<String, PriceConfig>) -> Option<Price> {
+        let spec = spec.trim();
+        if spec == "local" || spec.starts_with("local:") || spec.starts_with("scripted:") {
+            return Some(Price::Local);
+        }
+        prices.get(spec).map(|p| Price::PerMillion {
+            input: p.input,
+            output: p.output,
+            cached_input: p.cached_input.unwrap_or(p.input),
+            cache_write_input: p.cache_write_input.unwrap_or(p.input),
+        })
+    }
+
+    /// What `usage` costs, in US dollars.
+    pub fn cost(&self, usage: &Usage) -> f64 {
+        match *self {
+            Price::Local => 0.0,
+            Price::PerMillion {
+                input,
+                output,
+                cached_input,
+                cache_write_input,
+            } => {
+                let cached = usage.cached_input_tokens.min(usage.input_tokens);
+                let written = usage
+                    .cache_write_input_tokens
+                    .min(usage.input_tokens - cached);
+                let plain = usage.input_tokens - cached - written;
+                (plain as f64 * input
+                    + cached as f64 * cached_input
+                    + written as f64 * cache_write_input
+                    + usage.output_tokens as f64 * output)
+                    / 1_000_000.0
+            }
+        }
+    }
+}
+
+/// A run's cost as the summary shows it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Cost {
+    /// US dollars.
+    pub usd: f64,
+    /// True when the model ran here.
+    pub local: bool,
+}
+
+impl std::fmt::Display for Cost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.local, self.usd) {
+            (true, _) => f.write_str("$0 (local)"),
+            (false, usd) if usd < 0.01 => write!(f, "${usd:.4}"),
+            (false, usd) => write!(f, "${usd:.2}"),
+        }
+    }
+}
+
+/// The cost of `usage` at `price`.
+pub fn of(price: Option<Price>, usage: &Usage) -> Option<Cost> {
+    price.map(|p| Cost {
+        usd: p.cost(usage),
+        local: p == Price::Local,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn priced() -> BTreeMap<String, PriceConfig> {
+        BTreeMap::from([(
+            "anthropic:claude-sonnet-4-5".to_owned(),
+            PriceConfig {
+                input: 3.0,
+                output: 15.0,
+                cached_input: Some(0.3),
+                cache_write_input: Some(3.75),
+            },
+        )])
+    }
+
+    #[test]
+    fn hosted_models_cost_what_the_table_says_with_cache_reads_and_writes_apart() {
+        let price = Price::of("anthropic:claude-sonnet-4-5", &priced()).unwrap();
+        let usage = Usage {
+            input_tokens: 1_000_000,
+            output_tokens: 100_000,
+            cached_input_tokens: 500_000,
+            cache_write_input_tokens: 100_000,
+            reasoning_tokens: 0,
+        };
+        // 400k plain at $3, 500k cached at $0.30, 100k written at $3.75, 100k out at $15.
+        let expected = 1.2 + 0.15 + 0.375 + 1.5;
+        assert!((price.cost(&usage) - expected).abs() < 1e-9);
+    }
+
+    #[test]
+    fn local_models_are_free_and_unpriced_hosted_ones_unknown() {
+        assert_eq!(Price::of("local", &priced()), Some(Price::Local));
+        assert_eq!(
+            Price::of("local:qwen2.5-coder-1.5b", &priced()),
+            Some(Price::Local)
+        );
+        assert_eq!(
+            Price::of("scripted:turns.json", &priced()),
+            Some(Price::Local)
+        );
+        assert_eq!(Price::of("openai:gpt-4.1", &priced()), None);
+    }
+
+    #[test]
+    fn costs_read_as_dollars() {
+        let c = |usd| Cost { usd, local: false };
+        assert_eq!(c(0.000_42).to_string(), "$0.0004");
+        assert_eq!(c(1.234).to_string(), "$1.23");
+        assert_eq!(
+            Cost {
+                usd: 0.0,
+                local: true
+            }
+            .to_string(),
+            "$0 (local)"
+        );
+    }
+}
