@@ -126,6 +126,48 @@ fn ctrl_c_cancels_cleanly_and_resume_continues() {
 }
 
 #[test]
+fn cancel_from_another_process_stops_a_live_run_and_resume_continues_it() {
+    // The default 30 s lease: the driving process holds it throughout, so `cancel` cannot take
+    // the run over and must ask that process.
+    let p = Project::new(&CONFIG.replace("lease_ttl = \"1s\"", ""), turns());
+    let child = spawn_run(&p);
+    wait_for_start(&p);
+    let run = the_run(&p);
+    let id = run["run_id"].as_str().unwrap();
+    let started = Instant::now();
+    let (lines, code) = p.json(&["cancel", id]);
+    assert_eq!(code, 0, "{lines:?}");
+    assert_eq!(
+        lines.last().unwrap()["stop"]["kind"],
+        "cancelled",
+        "{lines:?}"
+    );
+    // Seen at the next renewal (within 2 s), well before the 30 s lease would run out.
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "the driving process reports the cancel"
+    );
+    // The Bash call in flight was dropped (its process group killed) before it marked its end.
+    std::thread::sleep(Duration::from_millis(3500));
+    assert_eq!(
+        std::fs::read_to_string(p.file("marks")).unwrap(),
+        "started\n"
+    );
+    assert_eq!(the_run(&p)["status"], "cancelled");
+    // The request was cleared when the run was claimed again: resume finishes it.
+    let (lines, code) = resume(&p, id);
+    assert_eq!(code, 0, "{lines:?}");
+    assert_eq!(lines.last().unwrap()["output"], "Finished.");
+}
+
+#[test]
 fn an_approval_is_answered_at_the_terminal() {
     let p = Project::new(
         CONFIG,

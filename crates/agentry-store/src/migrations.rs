@@ -23,6 +23,11 @@ pub(crate) fn sqlite() -> Migrator {
             "message log",
             include_str!("../migrations/sqlite/0002_message_log.sql"),
         ),
+        migration(
+            3,
+            "cancel requests",
+            include_str!("../migrations/sqlite/0003_cancel_requests.sql"),
+        ),
     ])
 }
 
@@ -38,6 +43,11 @@ pub(crate) fn postgres() -> Migrator {
             2,
             "message log",
             include_str!("../migrations/postgres/0002_message_log.sql"),
+        ),
+        migration(
+            3,
+            "cancel requests",
+            include_str!("../migrations/postgres/0003_cancel_requests.sql"),
         ),
     ])
 }

@@ -225,7 +225,8 @@ impl PostgresStore {
         let claimed: Option<i64> = sqlx::query_scalar(concat!(
             "UPDATE runs SET lease = lease + 1, lease_expires_ms = ",
             now_ms_sql!(),
-            " + $4 WHERE run_id = $1 AND lease = $2 AND status = $3 AND lease_expires_ms <= ",
+            " + $4, cancel_requested_ms = NULL \
+             WHERE run_id = $1 AND lease = $2 AND status = $3 AND lease_expires_ms <= ",
             now_ms_sql!(),
             " RETURNING lease"
         ))
@@ -298,6 +299,50 @@ impl PostgresStore {
                 run_id: run_id.to_string(),
             },
         })
+    }
+
+    async fn set_cancel_request(&self, run_id: &str) -> Result<(), StoreError> {
+        let done = sqlx::query(concat!(
+            "UPDATE runs SET cancel_requested_ms = ",
+            now_ms_sql!(),
+            " WHERE run_id = $1"
+        ))
+        .bind(run_id)
+        .execute(&self.pool)
+        .await
+        .map_err(|e| {
+            error::backend(
+                &self.name,
+                format_args!("asking to cancel run `{run_id}`"),
+                e,
+            )
+        })?;
+        match done.rows_affected() {
+            0 => Err(StoreError::NotFound {
+                store: self.name.to_string(),
+                run_id: run_id.to_string(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    async fn has_cancel_request(&self, run_id: &str, lease: u64) -> Result<bool, StoreError> {
+        let found: Option<i32> = sqlx::query_scalar(
+            "SELECT 1 FROM runs WHERE run_id = $1 AND lease = $2 \
+             AND cancel_requested_ms IS NOT NULL",
+        )
+        .bind(run_id)
+        .bind(rows::lease_param(lease))
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(|e| {
+            error::backend(
+                &self.name,
+                format_args!("reading run `{run_id}`'s cancel request"),
+                e,
+            )
+        })?;
+        Ok(found.is_some())
     }
 
     async fn list_runs(&self, query: &RunQuery) -> Result<Vec<RunSummary>, StoreError> {
@@ -397,6 +442,18 @@ impl RunStore for PostgresStore {
         hold: Duration,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(self.renew_lease(run_id, lease, hold))
+    }
+
+    fn request_cancel<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(self.set_cancel_request(run_id))
+    }
+
+    fn cancel_requested<'a>(
+        &'a self,
+        run_id: &'a str,
+        lease: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(self.has_cancel_request(run_id, lease))
     }
 
     fn list<'a>(

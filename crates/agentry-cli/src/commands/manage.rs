@@ -6,8 +6,9 @@ use crate::drive::{Prompter, drive};
 use crate::exit::Exit;
 use crate::project::Project;
 use crate::render::short_input;
-use agentry::{Decision, Message, RunQuery, RunStatus, StopReason, StoredRun};
+use agentry::{Decision, Message, RunQuery, RunStatus, StopReason, StoreError, StoredRun};
 use serde_json::json;
+use std::time::{Duration, Instant};
 
 /// `agentry runs`.
 pub async fn runs(cli: &Cli, args: &RunsArgs) -> Result<Exit, Failure> {
@@ -322,6 +323,51 @@ pub async fn cancel(cli: &Cli, run: &str) -> Result<Exit, Failure> {
             }
             Ok(Exit::Ok)
         }
+        Err(agentry::Error::Store(StoreError::Leased { .. })) => {
+            cancel_live(cli, &project, run).await
+        }
         Err(e) => Err((Exit::of_error(&e), e.to_string())),
+    }
+}
+
+/// How long `cancel` waits for the process driving a run to stop it.
+const CANCEL_WAIT: Duration = Duration::from_secs(30);
+
+/// Cancels a run another process drives: records a cancel request in the store, which that
+/// process sees within seconds (when it renews the run's lease) and acts on; waits until the
+/// run is checkpointed as cancelled.
+async fn cancel_live(cli: &Cli, project: &Project, run: &str) -> Result<Exit, Failure> {
+    project
+        .store
+        .request_cancel(run)
+        .await
+        .map_err(|e| failed(e.to_string()))?;
+    if !cli.json {
+        eprintln!("run {run} is driven by another process: asked it to cancel the run …");
+    }
+    let started = Instant::now();
+    loop {
+        let stored = load(project, run).await?;
+        let snap = &stored.snapshot;
+        if snap.status() != RunStatus::Running || snap.stop.is_some() {
+            let stop = snap.stop.as_ref().map(ToString::to_string);
+            if cli.json {
+                outln!("{}", json!({"run_id": run, "stop": snap.stop}));
+            } else {
+                outln!(
+                    "run {run}: {}",
+                    stop.unwrap_or_else(|| snap.status().to_string())
+                );
+            }
+            return Ok(Exit::Ok);
+        }
+        if started.elapsed() > CANCEL_WAIT {
+            return Err(failed(format!(
+                "run `{run}` is still running {} s after the cancel request: the process driving \
+                 it may be stuck or unable to reach the store; the request stays recorded",
+                CANCEL_WAIT.as_secs()
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }

@@ -36,6 +36,8 @@ struct MemoryRun {
     created_ms: i64,
     updated_ms: i64,
     events: Vec<StoredEvent>,
+    /// Set by a cancel request; cleared by a claim.
+    cancel_requested: bool,
 }
 
 impl MemoryStore {
@@ -94,6 +96,7 @@ impl RunStore for MemoryStore {
                         created_ms: now,
                         updated_ms: now,
                         events: Vec::new(),
+                        cancel_requested: false,
                     })
                 }
             };
@@ -143,6 +146,7 @@ impl RunStore for MemoryStore {
             Some(run) => {
                 run.lease += 1;
                 run.lease_expires_ms = expiry(now, Some(hold));
+                run.cancel_requested = false;
                 Ok(run.lease)
             }
         };
@@ -164,6 +168,29 @@ impl RunStore for MemoryStore {
             }
         };
         Box::pin(async move { result })
+    }
+
+    fn request_cancel<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        let result = match self.lock().get_mut(run_id) {
+            None => Err(Self::not_found(run_id)),
+            Some(run) => {
+                run.cancel_requested = true;
+                Ok(())
+            }
+        };
+        Box::pin(std::future::ready(result))
+    }
+
+    fn cancel_requested<'a>(
+        &'a self,
+        run_id: &'a str,
+        lease: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        let result = match self.lock().get(run_id) {
+            None => Err(Self::not_found(run_id)),
+            Some(run) => Ok(run.lease == lease && run.cancel_requested),
+        };
+        Box::pin(std::future::ready(result))
     }
 
     fn list<'a>(

@@ -359,6 +359,31 @@ pub trait RunStore: Send + Sync + 'static {
     /// A run's event history, oldest first (empty for an unknown run).
     fn events<'a>(&'a self, run_id: &'a str)
     -> BoxFuture<'a, Result<Vec<StoredEvent>, StoreError>>;
+    /// Asks the process driving a run to cancel it: the request is recorded, and that process
+    /// sees it the next time it renews the run's lease ([`cancel_requested`](Self::cancel_requested))
+    /// and cancels the run there, checkpointed. A claim clears the request, so a run resumed
+    /// after it is not cancelled again. [`StoreError::NotFound`] for an unknown run.
+    ///
+    /// The default says the store cannot: stores shared between processes implement it.
+    fn request_cancel<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        let _ = run_id;
+        Box::pin(std::future::ready(Err(StoreError::backend(
+            self.name(),
+            "this store cannot pass a cancel request to the process driving a run; cancel it in \
+             that process",
+        ))))
+    }
+    /// True when [`request_cancel`](Self::request_cancel) asked for the run to be cancelled
+    /// since its lease `lease` was claimed. The default (a store that takes no requests) is
+    /// never.
+    fn cancel_requested<'a>(
+        &'a self,
+        run_id: &'a str,
+        lease: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        let _ = (run_id, lease);
+        Box::pin(std::future::ready(Ok(false)))
+    }
 }
 
 /// A shared store is a store: `Arc<dyn RunStore>` can be handed to a runtime.
@@ -407,6 +432,16 @@ impl<S: RunStore + ?Sized> RunStore for Arc<S> {
         run_id: &'a str,
     ) -> BoxFuture<'a, Result<Vec<StoredEvent>, StoreError>> {
         (**self).events(run_id)
+    }
+    fn request_cancel<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        (**self).request_cancel(run_id)
+    }
+    fn cancel_requested<'a>(
+        &'a self,
+        run_id: &'a str,
+        lease: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        (**self).cancel_requested(run_id, lease)
     }
 }
 

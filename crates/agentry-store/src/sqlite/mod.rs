@@ -273,7 +273,8 @@ impl SqliteStore {
                 let now = now_ms();
                 let claimed: Option<i64> = conn
                     .prepare_cached(
-                        "UPDATE runs SET lease = lease + 1, lease_expires_ms = ?4 + ?5 \
+                        "UPDATE runs SET lease = lease + 1, lease_expires_ms = ?4 + ?5, \
+                         cancel_requested_ms = NULL \
                          WHERE run_id = ?1 AND lease = ?2 AND status = ?3 \
                          AND lease_expires_ms <= ?4 RETURNING lease",
                     )
@@ -358,6 +359,47 @@ impl SqliteStore {
                 run_id: run_id.to_string(),
             }),
         }
+    }
+
+    async fn set_cancel_request(&self, run_id: &str) -> Result<(), StoreError> {
+        let (name, id) = (self.name.clone(), run_id.to_string());
+        let updated = self
+            .worker
+            .call(move |conn| {
+                conn.prepare_cached("UPDATE runs SET cancel_requested_ms = ?2 WHERE run_id = ?1")
+                    .and_then(|mut q| q.execute(params![id, now_ms()]))
+                    .map_err(|e| {
+                        error::sqlite(&name, format_args!("asking to cancel run `{id}`"), e)
+                    })
+            })
+            .await?;
+        match updated {
+            0 => Err(StoreError::NotFound {
+                store: self.name.to_string(),
+                run_id: run_id.to_string(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    async fn has_cancel_request(&self, run_id: &str, lease: u64) -> Result<bool, StoreError> {
+        let (name, id) = (self.name.clone(), run_id.to_string());
+        self.worker
+            .call(move |conn| {
+                conn.prepare_cached(
+                    "SELECT 1 FROM runs WHERE run_id = ?1 AND lease = ?2 \
+                     AND cancel_requested_ms IS NOT NULL",
+                )
+                .and_then(|mut q| q.exists(params![id, rows::lease_param(lease)]))
+                .map_err(|e| {
+                    error::sqlite(
+                        &name,
+                        format_args!("reading run `{id}`'s cancel request"),
+                        e,
+                    )
+                })
+            })
+            .await
     }
 
     async fn list_runs(&self, query: &RunQuery) -> Result<Vec<RunSummary>, StoreError> {
@@ -496,6 +538,18 @@ impl RunStore for SqliteStore {
         hold: Duration,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(self.renew_lease(run_id, lease, hold))
+    }
+
+    fn request_cancel<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(self.set_cancel_request(run_id))
+    }
+
+    fn cancel_requested<'a>(
+        &'a self,
+        run_id: &'a str,
+        lease: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(self.has_cancel_request(run_id, lease))
     }
 
     fn list<'a>(

@@ -46,6 +46,7 @@ macro_rules! conformance_tests {
             a_renewal_keeps_the_lease_and_a_lost_one_conflicts,
             checkpoints_append_messages_and_a_load_rebuilds_the_history,
             queued_checkpoints_are_written_in_order_and_report_their_outcome,
+            a_cancel_request_reaches_the_lease_holder_and_a_claim_clears_it,
         );
     };
     (@each $open:expr; $($property:ident),* $(,)?) => {
@@ -802,4 +803,27 @@ pub async fn queued_checkpoints_are_written_in_order_and_report_their_outcome(s:
         s.other.load("run-q").await.unwrap().unwrap().snapshot.step,
         10
     );
+}
+
+pub async fn a_cancel_request_reaches_the_lease_holder_and_a_claim_clears_it(s: &Stores) {
+    let store = &*s.store;
+    let run = snapshot("run-1");
+    save_holding(store, &run, 0, &[], Some(HOLD)).await.unwrap();
+    assert!(!store.cancel_requested("run-1", 0).await.unwrap());
+    // Another process asks; the holder sees it under its lease.
+    s.other.request_cancel("run-1").await.unwrap();
+    assert!(store.cancel_requested("run-1", 0).await.unwrap());
+    assert!(!store.cancel_requested("run-1", 7).await.unwrap());
+    assert!(matches!(
+        s.other.request_cancel("run-9").await,
+        Err(StoreError::NotFound { .. })
+    ));
+    // The run is released (cancelled there) and claimed again: the request is gone.
+    save_holding(store, &run, 0, &[], None).await.unwrap();
+    let lease = s
+        .other
+        .claim("run-1", 0, RunStatus::Running, HOLD)
+        .await
+        .unwrap();
+    assert!(!s.other.cancel_requested("run-1", lease).await.unwrap());
 }

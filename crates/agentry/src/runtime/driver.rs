@@ -861,6 +861,7 @@ impl Driver {
                     self.lease,
                     ttl,
                     durable.loss.clone(),
+                    self.scope.ctx.cancellation().clone(),
                 ));
             }
             Some(_) => {}

@@ -1,6 +1,8 @@
 //! Holding a durable run's lease while a driver runs it: renewed in the background every third of
-//! its duration, and reported lost when another process took the run over, so the driver stops
-//! before its next effect.
+//! its duration (at least every [`CANCEL_POLL`]), and reported lost when another process took
+//! the run over, so the driver stops before its next effect. Each renewal also reads the run's
+//! cancel request ([`RunStore::request_cancel`], made by any process) and cancels the run here
+//! when there is one.
 
 use agentry_core::{RunStore, StoreError};
 use std::sync::{Arc, Mutex};
@@ -11,6 +13,9 @@ use tokio_util::sync::CancellationToken;
 /// How long a run's lease lasts unless renewed, by default: a process that dies leaves its runs
 /// claimable this long after its last renewal.
 pub(crate) const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(30);
+
+/// The longest a cancel request made in another process waits to be seen.
+pub(crate) const CANCEL_POLL: Duration = Duration::from_secs(2);
 
 /// Renews one run's lease until dropped.
 pub(crate) struct LeaseKeeper {
@@ -54,15 +59,25 @@ impl LeaseKeeper {
         lease: u64,
         ttl: Duration,
         loss: LeaseLoss,
+        cancel: CancellationToken,
     ) -> LeaseKeeper {
-        let every = (ttl / 3).max(Duration::from_millis(1));
+        let every = (ttl / 3).clamp(Duration::from_millis(1), CANCEL_POLL);
         let task = tokio::spawn(async move {
             let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
             ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 ticks.tick().await;
                 match store.renew(&run_id, lease, ttl).await {
-                    Ok(()) => {}
+                    Ok(()) => match store.cancel_requested(&run_id, lease).await {
+                        Ok(true) => {
+                            tracing::info!(run_id = %run_id, "another process asked to cancel the run");
+                            cancel.cancel();
+                        }
+                        Ok(false) => {}
+                        Err(e) => {
+                            tracing::warn!(run_id = %run_id, error = %e, "reading the run's cancel request failed; trying again")
+                        }
+                    },
                     Err(e @ (StoreError::Conflict { .. } | StoreError::NotFound { .. })) => {
                         tracing::warn!(run_id = %run_id, error = %e, "the run's lease was lost; the run stops before its next effect");
                         loss.lose(e);
