@@ -15,6 +15,7 @@ mod model;
 mod progress;
 mod project;
 mod render;
+mod telemetry;
 mod tools;
 
 use clap::Parser;
@@ -32,6 +33,13 @@ fn main() {
                 && std::io::stdout().is_terminal()
         }
     };
+    let telemetry = match telemetry::Telemetry::start(&cli) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(Exit::Usage.code());
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -45,5 +53,8 @@ fn main() {
     let exit = runtime.block_on(commands::run(cli, color));
     // Runs, hook processes and store connections end with the runtime.
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    if let Some(telemetry) = telemetry {
+        telemetry.shutdown();
+    }
     std::process::exit(exit.code());
 }

@@ -83,6 +83,23 @@ impl Project {
             );
         }
         let mut runtime_hooks = Vec::new();
+        if let Some(t) = &config.telemetry {
+            runtime = runtime.with(agentry::builtins::Telemetry::new());
+            let endpoint = t
+                .otlp_endpoint
+                .as_deref()
+                .unwrap_or("the OTLP endpoint of the environment");
+            runtime_hooks.push((
+                "telemetry".to_owned(),
+                format!("GenAI spans of every run, exported to {endpoint}"),
+            ));
+        } else if std::env::var_os("OTEL_EXPORTER_OTLP_ENDPOINT").is_some() {
+            runtime = runtime.with(agentry::builtins::Telemetry::new());
+            runtime_hooks.push((
+                "telemetry".to_owned(),
+                "GenAI spans of every run, exported to OTEL_EXPORTER_OTLP_ENDPOINT".to_owned(),
+            ));
+        }
         for BuiltHook {
             name,
             summary,
@@ -402,7 +419,7 @@ async fn open_store(file: &LoadedConfig) -> Result<(Arc<dyn RunStore>, String), 
 }
 
 /// Replaces `${VAR}` with the environment variable's value.
-fn expand_env(text: &str) -> Result<String, String> {
+pub(crate) fn expand_env(text: &str) -> Result<String, String> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     let mut missing = HashSet::new();

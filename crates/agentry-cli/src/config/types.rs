@@ -53,6 +53,28 @@ pub struct Config {
     /// summary shows what a run cost. Local and scripted models cost nothing.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub prices: BTreeMap<String, PriceConfig>,
+    /// Traces of every run (OpenTelemetry GenAI spans: the run, each step, model call and tool
+    /// call, sub-agents) exported to an OTLP endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<TelemetryConfig>,
+}
+
+/// Where run traces go.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TelemetryConfig {
+    /// The OTLP/HTTP endpoint (`http://127.0.0.1:4318`: spans are posted to its `/v1/traces`
+    /// as protobuf); default `OTEL_EXPORTER_OTLP_ENDPOINT`, else `http://localhost:4318`.
+    /// `${VAR}` is replaced by the environment variable's value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub otlp_endpoint: Option<String>,
+    /// Headers sent with each export (`{ Authorization = "Bearer ${OTLP_TOKEN}" }`); `${VAR}`
+    /// is expanded.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    /// The `service.name` of the spans (default `agentry`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_name: Option<String>,
 }
 
 /// A hosted model's price, in US dollars per million tokens.
