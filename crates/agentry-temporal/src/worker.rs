@@ -8,6 +8,7 @@ use crate::workflow::AgentRun;
 use agentry::{Agent, AgentDef, Runtime};
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 use temporalio_sdk::{WorkerOptions, runtime::RuntimeOptions};
 
 /// A worker: the agents it hosts and the [`Runtime`] whose runtime-scope hooks, default model
@@ -20,6 +21,7 @@ pub struct Worker {
     agents: HashMap<String, Arc<AgentDef>>,
     server: Server,
     max_cached_runs: usize,
+    sticky_timeout: Duration,
 }
 
 impl std::fmt::Debug for Worker {
@@ -41,6 +43,7 @@ impl Worker {
             agents: HashMap::new(),
             server,
             max_cached_runs: 1000,
+            sticky_timeout: Duration::from_secs(5),
         }
     }
 
@@ -59,6 +62,15 @@ impl Worker {
         self
     }
 
+    /// How long a run's next workflow task waits for the worker that ran its last one (which
+    /// has the run in memory) before any worker of the queue may take it: 5 s by default. A
+    /// worker that died delays its runs' next steps by this much at most, on top of the
+    /// activities' heartbeat limit ([`Limits::heartbeat`](crate::Limits::heartbeat)).
+    pub fn sticky_timeout(mut self, timeout: Duration) -> Self {
+        self.sticky_timeout = timeout;
+        self
+    }
+
     /// Connects and polls the task queue until stopped through `stop` (made by
     /// [`WorkerStop::new`]). The future is not `Send`: await it on the thread that made it (in
     /// `main`), or use [`spawn`](Self::spawn).
@@ -74,6 +86,7 @@ impl Worker {
         };
         let options = WorkerOptions::new(self.server.task_queue.clone())
             .max_cached_workflows(self.max_cached_runs)
+            .sticky_queue_schedule_to_start_timeout(self.sticky_timeout)
             .register_workflow::<AgentRun>()
             .map_err(|e| TemporalError::Worker(e.to_string()))?
             .register_activities(activities)

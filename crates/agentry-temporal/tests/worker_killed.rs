@@ -108,6 +108,7 @@ async fn child_worker() {
     let hang_at = std::env::var(HANG_AT).ok().map(|n| n.parse().unwrap());
     Worker::new(Server::new(target).task_queue(QUEUE), Runtime::new())
         .agent(&agent(&dir, hang_at))
+        .sticky_timeout(Duration::from_secs(1))
         .run(WorkerStop::new())
         .await
         .unwrap();
@@ -174,7 +175,7 @@ async fn a_worker_killed_mid_tool_call_is_replaced_and_no_completed_step_runs_ag
         ["step 1 done", "step 2 done", "step 3 done", "step 4 done"]
     );
     println!(
-        "recovery: the run ended {:.2} s after its worker was killed (heartbeat limit 2 s, a new worker process started meanwhile)",
+        "recovery: the run ended {:.2} s after its worker was killed (heartbeat limit 2 s, sticky timeout 1 s, a new worker process started meanwhile)",
         recovered.as_secs_f64()
     );
 }
