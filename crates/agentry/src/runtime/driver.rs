@@ -506,7 +506,7 @@ impl Driver {
     }
 
     /// Fires ApprovalResolved for the decisions a person gave (when a paused run resumes).
-    async fn resolved_by_person(&mut self) -> Result<(), Error> {
+    pub(crate) async fn resolved_by_person(&mut self) -> Result<(), Error> {
         let pending = match self.last_paused.take() {
             Some(p) => p,
             None => return Ok(()),
@@ -532,7 +532,11 @@ impl Driver {
     }
 
     /// Ends a step: AfterStep (which may stop the run) and, when `save`, a checkpoint.
-    async fn end_step(&mut self, step: u32, save: bool) -> Result<Option<StopReason>, Error> {
+    pub(crate) async fn end_step(
+        &mut self,
+        step: u32,
+        save: bool,
+    ) -> Result<Option<StopReason>, Error> {
         self.in_step = false;
         self.scope.ctx.send_event(|p| RunEvent::StepFinished {
             step,
@@ -555,7 +559,7 @@ impl Driver {
 
     /// Fires Stop, with the final answer when the run stops with one; returns the veto message
     /// when a hook vetoed a natural stop.
-    async fn stop_event(
+    pub(crate) async fn stop_event(
         &mut self,
         reason: StopReason,
         output: Option<&Value>,
@@ -905,7 +909,7 @@ impl Driver {
 }
 
 /// The run's stop reason for a step hook's stop decision, made by the hook `by`.
-fn stop_reason(decision: &StepDecision, by: Option<&str>) -> StopReason {
+pub(crate) fn stop_reason(decision: &StepDecision, by: Option<&str>) -> StopReason {
     match decision {
         StepDecision::StopWith(reason) => reason.clone(),
         StepDecision::Stop(reason) => StopReason::Hook {

@@ -2,6 +2,7 @@
 
 mod compact;
 mod driver;
+pub mod effects;
 mod handle;
 mod lease;
 mod limits;

@@ -227,7 +227,11 @@ impl Driver {
     /// One call, start to end. An `Err` is a hook failure that fails the run; everything else the
     /// model should hear about is an error result. Every call streams ToolStarted (with the input
     /// the model sent) and ToolFinished (with the result the model will see).
-    async fn tool_call(&self, turn: &Arc<Message>, index: usize) -> Result<Settled, Error> {
+    pub(crate) async fn tool_call(
+        &self,
+        turn: &Arc<Message>,
+        index: usize,
+    ) -> Result<Settled, Error> {
         let call = &turn.tool_calls()[index];
         if let Some(result) = self.machine.settled_result(&call.id) {
             return Ok(Settled::Done(result.clone()));

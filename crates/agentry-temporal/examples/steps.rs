@@ -1,0 +1,93 @@
+//! Per-step cost on Temporal against in-process: one run of `S` steps (one `echo` tool call
+//! each, then a final answer) with a scripted model, timed both ways, and `R` such runs at once
+//! on Temporal. Needs a Temporal server:
+//!
+//! ```sh
+//! temporal server start-dev --ip 127.0.0.1 --headless --port 7233 &
+//! cargo run --release -p agentry-temporal --example steps -- http://127.0.0.1:7233 50 100
+//! ```
+
+use agentry::RunOutput;
+use agentry::prelude::*;
+use agentry_temporal::{Client, Server, Worker};
+use std::time::Instant;
+
+#[derive(Deserialize, JsonSchema)]
+struct Text {
+    text: String,
+}
+
+fn agent(steps: usize) -> Agent {
+    let model = ScriptedModel::from_fn(move |_, req| {
+        let done = req
+            .messages
+            .iter()
+            .filter(|m| matches!(m, Message::Tool(_)))
+            .count();
+        if done < steps {
+            ScriptedTurn::new().with_tool_call_id(
+                format!("c{done}"),
+                "echo",
+                json!({"text": "ping"}),
+            )
+        } else {
+            ScriptedTurn::text("done")
+        }
+    });
+    let echo = tool("echo", "Echoes.", |a: Text, _ctx: ToolCtx| async move {
+        Ok(a.text)
+    });
+    Agent::builder("bench")
+        .instructions("bench")
+        .model(model)
+        .tool(echo)
+        .max_steps(100_000)
+        .build()
+        .unwrap()
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let target = args
+        .next()
+        .unwrap_or_else(|| "http://127.0.0.1:7233".into());
+    let steps: usize = args.next().map_or(Ok(50), |s| s.parse())?;
+    let runs: usize = args.next().map_or(Ok(100), |s| s.parse())?;
+    let agent = agent(steps);
+
+    let start = Instant::now();
+    let local = Runtime::new().run(&agent, "go").await?;
+    let local_us = start.elapsed().as_secs_f64() * 1e6 / steps as f64;
+    assert_eq!(local.output.as_deref(), Some("done"));
+
+    let server = Server::new(target).task_queue(format!("bench-{}", std::process::id()));
+    let worker = Worker::new(server.clone(), Runtime::new())
+        .agent(&agent)
+        .spawn();
+    let client = Client::connect(server).await?;
+    // Warm-up: the worker's first poll and the connection.
+    let _: RunOutput<(), String> = client.run("bench", "go", RunOptions::new()).await?;
+
+    let start = Instant::now();
+    let out: RunOutput<(), String> = client.run("bench", "go", RunOptions::new()).await?;
+    let remote_us = start.elapsed().as_secs_f64() * 1e6 / steps as f64;
+    assert_eq!(out.messages.to_vec(), local.messages.to_vec());
+
+    let start = Instant::now();
+    let mut handles = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        handles.push(client.start("bench", "go", RunOptions::new()).await?);
+    }
+    for handle in &handles {
+        let out: RunOutput<(), String> = handle.result().await?;
+        assert_eq!(out.output.as_deref(), Some("done"));
+    }
+    let wall = start.elapsed().as_secs_f64();
+    println!(
+        "{{\"steps\": {steps}, \"in_process_us_per_step\": {local_us:.1}, \"temporal_us_per_step\": {remote_us:.0}, \"concurrent_runs\": {runs}, \"concurrent_wall_s\": {wall:.2}, \"runs_per_s\": {:.1}}}",
+        runs as f64 / wall
+    );
+    worker.stop()?;
+    Ok(())
+}

@@ -1,0 +1,309 @@
+//! The activities: each runs one effect of a run with the in-process runtime's own code
+//! ([`agentry::effects`]), with its hooks, on a worker that hosts the run's agent.
+//!
+//! Every activity heartbeats each second, so a worker that dies is noticed within the run's
+//! heartbeat limit and the activity is retried elsewhere; a cancelled activity cancels the
+//! effect under way (tools and hooks see it on their context). A hook's failure is not an
+//! activity failure: it is the activity's result (recorded, never retried), and it fails the
+//! run as it does in-process.
+
+use crate::wire::{
+    BeginInput, Begun, Effect, EndStepInput, Ending, Finish, FinishInput, ModelStep, Opening,
+    RunPlan, Settled, StepEnd, StepInput, ToolDone, ToolInput,
+};
+use agentry::effects::{CallOutcome, RunEffects, StepOpening};
+use agentry::hooks::Events;
+use agentry::{AgentDef, Error, RunMachine, RunSnapshot, Runtime, SNAPSHOT_VERSION, StopReason};
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+use temporalio_common::error::ApplicationFailure;
+use temporalio_macros::activities;
+use temporalio_sdk::activities::{ActivityContext, ActivityError};
+use tokio_util::sync::CancellationToken;
+
+/// How often a running activity heartbeats.
+const HEARTBEAT_EVERY: Duration = Duration::from_secs(1);
+
+/// The agents a worker hosts, and the runtime whose hooks, default model and limits their runs
+/// use.
+pub struct Hosted {
+    /// The runtime.
+    pub runtime: Runtime,
+    /// The agents, by name.
+    pub agents: HashMap<String, Arc<AgentDef>>,
+}
+
+/// The activities of agentry runs.
+pub struct AgentActivities {
+    /// What the worker hosts.
+    pub hosted: Arc<Hosted>,
+}
+
+impl AgentActivities {
+    /// The agent named `name`, or the error that says this worker does not host it.
+    fn agent(&self, name: &str) -> Result<Arc<AgentDef>, ActivityError> {
+        self.hosted.agents.get(name).cloned().ok_or_else(|| {
+            let mut known: Vec<&str> = self.hosted.agents.keys().map(String::as_str).collect();
+            known.sort_unstable();
+            non_retryable(format!(
+                "this worker hosts no agent `{name}` (it hosts: {}); register it with `Worker::agent`",
+                known.join(", ")
+            ))
+        })
+    }
+
+    /// The effects of the run `snapshot` describes.
+    fn open(&self, snapshot: &RunSnapshot) -> Result<RunEffects, ActivityError> {
+        let def = self.agent(&snapshot.agent)?;
+        self.hosted
+            .runtime
+            .effects(&def, snapshot)
+            .map_err(|e| non_retryable(e.to_string()))
+    }
+}
+
+/// An activity failure that is not retried: a configuration error retrying cannot fix.
+fn non_retryable(message: String) -> ActivityError {
+    ActivityError::application(ApplicationFailure::non_retryable(std::io::Error::other(
+        message,
+    )))
+}
+
+/// Runs `effect`, heartbeating meanwhile; a cancelled activity cancels `cancel` (the run's
+/// context) and drops the effect.
+async fn heartbeating<T>(
+    ctx: &ActivityContext,
+    cancel: CancellationToken,
+    effect: impl Future<Output = Result<T, Error>>,
+) -> Result<Effect<T>, ActivityError> {
+    let mut effect = std::pin::pin!(effect);
+    let mut beat = tokio::time::interval(HEARTBEAT_EVERY);
+    loop {
+        tokio::select! {
+            biased;
+            outcome = &mut effect => return Ok(outcome.map_err(|e| e.to_string())),
+            () = ctx.cancelled() => {
+                cancel.cancel();
+                return Err(ActivityError::cancelled());
+            }
+            _ = beat.tick() => {
+                // A heartbeat that cannot be encoded is not worth failing the effect over: the
+                // heartbeat limit reports a worker that stopped sending them.
+                let _ = ctx.record_heartbeat(()).await;
+            }
+        }
+    }
+}
+
+#[activities]
+impl AgentActivities {
+    /// Starts a run: checks the agent can run here, RunStart hooks, and the run's plan.
+    #[activity(name = "agentry.begin")]
+    pub async fn begin(
+        self: Arc<Self>,
+        ctx: ActivityContext,
+        input: BeginInput,
+    ) -> Result<Effect<Begun>, ActivityError> {
+        let def = self.agent(&input.request.agent)?;
+        let state = def
+            .initial_state
+            .to_json()
+            .map_err(|e| non_retryable(format!("the agent's initial state: {e}")))?;
+        let request = &input.request;
+        let snapshot = RunSnapshot {
+            version: SNAPSHOT_VERSION,
+            run_id: input.run_id.clone(),
+            parent_run_id: None,
+            agent: request.agent.clone(),
+            session_id: request.session_id.clone(),
+            user_id: request.user_id.clone(),
+            tags: request.tags.clone(),
+            metadata: request.metadata.clone(),
+            messages: RunMachine::new().messages,
+            state,
+            step: 0,
+            usage: Default::default(),
+            retried_usage: Default::default(),
+            model_calls: 0,
+            output_attempts: 0,
+            pending_tool_calls: Vec::new(),
+            settled_results: Vec::new(),
+            stop: None,
+            output: None,
+            error: None,
+            hooks: Vec::new(),
+        };
+        let mut effects = self.open(&snapshot)?;
+        let cancel = effects.cancellation();
+        heartbeating(&ctx, cancel, async move {
+            unsupported(&effects)?;
+            let input = effects.run_start(input.request.input).await?;
+            let def = effects.def();
+            let plan = RunPlan {
+                wants: effects.wanted().bits(),
+                max_steps: def.max_steps,
+                output_schema: def.output.as_ref().map(|o| (*o.schema).clone()),
+                output_retries: def.output_retries,
+                parallel_tool_calls: def.parallel_tool_calls,
+            };
+            Ok(Begun {
+                input,
+                state: effects.state()?,
+                plan,
+            })
+        })
+        .await
+    }
+
+    /// A model step: MessageAdded for what the workflow added, BeforeStep, then the model turn
+    /// with its hooks, accepted into the history with MessageAdded.
+    #[activity(name = "agentry.model_step")]
+    pub async fn model_step(
+        self: Arc<Self>,
+        ctx: ActivityContext,
+        input: StepInput,
+    ) -> Result<Effect<ModelStep>, ActivityError> {
+        let mut effects = self.open(&input.snapshot)?;
+        let cancel = effects.cancellation();
+        heartbeating(&ctx, cancel, async move {
+            effects.report_added(input.report_from).await?;
+            let opening = match effects.before_step(input.step).await? {
+                StepOpening::Go => Opening::Go,
+                StepOpening::Skip => Opening::Skip,
+                StepOpening::Stop(stop) => Opening::Stop(stop),
+            };
+            let before = effects.machine().messages.len();
+            let response = if opening == Opening::Go {
+                Some(effects.model_turn(input.step).await?)
+            } else {
+                None
+            };
+            let machine = effects.machine();
+            let added = machine
+                .messages
+                .iter()
+                .skip(before)
+                .cloned()
+                .collect::<Vec<_>>();
+            let (usage, retried_usage) = (machine.usage, machine.retried_usage);
+            if let Some(response) = &response {
+                effects.accept_turn(response.clone()).await?;
+            }
+            Ok(ModelStep {
+                opening,
+                added,
+                usage,
+                retried_usage,
+                response: response.map(Into::into),
+                state: effects.state()?,
+            })
+        })
+        .await
+    }
+
+    /// One tool call of the pending turn, with its hooks (and a person's decision).
+    #[activity(name = "agentry.tool_call")]
+    pub async fn tool_call(
+        self: Arc<Self>,
+        ctx: ActivityContext,
+        input: ToolInput,
+    ) -> Result<Effect<ToolDone>, ActivityError> {
+        let mut effects = self.open(&input.snapshot)?;
+        let cancel = effects.cancellation();
+        heartbeating(&ctx, cancel, async move {
+            let settled = match effects.tool_call(input.index, input.decided).await? {
+                CallOutcome::Done(result) => Settled::Done(result),
+                CallOutcome::Pending(pending) => Settled::Pending(pending),
+                CallOutcome::Stop { result, reason } => Settled::Stop { result, reason },
+            };
+            Ok(ToolDone {
+                settled,
+                state: effects.state()?,
+            })
+        })
+        .await
+    }
+
+    /// The end of a step: MessageAdded for what the workflow added, AfterStep, and Stop hooks
+    /// for a final answer (which may veto it).
+    #[activity(name = "agentry.end_step")]
+    pub async fn end_step(
+        self: Arc<Self>,
+        ctx: ActivityContext,
+        input: EndStepInput,
+    ) -> Result<Effect<StepEnd>, ActivityError> {
+        let mut effects = self.open(&input.snapshot)?;
+        let cancel = effects.cancellation();
+        heartbeating(&ctx, cancel, async move {
+            effects.report_added(input.report_from).await?;
+            let stop = effects.end_step(input.step).await?;
+            let veto = match &input.final_output {
+                Some(output) => effects.stop(StopReason::FinalAnswer, Some(output)).await?,
+                None => None,
+            };
+            Ok(StepEnd {
+                stop,
+                veto,
+                state: effects.state()?,
+            })
+        })
+        .await
+    }
+
+    /// The end of a run: MessageAdded for what the workflow added, Stop hooks for a reason they
+    /// have not seen, RunError hooks for a failure (which may recover), RunEnd.
+    #[activity(name = "agentry.finish")]
+    pub async fn finish(
+        self: Arc<Self>,
+        ctx: ActivityContext,
+        input: FinishInput,
+    ) -> Result<Effect<Finish>, ActivityError> {
+        let mut effects = self.open(&input.snapshot)?;
+        let cancel = effects.cancellation();
+        heartbeating(&ctx, cancel, async move {
+            effects.report_added(input.report_from).await?;
+            if let Some(reason) = input.stop_event {
+                // Only a natural stop (a final answer) can be vetoed; this is not one.
+                effects.stop(reason, None).await?;
+            }
+            let (stop, output) = match input.ending {
+                Ending::Stopped { stop, output } => (stop, output),
+                Ending::Failed(error) => {
+                    match effects.recover(Error::other(error.clone())).await? {
+                        Some((output, stop)) => (stop, Some(output)),
+                        None => return Err(Error::other(error)),
+                    }
+                }
+            };
+            effects.run_end(stop.clone(), output.clone()).await?;
+            Ok(Finish {
+                stop,
+                output,
+                state: effects.state()?,
+            })
+        })
+        .await
+    }
+}
+
+/// Fails a run whose agent or hooks use what runs on Temporal do not support yet, before any
+/// effect, with an error that says what.
+fn unsupported(effects: &RunEffects) -> Result<(), Error> {
+    let def = effects.def();
+    let what = if def.compaction.is_some() {
+        Some("compacts its history (`compaction`)")
+    } else if effects.wants(Events::BEFORE_TOOL_BATCH | Events::AFTER_TOOL_BATCH) {
+        Some("has BeforeToolBatch or AfterToolBatch hooks")
+    } else {
+        None
+    };
+    match what {
+        Some(what) => Err(Error::other(format!(
+            "agent `{}` {what}, which runs on Temporal do not support yet; run it with the in-process runtime",
+            def.name
+        ))),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,290 @@
+//! The client: starts runs by agent name, awaits their results, cancels them, decides their
+//! pending calls and lists them.
+
+use crate::TemporalError;
+use crate::connect::Server;
+use crate::wire::{FinishedRun, Limits, RunRequest, RunResult};
+use crate::workflow::{AgentRun, WORKFLOW_TYPE};
+use agentry_core::{Decision, PendingApproval, RunOptions, RunOutput};
+use futures::StreamExt;
+use serde::de::DeserializeOwned;
+use temporalio_client::errors::{WorkflowGetResultError, WorkflowUpdateError};
+use temporalio_client::{
+    WorkflowCancelOptions, WorkflowExecuteUpdateOptions, WorkflowExecutionStatus,
+    WorkflowGetResultOptions, WorkflowHandle, WorkflowListOptions, WorkflowQueryOptions,
+    WorkflowStartOptions,
+};
+
+/// A client of the runs on one Temporal server's task queue. Cheap to clone.
+#[derive(Clone)]
+pub struct Client {
+    inner: temporalio_client::Client,
+    server: Server,
+    limits: Limits,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("server", &self.server)
+            .field("limits", &self.limits)
+            .finish()
+    }
+}
+
+/// One run as [`Client::list`] sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunSummary {
+    /// The run id.
+    pub run_id: String,
+    /// Where it stands.
+    pub status: RunState,
+}
+
+/// Where a run on Temporal stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RunState {
+    /// Under way, or waiting for a decision.
+    Running,
+    /// It ended: with an answer, another stop reason (cancellation included), or an error the
+    /// result tells.
+    Ended,
+    /// Its workflow was terminated, timed out or ended some other way, without a result.
+    Other,
+}
+
+impl Client {
+    /// Connects to `server`.
+    pub async fn connect(server: Server) -> Result<Client, TemporalError> {
+        Ok(Client {
+            inner: server.connect().await?,
+            server,
+            limits: Limits::default(),
+        })
+    }
+
+    /// The activity time limits of the runs this client starts from now on.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Starts a run of the agent a worker hosts as `agent` on `input`. The run id (the
+    /// workflow id) is `options.run_id`, or a fresh UUID; a run id already running is an error.
+    ///
+    /// Run-scope hooks and tool sources cannot travel to a worker: options with them are an
+    /// error (register hooks on the worker's runtime or the agent).
+    pub async fn start(
+        &self,
+        agent: &str,
+        input: impl Into<String>,
+        options: RunOptions,
+    ) -> Result<RunHandle, TemporalError> {
+        if !options.hooks.is_empty()
+            || !options.stored_hooks.is_empty()
+            || !options.tool_sources.is_empty()
+        {
+            return Err(TemporalError::Options(
+                "runs on Temporal take no run-scope hooks or tool sources: the worker runs the run, so register them on the worker's runtime or on the agent".into(),
+            ));
+        }
+        let run_id = options
+            .run_id
+            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let request = RunRequest {
+            agent: agent.to_string(),
+            input: input.into(),
+            session_id: options.session_id,
+            user_id: options.user_id,
+            tags: options.tags,
+            metadata: options.metadata,
+            limits: self.limits,
+        };
+        let start =
+            WorkflowStartOptions::new(self.server.task_queue.clone(), run_id.clone()).build();
+        self.inner
+            .start_workflow(AgentRun::run, request, start)
+            .await
+            .map_err(|e| TemporalError::Start {
+                run_id: run_id.clone(),
+                message: e.to_string(),
+            })?;
+        Ok(self.handle(&run_id))
+    }
+
+    /// Runs `agent` on `input` to the end: [`start`](Self::start), then
+    /// [`RunHandle::result`].
+    pub async fn run<S: DeserializeOwned, O: DeserializeOwned>(
+        &self,
+        agent: &str,
+        input: impl Into<String>,
+        options: RunOptions,
+    ) -> Result<RunOutput<S, O>, TemporalError> {
+        self.start(agent, input, options).await?.result().await
+    }
+
+    /// A handle on the run `run_id` (started by any client).
+    pub fn handle(&self, run_id: &str) -> RunHandle {
+        RunHandle {
+            run_id: run_id.to_string(),
+            handle: self.inner.get_workflow_handle::<AgentRun>(run_id),
+        }
+    }
+
+    /// The runs of this namespace, newest first (as the server's visibility store has them: a
+    /// run started a moment ago may take a moment to appear).
+    pub async fn list(&self) -> Result<Vec<RunSummary>, TemporalError> {
+        let query = format!("WorkflowType = '{WORKFLOW_TYPE}'");
+        let mut stream = self
+            .inner
+            .list_workflows(query, WorkflowListOptions::default());
+        let mut runs = Vec::new();
+        while let Some(item) = stream.next().await {
+            let execution = item.map_err(|e| TemporalError::Interaction {
+                run_id: String::new(),
+                message: format!("listing runs failed: {e}"),
+            })?;
+            let status = match execution.status() {
+                WorkflowExecutionStatus::Running => RunState::Running,
+                WorkflowExecutionStatus::Completed => RunState::Ended,
+                _ => RunState::Other,
+            };
+            runs.push(RunSummary {
+                run_id: execution.id().to_string(),
+                status,
+            });
+        }
+        Ok(runs)
+    }
+}
+
+/// A run on Temporal.
+pub struct RunHandle {
+    run_id: String,
+    handle: WorkflowHandle<temporalio_client::Client, AgentRun>,
+}
+
+impl std::fmt::Debug for RunHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunHandle")
+            .field("run_id", &self.run_id)
+            .finish()
+    }
+}
+
+impl RunHandle {
+    /// The run id (its workflow id).
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    fn interaction(&self, message: impl std::fmt::Display) -> TemporalError {
+        TemporalError::Interaction {
+            run_id: self.run_id.clone(),
+            message: message.to_string(),
+        }
+    }
+
+    /// Waits for the run's end and returns what the in-process runtime's `run` returns for it:
+    /// output, state, history, usage, steps and stop reason, typed as the agent's state `S` and
+    /// output `O`. A run that failed is [`TemporalError::RunFailed`] with its error.
+    pub async fn result<S: DeserializeOwned, O: DeserializeOwned>(
+        &self,
+    ) -> Result<RunOutput<S, O>, TemporalError> {
+        let result =
+            self.handle
+                .get_result(WorkflowGetResultOptions::default())
+                .await
+                .map_err(|e| match e {
+                    WorkflowGetResultError::Terminated { .. }
+                    | WorkflowGetResultError::TimedOut => TemporalError::Ended {
+                        run_id: self.run_id.clone(),
+                        message: e.to_string(),
+                    },
+                    other => self.interaction(other),
+                })?;
+        match result {
+            RunResult::Finished(run) => self.typed(*run),
+            RunResult::Failed(error) => Err(TemporalError::RunFailed {
+                run_id: self.run_id.clone(),
+                error,
+            }),
+        }
+    }
+
+    fn typed<S: DeserializeOwned, O: DeserializeOwned>(
+        &self,
+        run: FinishedRun,
+    ) -> Result<RunOutput<S, O>, TemporalError> {
+        let type_error = |what, ty, e: serde_json::Error| TemporalError::Type {
+            run_id: self.run_id.clone(),
+            what,
+            ty,
+            message: e.to_string(),
+        };
+        let state = serde_json::from_value::<S>(run.state)
+            .map_err(|e| type_error("state", std::any::type_name::<S>(), e))?;
+        let output = match run.output {
+            Some(v) => Some(
+                serde_json::from_value::<O>(v)
+                    .map_err(|e| type_error("output", std::any::type_name::<O>(), e))?,
+            ),
+            None => None,
+        };
+        Ok(RunOutput {
+            run_id: self.run_id.clone(),
+            output,
+            text: run.text,
+            state,
+            messages: run.messages,
+            usage: run.usage,
+            retried_usage: run.retried_usage,
+            steps: run.steps,
+            model_calls: run.model_calls,
+            stop: run.stop,
+        })
+    }
+
+    /// Cancels the run: the effect under way is interrupted, and the run ends with
+    /// [`StopReason::Cancelled`](agentry_core::StopReason::Cancelled) after its Stop and RunEnd
+    /// hooks (its [`result`](Self::result) says so).
+    pub async fn cancel(&self) -> Result<(), TemporalError> {
+        self.handle
+            .cancel(WorkflowCancelOptions::default())
+            .await
+            .map_err(|e| self.interaction(e))
+    }
+
+    /// The calls waiting for a person's decision (none while the run is not waiting).
+    pub async fn pending(&self) -> Result<Vec<PendingApproval>, TemporalError> {
+        self.handle
+            .query(AgentRun::pending, (), WorkflowQueryOptions::default())
+            .await
+            .map_err(|e| self.interaction(e))
+    }
+
+    /// Decides the waiting calls, one decision each, and the run goes on with them (on whichever
+    /// worker picks it up). Decisions that do not fit (a call that does not wait, one decided
+    /// twice, one left out) are refused with [`TemporalError::Decisions`], changing nothing.
+    pub async fn decide(
+        &self,
+        decisions: impl IntoIterator<Item = Decision>,
+    ) -> Result<(), TemporalError> {
+        let decisions: Vec<Decision> = decisions.into_iter().collect();
+        self.handle
+            .execute_update(
+                AgentRun::decide,
+                decisions,
+                WorkflowExecuteUpdateOptions::default(),
+            )
+            .await
+            .map_err(|e| match e {
+                WorkflowUpdateError::Failed(failure) => TemporalError::Decisions {
+                    run_id: self.run_id.clone(),
+                    message: failure.message,
+                },
+                other => self.interaction(other),
+            })
+    }
+}

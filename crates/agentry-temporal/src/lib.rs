@@ -1,0 +1,73 @@
+//! agentry runs on Temporal: durable, distributed, and the same runs as in-process.
+//!
+//! A [`Worker`] hosts agents (their tools, sub-agents and hooks) and an `agentry::Runtime`
+//! whose runtime-scope hooks, default model and limits their runs use. A [`Client`] starts a
+//! run by agent name with the same input and options as the in-process runtime, and gets the
+//! same [`RunOutput`](agentry_core::RunOutput): output, state, history, usage, steps and stop
+//! reason. It can cancel a run, decide its calls that wait for approval, and list runs.
+//!
+//! # How a run is driven
+//!
+//! A run is a Temporal workflow (type `agentry.run`, its workflow id the run id). The workflow
+//! drives the same step machine as the in-process runtime, [`agentry::RunMachine`]: it begins
+//! steps, accepts model turns (giving their calls their ids), appends tool results and judges
+//! final answers with the machine's own methods. Workflow code only decides. Every effect is an
+//! activity that runs the in-process runtime's own code for it, [`agentry::effects`], so hooks
+//! behave exactly as they do in-process:
+//!
+//! | activity | what runs in it |
+//! |---|---|
+//! | `agentry.begin` | RunStart hooks, MessageAdded for the input; records the run's plan |
+//! | `agentry.model_step` | MessageAdded for what the workflow added, BeforeStep, BeforeModel, around-model middleware, the model's stream with TextDelta and Thinking hooks, AfterModel (and its retries), MessageAdded for the turn |
+//! | `agentry.tool_call` (one per call) | BeforeTool, approval, around-tool middleware, the tool (a sub-agent runs here, in-process), AfterTool or ToolError, ApprovalResolved for a person's decision |
+//! | `agentry.end_step` | MessageAdded for the results, AfterStep, Stop for a final answer |
+//! | `agentry.finish` | Stop, RunError (which may recover), RunEnd |
+//!
+//! A hook's decision is part of its activity's result, recorded in the run's history: a replay
+//! (another worker picking the run up, a worker restart) reads it back and never runs the hook
+//! again. An activity that did not complete (its worker died) runs again with its hooks; its
+//! heartbeat limit ([`Limits::heartbeat`]) says how soon. The hooks-only activities run only
+//! when some hook of the run wants their events (recorded once, by `agentry.begin`, in the
+//! run's plan), so a step without such hooks costs one model activity and one per tool call.
+//!
+//! Tool calls keep their call ids across retries, and the run id is the workflow id, so
+//! [`ToolCtx::idempotency_key`](agentry_core::ToolCtx::idempotency_key) is the same for every
+//! attempt at a call. A turn's calls run concurrently when the agent allows it and has no state
+//! (calls that change state run one after another, each seeing the state the previous left).
+//!
+//! A call that needs approval makes the run wait in its workflow, costing no worker, until
+//! [`RunHandle::decide`] delivers a decision for each waiting call (a Temporal update, checked
+//! before it is accepted); [`RunHandle::pending`] lists them.
+//!
+//! # Not supported yet
+//! Agents that compact their history, BeforeToolBatch and AfterToolBatch hooks, run-scope hooks
+//! and tool sources, run deadlines set by hooks (`RunContext::stop_at`), the run event stream,
+//! sub-agents as child workflows (they run inside their tool call's activity), and
+//! continue-as-new for very long runs (a run's history grows with its steps). A run that needs
+//! one of the first three fails at once with an error that says so.
+//!
+//! # Example
+//! The book's chapter (`docs/src/temporal.md`) shows a worker and a client against a local
+//! dev server.
+
+mod activities;
+mod client;
+mod connect;
+mod error;
+mod wire;
+mod worker;
+mod workflow;
+
+pub use client::{Client, RunHandle, RunState, RunSummary};
+pub use connect::Server;
+pub use error::TemporalError;
+pub use wire::Limits;
+pub use worker::{SpawnedWorker, Worker, WorkerStop};
+
+// The README and the book's chapter, their samples compiled by `cargo test --doc`.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+mod readme {}
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/src/temporal.md")]
+mod book_temporal {}

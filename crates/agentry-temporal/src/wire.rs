@@ -1,0 +1,368 @@
+//! What travels between a client, the workflow and the activities: the workflow's input and
+//! result, and each activity's input and outcome. All of it is JSON in the run's history.
+
+use agentry_core::{
+    Decision, FinishReason, History, Message, ModelResponse, PendingApproval, RunMachine,
+    RunSnapshot, SNAPSHOT_VERSION, StopReason, ThinkingBlock, ToolCall, ToolResult, Usage,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::time::Duration;
+
+/// The workflow's input: which agent, on what, with which run options and time limits.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunRequest {
+    /// The agent's name, as the worker registered it.
+    pub agent: String,
+    /// The input.
+    pub input: String,
+    /// The session id.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// The user id.
+    #[serde(default)]
+    pub user_id: Option<String>,
+    /// Tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Metadata.
+    #[serde(default)]
+    pub metadata: serde_json::Map<String, Value>,
+    /// The activities' time limits.
+    pub limits: Limits,
+}
+
+/// The time limits of a run's activities (see [`Limits::default`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Limits {
+    /// How long an activity may go without a heartbeat (a worker that died mid-call is noticed
+    /// after this, and the call is retried on another). Activities heartbeat every second.
+    pub heartbeat: Duration,
+    /// How long one attempt at a model step may take (hooks and the model turn).
+    pub model_step: Duration,
+    /// How long one attempt at a tool call may take (hooks and the tool).
+    pub tool_call: Duration,
+    /// How long one attempt at a phase of hooks only may take (run start, step end, run end).
+    pub hooks: Duration,
+}
+
+impl Default for Limits {
+    /// Heartbeats within 10 s; a model step 15 min, a tool call 10 min, hooks 5 min. Keep these
+    /// above the worker runtime's own model turn, tool and hook timeouts, which fire first with
+    /// errors that name them.
+    fn default() -> Self {
+        Limits {
+            heartbeat: Duration::from_secs(10),
+            model_step: Duration::from_secs(15 * 60),
+            tool_call: Duration::from_secs(10 * 60),
+            hooks: Duration::from_secs(5 * 60),
+        }
+    }
+}
+
+/// What a run decided, as the workflow returns it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum RunResult {
+    /// The run ended (with an answer or another stop reason).
+    Finished(Box<FinishedRun>),
+    /// The run failed with this error.
+    Failed(String),
+}
+
+/// A run that ended.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FinishedRun {
+    /// The output (a JSON string for text agents).
+    pub output: Option<Value>,
+    /// The text of the last model turn.
+    pub text: String,
+    /// The final state.
+    pub state: Value,
+    /// The whole history.
+    pub messages: History,
+    /// Tokens used.
+    pub usage: Usage,
+    /// Tokens of responses AfterModel hooks rejected.
+    pub retried_usage: Usage,
+    /// Steps taken.
+    pub steps: u32,
+    /// Model turns accepted.
+    pub model_calls: u32,
+    /// Why it stopped.
+    pub stop: StopReason,
+}
+
+/// What one activity settles with: its result, or the error that fails the run (a hook's
+/// failure, a model's after its retries). Recorded in history like a result, never retried.
+pub type Effect<T> = Result<T, String>;
+
+/// The plan of a run, decided once by the worker that starts it and recorded in its history:
+/// the workflow decides with it, never with the worker's configuration of the moment.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct RunPlan {
+    /// The events some hook of the run wants (`Events` bits).
+    pub wants: u64,
+    /// The step limit.
+    pub max_steps: u32,
+    /// The structured output's schema, if any.
+    pub output_schema: Option<Value>,
+    /// How many invalid final answers are sent back.
+    pub output_retries: u32,
+    /// Whether a turn's calls run concurrently.
+    pub parallel_tool_calls: bool,
+}
+
+/// The start of a run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BeginInput {
+    /// The run id.
+    pub run_id: String,
+    /// The request.
+    pub request: RunRequest,
+}
+
+/// A run started: its input and state after RunStart hooks, and its plan.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Begun {
+    /// The input.
+    pub input: String,
+    /// The state.
+    pub state: Value,
+    /// The plan.
+    pub plan: RunPlan,
+}
+
+/// What a step's activity needs: the run as it stands, from which message on MessageAdded
+/// hooks have not seen the history, and the step.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct StepInput {
+    /// The run.
+    pub snapshot: RunSnapshot,
+    /// The first message MessageAdded hooks have not seen.
+    pub report_from: usize,
+    /// The step.
+    pub step: u32,
+}
+
+/// How a step opened after BeforeStep hooks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Opening {
+    /// On to the model.
+    Go,
+    /// Skipped.
+    Skip,
+    /// The run stops before the step.
+    Stop(StopReason),
+}
+
+/// A model step: how it opened and, when it went on, the model turn.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ModelStep {
+    /// How the step opened.
+    pub opening: Opening,
+    /// Messages AfterModel retries added before the turn.
+    pub added: Vec<Message>,
+    /// The run's usage before the turn (rejected responses included).
+    pub usage: Usage,
+    /// Its part spent on rejected responses.
+    pub retried_usage: Usage,
+    /// The turn, as hooks left it.
+    pub response: Option<WireResponse>,
+    /// The state after the step's hooks.
+    pub state: Value,
+}
+
+/// A [`ModelResponse`] as JSON.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WireResponse {
+    /// The text.
+    pub text: String,
+    /// The reasoning.
+    pub thinking: Option<ThinkingBlock>,
+    /// The tool calls.
+    pub tool_calls: Vec<ToolCall>,
+    /// Tokens.
+    pub usage: Usage,
+    /// Why it ended.
+    pub finish_reason: FinishReason,
+}
+
+impl From<ModelResponse> for WireResponse {
+    fn from(r: ModelResponse) -> Self {
+        WireResponse {
+            text: r.text,
+            thinking: r.thinking,
+            tool_calls: r.tool_calls,
+            usage: r.usage,
+            finish_reason: r.finish_reason,
+        }
+    }
+}
+
+impl From<WireResponse> for ModelResponse {
+    fn from(r: WireResponse) -> Self {
+        ModelResponse {
+            text: r.text,
+            thinking: r.thinking,
+            tool_calls: r.tool_calls,
+            usage: r.usage,
+            finish_reason: r.finish_reason,
+        }
+    }
+}
+
+/// One tool call of the pending turn, with a person's decision when it waited for one.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ToolInput {
+    /// The run, its pending turn included.
+    pub snapshot: RunSnapshot,
+    /// The call's index in the turn.
+    pub index: usize,
+    /// The call as it waited, and the decision.
+    pub decided: Option<(PendingApproval, Decision)>,
+}
+
+/// How a tool call settled.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Settled {
+    /// With a result.
+    Done(ToolResult),
+    /// Waiting for a person.
+    Pending(PendingApproval),
+    /// Rejected; the run stops.
+    Stop {
+        /// The call's result.
+        result: ToolResult,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// A settled call and the state after it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ToolDone {
+    /// How it settled.
+    pub settled: Settled,
+    /// The state after the call.
+    pub state: Value,
+}
+
+/// The end of a step.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct EndStepInput {
+    /// The run.
+    pub snapshot: RunSnapshot,
+    /// The first message MessageAdded hooks have not seen.
+    pub report_from: usize,
+    /// The step.
+    pub step: u32,
+    /// The final answer, when the step gave one: Stop hooks see it and may veto.
+    pub final_output: Option<Value>,
+}
+
+/// What the end of a step decided.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct StepEnd {
+    /// An AfterStep hook's stop.
+    pub stop: Option<StopReason>,
+    /// A Stop hook's veto of the final answer: the message the model gets.
+    pub veto: Option<String>,
+    /// The state after the hooks.
+    pub state: Value,
+}
+
+/// How a run ends, for its last activity.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum Ending {
+    /// It stopped.
+    Stopped {
+        /// Why.
+        stop: StopReason,
+        /// The output.
+        output: Option<Value>,
+    },
+    /// It failed (RunError hooks may recover).
+    Failed(String),
+}
+
+/// The end of a run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FinishInput {
+    /// The run.
+    pub snapshot: RunSnapshot,
+    /// The first message MessageAdded hooks have not seen.
+    pub report_from: usize,
+    /// A stop reason Stop hooks have not seen yet.
+    pub stop_event: Option<StopReason>,
+    /// How it ends.
+    pub ending: Ending,
+}
+
+/// How a run ended after its last hooks.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Finish {
+    /// Why it stopped.
+    pub stop: StopReason,
+    /// The output.
+    pub output: Option<Value>,
+    /// The final state.
+    pub state: Value,
+}
+
+/// The run's identity, kept by the workflow to describe the run to activities.
+#[derive(Clone, Debug, Default)]
+pub struct Identity {
+    /// The run id.
+    pub run_id: String,
+    /// The agent.
+    pub agent: String,
+    /// The session id.
+    pub session_id: Option<String>,
+    /// The user id.
+    pub user_id: Option<String>,
+    /// Tags.
+    pub tags: Vec<String>,
+    /// Metadata.
+    pub metadata: serde_json::Map<String, Value>,
+}
+
+impl Identity {
+    /// The identity of `request`'s run `run_id`.
+    pub fn of(run_id: &str, request: &RunRequest) -> Self {
+        Identity {
+            run_id: run_id.to_string(),
+            agent: request.agent.clone(),
+            session_id: request.session_id.clone(),
+            user_id: request.user_id.clone(),
+            tags: request.tags.clone(),
+            metadata: request.metadata.clone(),
+        }
+    }
+
+    /// The run as `machine` and `state` hold it.
+    pub fn snapshot(&self, machine: &RunMachine, state: &Value) -> RunSnapshot {
+        RunSnapshot {
+            version: SNAPSHOT_VERSION,
+            run_id: self.run_id.clone(),
+            parent_run_id: None,
+            agent: self.agent.clone(),
+            session_id: self.session_id.clone(),
+            user_id: self.user_id.clone(),
+            tags: self.tags.clone(),
+            metadata: self.metadata.clone(),
+            messages: machine.messages.clone(),
+            state: state.clone(),
+            step: machine.step,
+            usage: machine.usage,
+            retried_usage: machine.retried_usage,
+            model_calls: machine.model_calls,
+            output_attempts: machine.output_attempts,
+            pending_tool_calls: machine.pending_calls().to_vec(),
+            settled_results: machine.settled.clone(),
+            stop: None,
+            output: None,
+            error: None,
+            hooks: Vec::new(),
+        }
+    }
+}

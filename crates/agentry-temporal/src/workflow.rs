@@ -1,0 +1,588 @@
+//! The workflow: a run's loop, driving the step machine ([`RunMachine`]) the in-process runtime
+//! drives, deterministically. Workflow code only decides; each effect is an activity
+//! ([`crate::activities`]), and what it returned (recorded in the run's history) is all the
+//! workflow decides with, so a replay on any worker decides the same.
+
+use crate::activities::AgentActivities;
+use crate::wire::{
+    BeginInput, Effect, EndStepInput, Ending, Finish, FinishInput, FinishedRun, Identity, Limits,
+    ModelStep, Opening, RunPlan, RunRequest, RunResult, Settled, StepEnd, StepInput, ToolDone,
+    ToolInput,
+};
+use agentry_core::hooks::Events;
+use agentry_core::{
+    Decision, Error, FinishReason, ModelResponse, OutputSpec, PendingApproval, RunMachine,
+    StepStart, StopReason, ToolResult, Turn, Verdict,
+};
+use serde_json::Value;
+use std::time::Duration;
+use temporalio_common::error::ActivityExecutionError;
+use temporalio_macros::{workflow, workflow_methods};
+use temporalio_sdk::{
+    ActivityOptions, SyncWorkflowContext, WorkflowCancellationToken, WorkflowContext,
+    WorkflowContextView, WorkflowResult,
+};
+
+/// The workflow type's name.
+pub const WORKFLOW_TYPE: &str = "agentry.run";
+
+/// One run. Its fields are what queries and updates see; the loop keeps the rest.
+#[workflow]
+#[derive(Default)]
+pub struct AgentRun {
+    /// The calls waiting for a person's decision.
+    awaiting: Vec<PendingApproval>,
+    /// The decisions an update delivered, until the loop takes them.
+    decisions: Option<Vec<Decision>>,
+}
+
+#[workflow_methods]
+impl AgentRun {
+    /// Runs the agent the request names to the end.
+    #[run(name = "agentry.run")]
+    pub async fn run(
+        ctx: &mut WorkflowContext<Self>,
+        request: RunRequest,
+    ) -> WorkflowResult<RunResult> {
+        let run_id = ctx.workflow_id().to_string();
+        let mut run = Loop {
+            ctx: ctx.clone(),
+            id: Identity::of(&run_id, &request),
+            limits: request.limits,
+            machine: RunMachine::new(),
+            state: Value::Null,
+            reported: 0,
+            plan: RunPlan::default(),
+            in_step: false,
+        };
+        let outcome = run.body(request).await;
+        Ok(match outcome {
+            Ok(ending) => run.finish(None, ending).await,
+            Err(Exit::Stop(stop)) => {
+                let ending = Ending::Stopped {
+                    stop: stop.clone(),
+                    output: None,
+                };
+                run.finish(Some(stop), ending).await
+            }
+            Err(Exit::Failed(error)) => run.finish(None, Ending::Failed(error)).await,
+            Err(Exit::Cancelled) => run.cancelled().await,
+        })
+    }
+
+    /// The calls waiting for a person's decision.
+    #[query]
+    pub fn pending(&self, _ctx: &WorkflowContextView) -> Vec<PendingApproval> {
+        self.awaiting.clone()
+    }
+
+    /// Checks decisions before they are accepted: one for each waiting call, nothing else.
+    #[update_validator(decide)]
+    // The SDK's macro passes the update's input type by reference.
+    #[allow(clippy::ptr_arg)]
+    fn validate_decide(
+        &self,
+        _ctx: &WorkflowContextView,
+        decisions: &Vec<Decision>,
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        check_decisions(&self.awaiting, decisions).map_err(Into::into)
+    }
+
+    /// Decides the waiting calls; the run goes on with them.
+    #[update]
+    pub fn decide(&mut self, _ctx: &mut SyncWorkflowContext<Self>, decisions: Vec<Decision>) {
+        self.decisions = Some(decisions);
+    }
+}
+
+/// Checks that `decisions` decide every call of `pending` once, and nothing else.
+pub fn check_decisions(pending: &[PendingApproval], decisions: &[Decision]) -> Result<(), String> {
+    if pending.is_empty() {
+        return Err("the run is not waiting for a decision".into());
+    }
+    let list = || {
+        pending
+            .iter()
+            .map(|p| format!("`{}` ({})", p.tool, p.call_id))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut seen = std::collections::HashSet::new();
+    for d in decisions {
+        let id = d.call_id();
+        if !pending.iter().any(|p| p.call_id == id) {
+            return Err(format!(
+                "it has no pending call `{id}`; the pending calls are {}",
+                list()
+            ));
+        }
+        if !seen.insert(id.to_string()) {
+            return Err(format!(
+                "call `{id}` is decided twice; give one decision per call"
+            ));
+        }
+    }
+    if seen.len() != pending.len() {
+        return Err(format!(
+            "decide every pending call of the turn together: {}",
+            list()
+        ));
+    }
+    Ok(())
+}
+
+/// Why the loop ended before its natural end.
+enum Exit {
+    /// A stop whose Stop hooks have not run.
+    Stop(StopReason),
+    /// The run failed.
+    Failed(String),
+    /// The workflow was cancelled.
+    Cancelled,
+}
+
+/// How the tool phase of a step ended.
+enum Tools {
+    /// Every call has its result in the history.
+    Done,
+    /// A person rejected a call and stopped the run.
+    Stopped { call_id: String, reason: String },
+}
+
+/// The loop of one run and what it holds between activities.
+struct Loop {
+    ctx: WorkflowContext<AgentRun>,
+    id: Identity,
+    limits: Limits,
+    machine: RunMachine,
+    state: Value,
+    /// How many messages of the history MessageAdded hooks have seen.
+    reported: usize,
+    plan: RunPlan,
+    /// True between the start of a step and its end.
+    in_step: bool,
+}
+
+impl Loop {
+    fn wants(&self, events: Events) -> bool {
+        Events::from_bits_truncate(self.plan.wants).intersects(events)
+    }
+
+    fn options(&self, limit: Duration) -> ActivityOptions {
+        ActivityOptions::with_start_to_close_timeout(limit)
+            .heartbeat_timeout(self.limits.heartbeat)
+            .build()
+    }
+
+    fn cancelled_now(&self) -> bool {
+        self.ctx.cancellation_token().is_cancelled()
+    }
+
+    /// Unwraps an activity's outcome: the effect's, or why the loop ends.
+    fn settle<T>(outcome: Result<Effect<T>, ActivityExecutionError>) -> Result<T, Exit> {
+        match outcome {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(error)) => Err(Exit::Failed(error)),
+            Err(ActivityExecutionError::Cancelled(_)) => Err(Exit::Cancelled),
+            Err(e) => Err(Exit::Failed(match e.cause() {
+                Some(cause) => format!("{e}: {cause}"),
+                None => e.to_string(),
+            })),
+        }
+    }
+
+    async fn body(&mut self, request: RunRequest) -> Result<Ending, Exit> {
+        let input = BeginInput {
+            run_id: self.id.run_id.clone(),
+            request,
+        };
+        let begun = Self::settle(
+            self.ctx
+                .execute_activity(
+                    AgentActivities::begin,
+                    input,
+                    self.options(self.limits.hooks),
+                )
+                .await,
+        )?;
+        self.plan = begun.plan;
+        self.state = begun.state;
+        self.machine.add_user(begun.input);
+        // The begin activity reported the input to MessageAdded hooks.
+        self.reported = self.machine.messages.len();
+        self.steps().await
+    }
+
+    async fn steps(&mut self) -> Result<Ending, Exit> {
+        let output_spec = match &self.plan.output_schema {
+            Some(schema) => Some(
+                OutputSpec::new(schema.clone())
+                    .map_err(|e| Exit::Failed(format!("the output schema: {e}")))?,
+            ),
+            None => None,
+        };
+        loop {
+            if self.cancelled_now() {
+                return Err(Exit::Cancelled);
+            }
+            let step = match self.machine.begin_step(self.plan.max_steps) {
+                StepStart::Begin(step) => step,
+                StepStart::Limit(limit) => return Err(Exit::Stop(StopReason::MaxSteps { limit })),
+            };
+            self.in_step = true;
+            let input = StepInput {
+                snapshot: self.id.snapshot(&self.machine, &self.state),
+                report_from: self.reported,
+                step,
+            };
+            let opts = self.options(self.limits.model_step);
+            let done: ModelStep = Self::settle(
+                self.ctx
+                    .execute_activity(AgentActivities::model_step, input, opts)
+                    .await,
+            )?;
+            self.state = done.state;
+            let response: ModelResponse = match done.opening {
+                Opening::Go => match done.response {
+                    Some(r) => r.into(),
+                    None => return Err(Exit::Failed("a model step returned no turn".into())),
+                },
+                Opening::Skip => {
+                    self.reported = self.machine.messages.len();
+                    if let Some(stop) = self.end_step(step, None).await?.stop {
+                        return Err(Exit::Stop(stop));
+                    }
+                    continue;
+                }
+                Opening::Stop(stop) => {
+                    self.machine.step -= 1;
+                    self.in_step = false;
+                    self.reported = self.machine.messages.len();
+                    return Err(Exit::Stop(stop));
+                }
+            };
+            for message in done.added {
+                self.machine.push(message);
+            }
+            self.machine.usage = done.usage;
+            self.machine.retried_usage = done.retried_usage;
+            if self.cancelled_now() {
+                return Err(Exit::Cancelled);
+            }
+            let aborted = match &response.finish_reason {
+                FinishReason::Aborted(reason) => Some(reason.clone()),
+                _ => None,
+            };
+            let text = response
+                .tool_calls
+                .is_empty()
+                .then(|| response.text.clone());
+            let (_, turn) = self.machine.accept_response(response);
+            // The model step reported its messages, the turn included.
+            self.reported = self.machine.messages.len();
+            if let Some(reason) = aborted {
+                self.end_step(step, None).await?;
+                return Err(Exit::Stop(StopReason::Aborted { reason }));
+            }
+            let mut final_output = None;
+            match turn {
+                Turn::Tools => {
+                    if let Tools::Stopped { call_id, reason } = self.run_tools().await? {
+                        self.end_step(step, None).await?;
+                        return Err(Exit::Stop(StopReason::StoppedByHuman { call_id, reason }));
+                    }
+                    if self.cancelled_now() {
+                        return Err(Exit::Cancelled);
+                    }
+                }
+                Turn::Final => {
+                    let text = text.unwrap_or_default();
+                    match self.machine.judge_final(
+                        &text,
+                        output_spec.as_ref(),
+                        self.plan.output_retries,
+                    ) {
+                        Verdict::Accept(value) => final_output = Some(value),
+                        Verdict::Retry(feedback) => {
+                            self.machine.add_user(feedback);
+                        }
+                        Verdict::Fail { attempts, error } => {
+                            return Err(Exit::Failed(
+                                Error::InvalidOutput {
+                                    agent: self.id.agent.clone(),
+                                    attempts,
+                                    error,
+                                }
+                                .to_string(),
+                            ));
+                        }
+                    }
+                }
+            }
+            let end = self.end_step(step, final_output.clone()).await?;
+            if let Some(output) = final_output {
+                if let Some(veto) = end.veto {
+                    self.machine.add_user(veto);
+                    continue;
+                }
+                // Stop hooks saw the answer at the end of the step.
+                return Ok(Ending::Stopped {
+                    stop: StopReason::FinalAnswer,
+                    output: Some(output),
+                });
+            }
+            if let Some(stop) = end.stop {
+                return Err(Exit::Stop(stop));
+            }
+        }
+    }
+
+    /// Ends a step: AfterStep and (for a final answer) Stop hooks, in an activity when some hook
+    /// wants them or has messages to see.
+    async fn end_step(&mut self, step: u32, final_output: Option<Value>) -> Result<StepEnd, Exit> {
+        self.in_step = false;
+        let needed = self.wants(Events::AFTER_STEP | Events::MESSAGE_ADDED)
+            || (final_output.is_some() && self.wants(Events::STOP));
+        if !needed {
+            return Ok(StepEnd {
+                stop: None,
+                veto: None,
+                state: self.state.clone(),
+            });
+        }
+        let input = EndStepInput {
+            snapshot: self.id.snapshot(&self.machine, &self.state),
+            report_from: self.reported,
+            step,
+            final_output,
+        };
+        let opts = self.options(self.limits.hooks);
+        let end: StepEnd = Self::settle(
+            self.ctx
+                .execute_activity(AgentActivities::end_step, input, opts)
+                .await,
+        )?;
+        self.reported = self.machine.messages.len();
+        self.state = end.state.clone();
+        Ok(end)
+    }
+
+    /// Runs the calls of the pending turn, each an activity (concurrently when the agent allows
+    /// it and its state cannot race: a run without state), and waits for a person's decisions
+    /// on calls that need them, as long as it takes, costing no worker meanwhile.
+    async fn run_tools(&mut self) -> Result<Tools, Exit> {
+        let count = self.machine.pending_calls().len();
+        let mut settled: Vec<Option<Settled>> = vec![None; count];
+        let mut decided: Vec<Option<(PendingApproval, Decision)>> = vec![None; count];
+        loop {
+            let todo: Vec<usize> = (0..count)
+                .filter(|&i| !matches!(settled[i], Some(Settled::Done(_) | Settled::Stop { .. })))
+                .collect();
+            let parallel = self.plan.parallel_tool_calls && self.state.is_null() && todo.len() > 1;
+            if parallel {
+                let snapshot = self.id.snapshot(&self.machine, &self.state);
+                let calls = todo.iter().map(|&index| {
+                    let input = ToolInput {
+                        snapshot: snapshot.clone(),
+                        index,
+                        decided: decided[index].take(),
+                    };
+                    self.ctx.execute_activity(
+                        AgentActivities::tool_call,
+                        input,
+                        self.options(self.limits.tool_call),
+                    )
+                });
+                let outcomes = futures::future::join_all(calls).await;
+                for (&index, outcome) in todo.iter().zip(outcomes) {
+                    let done: ToolDone = Self::settle(outcome)?;
+                    settled[index] = Some(done.settled);
+                }
+            } else {
+                for &index in &todo {
+                    let input = ToolInput {
+                        snapshot: self.id.snapshot(&self.machine, &self.state),
+                        index,
+                        decided: decided[index].take(),
+                    };
+                    let opts = self.options(self.limits.tool_call);
+                    let done: ToolDone = Self::settle(
+                        self.ctx
+                            .execute_activity(AgentActivities::tool_call, input, opts)
+                            .await,
+                    )?;
+                    self.state = done.state;
+                    settled[index] = Some(done.settled);
+                }
+            }
+            let calls = self.machine.pending_calls().to_vec();
+            let stopped = settled.iter().find_map(|s| match s {
+                Some(Settled::Stop { result, reason }) => {
+                    Some((result.call_id.clone(), reason.clone()))
+                }
+                _ => None,
+            });
+            if let Some((call_id, reason)) = stopped {
+                let results = calls
+                    .iter()
+                    .zip(&settled)
+                    .map(|(call, s)| match s {
+                        Some(Settled::Done(result) | Settled::Stop { result, .. }) => {
+                            result.clone()
+                        }
+                        _ => {
+                            ToolResult::error(&call.id, &call.name, "not run: the run was stopped")
+                        }
+                    })
+                    .collect();
+                self.machine.accept_tool_results(results);
+                return Ok(Tools::Stopped { call_id, reason });
+            }
+            let waiting: Vec<PendingApproval> = settled
+                .iter()
+                .filter_map(|s| match s {
+                    Some(Settled::Pending(p)) => Some(p.clone()),
+                    _ => None,
+                })
+                .collect();
+            if waiting.is_empty() {
+                let results = settled
+                    .into_iter()
+                    .map(|s| match s {
+                        Some(Settled::Done(result)) => result,
+                        _ => unreachable!("every call settled with a result"),
+                    })
+                    .collect();
+                self.machine.accept_tool_results(results);
+                return Ok(Tools::Done);
+            }
+            // The calls that settled keep their results while the others wait.
+            self.machine.settled = settled
+                .iter()
+                .filter_map(|s| match s {
+                    Some(Settled::Done(result)) => Some(result.clone()),
+                    _ => None,
+                })
+                .collect();
+            let decisions = self.wait_for_decisions(waiting.clone()).await?;
+            for pending in waiting {
+                let index = calls
+                    .iter()
+                    .position(|c| c.id == pending.call_id)
+                    .expect("a waiting call is a call of the turn");
+                let decision = decisions
+                    .iter()
+                    .find(|d| d.call_id() == pending.call_id)
+                    .cloned()
+                    .expect("the update's validator checked every call is decided");
+                decided[index] = Some((pending, decision));
+                settled[index] = None;
+            }
+        }
+    }
+
+    /// Publishes the waiting calls and waits for an update that decides them.
+    async fn wait_for_decisions(
+        &mut self,
+        waiting: Vec<PendingApproval>,
+    ) -> Result<Vec<Decision>, Exit> {
+        self.ctx.state_mut(|s| {
+            s.awaiting = waiting;
+            s.decisions = None;
+        });
+        if self
+            .ctx
+            .wait_condition(|s| s.decisions.is_some())
+            .await
+            .is_err()
+        {
+            return Err(Exit::Cancelled);
+        }
+        Ok(self.ctx.state_mut(|s| {
+            s.awaiting.clear();
+            s.decisions.take().unwrap_or_default()
+        }))
+    }
+
+    /// The run's last activity, when some hook wants it: Stop hooks for `stop_event`, RunError
+    /// (which may recover a failure), RunEnd. The outcome is decided before it runs.
+    async fn finish(&mut self, stop_event: Option<StopReason>, ending: Ending) -> RunResult {
+        self.finish_with(stop_event, ending, None).await
+    }
+
+    async fn finish_with(
+        &mut self,
+        stop_event: Option<StopReason>,
+        ending: Ending,
+        token: Option<WorkflowCancellationToken>,
+    ) -> RunResult {
+        let mut wanted = Events::RUN_END | Events::MESSAGE_ADDED;
+        if stop_event.is_some() {
+            wanted |= Events::STOP;
+        }
+        if matches!(ending, Ending::Failed(_)) {
+            wanted |= Events::RUN_ERROR;
+        }
+        let finish = if self.wants(wanted) {
+            let input = FinishInput {
+                snapshot: self.id.snapshot(&self.machine, &self.state),
+                report_from: self.reported,
+                stop_event,
+                ending,
+            };
+            let mut opts = self.options(self.limits.hooks);
+            opts.cancellation_token = token;
+            let outcome = self
+                .ctx
+                .execute_activity(AgentActivities::finish, input, opts)
+                .await;
+            match Self::settle(outcome) {
+                Ok(finish) => finish,
+                Err(Exit::Failed(error)) => return RunResult::Failed(error),
+                Err(Exit::Cancelled) => Finish {
+                    stop: StopReason::Cancelled,
+                    output: None,
+                    state: self.state.clone(),
+                },
+                Err(Exit::Stop(_)) => unreachable!("settle never stops"),
+            }
+        } else {
+            match ending {
+                Ending::Stopped { stop, output } => Finish {
+                    stop,
+                    output,
+                    state: self.state.clone(),
+                },
+                Ending::Failed(error) => return RunResult::Failed(error),
+            }
+        };
+        RunResult::Finished(Box::new(FinishedRun {
+            output: finish.output,
+            text: self.machine.last_text(),
+            state: finish.state,
+            messages: self.machine.messages.clone(),
+            usage: self.machine.usage,
+            retried_usage: self.machine.retried_usage,
+            steps: self.machine.step,
+            model_calls: self.machine.model_calls,
+            stop: finish.stop,
+        }))
+    }
+
+    /// Ends a cancelled run as the in-process runtime does: the step under way does not count,
+    /// the calls of a turn under way get no results, and the Stop and RunEnd hooks see
+    /// `cancelled` (in an activity the cancellation does not reach).
+    async fn cancelled(&mut self) -> RunResult {
+        if self.in_step {
+            self.machine.step -= 1;
+            self.in_step = false;
+        }
+        let stop = StopReason::Cancelled;
+        let ending = Ending::Stopped {
+            stop: stop.clone(),
+            output: None,
+        };
+        self.finish_with(Some(stop), ending, Some(WorkflowCancellationToken::new()))
+            .await
+    }
+}

@@ -1,0 +1,320 @@
+//! Runs on a real Temporal dev server (started by the test, see `support`): the same agent and
+//! scripted model give the same result, history and hook decisions as in-process; a run is
+//! cancelled mid tool call; a call waits for approval, across a worker restart, and runs once
+//! decided.
+
+mod support;
+
+use agentry::prelude::*;
+use agentry::{Decision, RunOutput};
+use agentry_temporal::{RunState, TemporalError, Worker};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use support::DevServer;
+use support::agents::{Log, assistant, recording_runtime};
+
+/// Waits until `done` holds, for at most 60 s.
+async fn until(what: &str, mut done: impl AsyncFnMut() -> bool) {
+    let start = Instant::now();
+    while !done().await {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_with_tools_hooks_and_a_sub_agent_matches_the_in_process_run() {
+    let Some(dev) = DevServer::start("parity").await else {
+        return;
+    };
+    // In-process.
+    let local_log = Log::default();
+    let local_calls = Arc::new(AtomicUsize::new(0));
+    let (agent, runtime) = assistant(&local_log, &local_calls);
+    let local = runtime.run(&agent, "What is 2 + 3?").await.unwrap();
+
+    // On Temporal: the same agent and hooks, hosted by a worker.
+    let log = Log::default();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let (agent, runtime) = assistant(&log, &calls);
+    let worker = Worker::new(dev.server("parity"), runtime)
+        .agent(&agent)
+        .spawn();
+    let client = dev.client("parity").await;
+    let handle = client
+        .start(
+            "assistant",
+            "What is 2 + 3?",
+            RunOptions::new().run_id("parity-1"),
+        )
+        .await
+        .unwrap();
+    let remote: RunOutput<(), String> = handle.result().await.unwrap();
+
+    assert_eq!(remote.stop, StopReason::FinalAnswer);
+    assert_eq!(remote.output.as_deref(), Some("the answer is 5"));
+    assert_eq!(remote.run_id, "parity-1");
+    assert_eq!(remote.output, local.output);
+    assert_eq!(remote.text, local.text);
+    assert_eq!(remote.stop, local.stop);
+    assert_eq!(remote.messages.to_vec(), local.messages.to_vec());
+    assert_eq!(remote.usage, local.usage);
+    assert_eq!(remote.steps, local.steps);
+    assert_eq!(remote.model_calls, local.model_calls);
+    // The hooks decided the same: the input rewritten, `secret` blocked, `echo` upper-cased.
+    let tool_results: Vec<String> = remote
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool(r) => Some(r.content.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        tool_results,
+        ["5", "HI", "helped with summarise please", "no secrets"]
+    );
+    assert_eq!(
+        remote.messages.get(0).unwrap().text(),
+        "What is 2 + 3? please"
+    );
+    // Every hook ran once per event, in the same order as in-process (the sub-agent's hooks
+    // inside the tool call that runs it).
+    let remote_log = log.lock().unwrap().clone();
+    let local_log = local_log.lock().unwrap().clone();
+    assert_eq!(remote_log, local_log);
+    assert!(remote_log.contains(&"RunStart assistant/helper summarise please".to_string()));
+    assert_eq!(
+        remote_log.last().map(String::as_str),
+        Some("RunEnd assistant final answer")
+    );
+    // No tool ran twice: add, echo (secret was blocked; the helper is a sub-agent).
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    assert_eq!(local_calls.load(Ordering::SeqCst), 2);
+
+    // The run is listed, ended.
+    let mut listed = None;
+    until("the run to be listed", async || {
+        listed = client
+            .list()
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|r| r.run_id == "parity-1");
+        listed.is_some()
+    })
+    .await;
+    assert_eq!(listed.unwrap().status, RunState::Ended);
+    // An agent the worker does not host fails the run with an error that names it.
+    let err = client
+        .run::<(), String>("nobody", "hi", RunOptions::new())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, TemporalError::RunFailed { error, .. } if error.contains("no agent `nobody`")),
+        "{err}"
+    );
+    worker.stop().unwrap();
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Nothing {}
+
+/// Counts its drops: a tool call's future dropped mid-call.
+struct Dropped(Arc<AtomicUsize>);
+
+impl Drop for Dropped {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_run_stops_mid_tool_call_and_ends_cancelled() {
+    let Some(dev) = DevServer::start("cancel").await else {
+        return;
+    };
+    let log = Log::default();
+    let started = Arc::new(AtomicUsize::new(0));
+    let interrupted = Arc::new(AtomicUsize::new(0));
+    let (s, i) = (started.clone(), interrupted.clone());
+    let wait = tool("wait", "Waits.", move |_: Nothing, _ctx: ToolCtx| {
+        let (s, dropped) = (s.clone(), Dropped(i.clone()));
+        async move {
+            let _dropped = dropped;
+            s.fetch_add(1, Ordering::SeqCst);
+            std::future::pending::<()>().await;
+            Ok("never seen")
+        }
+    });
+    let agent = Agent::builder("waiter")
+        .model(ScriptedModel::from_fn(|_, _| {
+            ScriptedTurn::tool_call("wait", json!({}))
+        }))
+        .tool(wait)
+        .build()
+        .unwrap();
+    let worker = Worker::new(dev.server("cancel"), recording_runtime(&log))
+        .agent(&agent)
+        .spawn();
+    let client = dev.client("cancel").await;
+    let handle = client
+        .start("waiter", "wait", RunOptions::new())
+        .await
+        .unwrap();
+    until("the tool to start", async || {
+        started.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    handle.cancel().await.unwrap();
+    let out: RunOutput<(), String> = handle.result().await.unwrap();
+    assert_eq!(out.stop, StopReason::Cancelled);
+    assert_eq!(out.output, None);
+    // The step under way does not count, as in-process.
+    assert_eq!(out.steps, 0);
+    // The call in flight was interrupted on the worker (its activity was cancelled through its
+    // heartbeat, and the call dropped, as in-process).
+    until("the call to be interrupted", async || {
+        interrupted.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    let log = log.lock().unwrap().clone();
+    assert_eq!(
+        log[log.len() - 2..],
+        ["Stop waiter cancelled", "RunEnd waiter cancelled"]
+    );
+    worker.stop().unwrap();
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Days {
+    days: u32,
+}
+
+fn cleaner(deletes: &Arc<AtomicUsize>) -> Agent {
+    let model = ScriptedModel::from_fn(|_, req| {
+        match req.messages.iter().rev().find_map(|m| match m {
+            Message::Tool(r) => Some(r.content.clone()),
+            _ => None,
+        }) {
+            None => ScriptedTurn::new().with_tool_call_id("d1", "delete_logs", json!({"days": 30})),
+            Some(result) => ScriptedTurn::text(format!("done: {result}")),
+        }
+    });
+    let n = deletes.clone();
+    let delete = tool(
+        "delete_logs",
+        "Deletes old logs.",
+        move |a: Days, _ctx: ToolCtx| {
+            n.fetch_add(1, Ordering::SeqCst);
+            async move { Ok(format!("deleted logs older than {} days", a.days)) }
+        },
+    )
+    .needs_approval();
+    Agent::builder("cleaner")
+        .model(model)
+        .tool(delete)
+        .build()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_waits_across_a_worker_restart_and_the_call_runs_once_decided() {
+    let Some(dev) = DevServer::start("approval").await else {
+        return;
+    };
+    let deletes = Arc::new(AtomicUsize::new(0));
+    let agent = cleaner(&deletes);
+    let worker = Worker::new(dev.server("approval"), Runtime::new())
+        .agent(&agent)
+        .spawn();
+    let client = dev.client("approval").await;
+    let handle = client
+        .start("cleaner", "clean up", RunOptions::new())
+        .await
+        .unwrap();
+    let mut pending = Vec::new();
+    until("the call to wait for approval", async || {
+        pending = handle.pending().await.unwrap();
+        !pending.is_empty()
+    })
+    .await;
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].call_id, "d1");
+    assert_eq!(pending[0].tool, "delete_logs");
+    assert_eq!(pending[0].input, json!({"days": 30}));
+    assert_eq!(deletes.load(Ordering::SeqCst), 0);
+
+    // The waiting run holds no worker: with none running, it waits on the server.
+    worker.stop().unwrap();
+    // Decisions that do not fit are refused, changing nothing (the update's validator runs on a
+    // worker, so start the next one first).
+    let worker = Worker::new(dev.server("approval"), Runtime::new())
+        .agent(&agent)
+        .spawn();
+    let refused = handle
+        .decide([Decision::Approve {
+            call_id: "nope".into(),
+        }])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&refused, TemporalError::Decisions { message, .. } if message.contains("no pending call `nope`")),
+        "{refused}"
+    );
+    assert_eq!(handle.pending().await.unwrap(), pending);
+
+    handle
+        .decide([Decision::Approve {
+            call_id: "d1".into(),
+        }])
+        .await
+        .unwrap();
+    let out: RunOutput<(), String> = handle.result().await.unwrap();
+    assert_eq!(out.stop, StopReason::FinalAnswer);
+    assert_eq!(
+        out.output.as_deref(),
+        Some("done: deleted logs older than 30 days")
+    );
+    assert_eq!(deletes.load(Ordering::SeqCst), 1);
+    assert!(handle.pending().await.unwrap().is_empty());
+    worker.stop().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejected_call_gives_the_model_the_reason() {
+    let Some(dev) = DevServer::start("reject").await else {
+        return;
+    };
+    let deletes = Arc::new(AtomicUsize::new(0));
+    let agent = cleaner(&deletes);
+    let _worker = Worker::new(dev.server("reject"), Runtime::new())
+        .agent(&agent)
+        .spawn();
+    let client = dev.client("reject").await;
+    let handle = client
+        .start("cleaner", "clean up", RunOptions::new())
+        .await
+        .unwrap();
+    until("the call to wait for approval", async || {
+        !handle.pending().await.unwrap().is_empty()
+    })
+    .await;
+    handle
+        .decide([Decision::Reject {
+            call_id: "d1".into(),
+            reason: "not today".into(),
+        }])
+        .await
+        .unwrap();
+    let out: RunOutput<(), String> = handle.result().await.unwrap();
+    assert_eq!(
+        out.output.as_deref(),
+        Some("done: the call was rejected: not today")
+    );
+    assert_eq!(deletes.load(Ordering::SeqCst), 0);
+}

@@ -1,0 +1,385 @@
+//! One run's effects, run one at a time by a runtime that drives the step machine itself.
+//!
+//! The in-process [`Runtime`] drives a run's [`RunMachine`] in a loop of its own. A durable
+//! engine (the `agentry-temporal` crate) drives the same machine from its own loop, which must
+//! be deterministic, and runs each effect somewhere else: a model turn, a tool call, or the
+//! hooks of one phase of a step. [`RunEffects`] is the in-process runtime's own code for each of
+//! those effects, with its hooks, opened on a run as a [`RunSnapshot`] describes it, so both
+//! runtimes run the same hooks in the same way: what a hook can rewrite, block, mock or decide is
+//! decided here, by the code the in-process runtime uses.
+//!
+//! A `RunEffects` changes its own copy of the run (its machine and state); the caller reads
+//! what changed ([`RunEffects::machine`], [`RunEffects::state`]) and applies it to the run it
+//! drives. It never checkpoints: the caller's engine records the outcome.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), agentry::Error> {
+//! use agentry::prelude::*;
+//! use agentry::{RunSnapshot, SNAPSHOT_VERSION};
+//!
+//! let agent = Agent::builder("greeter")
+//!     .model(ScriptedModel::new().text("Hello!"))
+//!     .build()?;
+//! let snapshot = RunSnapshot {
+//!     version: SNAPSHOT_VERSION,
+//!     run_id: "r-1".into(),
+//!     parent_run_id: None,
+//!     agent: "greeter".into(),
+//!     session_id: None,
+//!     user_id: None,
+//!     tags: Vec::new(),
+//!     metadata: Default::default(),
+//!     messages: Default::default(),
+//!     state: serde_json::Value::Null,
+//!     step: 0,
+//!     usage: Default::default(),
+//!     retried_usage: Default::default(),
+//!     model_calls: 0,
+//!     output_attempts: 0,
+//!     pending_tool_calls: Vec::new(),
+//!     settled_results: Vec::new(),
+//!     stop: None,
+//!     output: None,
+//!     error: None,
+//!     hooks: Vec::new(),
+//! };
+//! let mut effects = Runtime::new().effects(agent.def(), &snapshot)?;
+//! effects.run_start("Hi".into()).await?;
+//! let response = effects.model_turn(1).await?;
+//! assert_eq!(response.text, "Hello!");
+//! effects.accept_turn(response).await?;
+//! assert_eq!(effects.machine().last_text(), "Hello!");
+//! # Ok(()) }
+//! ```
+
+use super::Runtime;
+use super::driver::{Driver, stop_reason};
+use super::nesting;
+use super::tool_call::Settled;
+use agentry_core::hooks::{BeforeStep, Events, RunEnd, RunError, RunStart, StepDecision};
+use agentry_core::{
+    AgentDef, Decision, Error, Message, ModelResponse, PendingApproval, RunMachine, RunOptions,
+    RunSnapshot, StopReason, ToolResult,
+};
+use serde_json::Value;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// The effects of one run, as the in-process runtime runs them. See the [module docs](self).
+pub struct RunEffects {
+    driver: Box<Driver>,
+}
+
+impl std::fmt::Debug for RunEffects {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunEffects")
+            .field("run_id", &self.driver.scope.ctx.run_id())
+            .field("agent", &self.driver.def.name)
+            .field("step", &self.driver.machine.step)
+            .finish()
+    }
+}
+
+/// How a step opened, after its BeforeStep hooks.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StepOpening {
+    /// The step goes on: call the model.
+    Go,
+    /// A hook skipped the step: it ends without a model turn.
+    Skip,
+    /// A hook stopped the run before the step: it does not count.
+    Stop(StopReason),
+}
+
+/// How one tool call settled.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CallOutcome {
+    /// With a result the model will see.
+    Done(ToolResult),
+    /// Waiting for a person's decision.
+    Pending(PendingApproval),
+    /// Rejected, and the run stops ([`StopReason::StoppedByHuman`]).
+    Stop {
+        /// The result the model sees for the call.
+        result: ToolResult,
+        /// Why the run stops.
+        reason: String,
+    },
+}
+
+impl Runtime {
+    /// The effects of the run `snapshot` describes, run as this runtime runs them: with its
+    /// hooks (runtime, live and `agent`'s), default model and limits, but never its store.
+    ///
+    /// Runs with hooks or tool sources that are data (`RunOptions::with_stored`) are not
+    /// supported here yet: opening one is an error that says so.
+    pub fn effects(
+        &self,
+        agent: &Arc<AgentDef>,
+        snapshot: &RunSnapshot,
+    ) -> Result<RunEffects, Error> {
+        if !snapshot.hooks.is_empty() {
+            return Err(Error::other(format!(
+                "run `{}` has hooks or tool sources that are data; runs driven outside the in-process runtime do not support them yet: register such hooks on the runtime or the agent instead",
+                snapshot.run_id
+            )));
+        }
+        let options = RunOptions {
+            run_id: Some(snapshot.run_id.clone()),
+            session_id: snapshot.session_id.clone(),
+            user_id: snapshot.user_id.clone(),
+            tags: snapshot.tags.clone(),
+            metadata: snapshot.metadata.clone(),
+            ..RunOptions::default()
+        };
+        // The caller's engine records the run: this runtime's store is left out.
+        let storeless;
+        let runtime = if self.inner.store.is_some() {
+            let mut inner = (*self.inner).clone();
+            inner.store = None;
+            storeless = Runtime {
+                inner: Arc::new(inner),
+            };
+            &storeless
+        } else {
+            self
+        };
+        let mut driver = runtime.driver(agent, options, None, None)?;
+        let state = agent.initial_state.parse_json(snapshot.state.clone())?;
+        driver.scope.ctx.take_state(state);
+        driver.machine = RunMachine::restore(snapshot);
+        // The pending turn is the assistant message in the history, not a copy of its calls:
+        // hooks that read the turn see its text too.
+        if let Some(copy) = driver.machine.pending.clone() {
+            let turn = driver
+                .machine
+                .messages
+                .iter_shared()
+                .rev()
+                .find(|m| {
+                    matches!(m.as_ref(), Message::Assistant { .. })
+                        && m.tool_calls() == copy.tool_calls()
+                })
+                .cloned();
+            if let Some(turn) = turn {
+                driver.machine.pending = Some(turn);
+            }
+        }
+        driver.scope.ctx.set_step(snapshot.step);
+        Ok(RunEffects { driver })
+    }
+}
+
+impl RunEffects {
+    /// True when some hook of the run wants any of `events`.
+    pub fn wants(&self, events: Events) -> bool {
+        self.driver.scope.wants(events)
+    }
+
+    /// The events some hook of the run wants.
+    pub fn wanted(&self) -> Events {
+        self.driver.scope.hooks.wanted()
+    }
+
+    /// The agent definition the run uses.
+    pub fn def(&self) -> &Arc<AgentDef> {
+        &self.driver.def
+    }
+
+    /// The run's machine, as the effects run so far left it.
+    pub fn machine(&self) -> &RunMachine {
+        &self.driver.machine
+    }
+
+    /// The run's state as JSON, as the effects run so far left it.
+    pub fn state(&self) -> Result<Value, Error> {
+        Ok(self.driver.scope.ctx.state_json()?)
+    }
+
+    /// The run's cancellation: cancelling it interrupts the effect under way at its next await
+    /// point (tools and hooks see it on their context).
+    pub fn cancellation(&self) -> CancellationToken {
+        self.driver.scope.ctx.cancellation().clone()
+    }
+
+    /// Reports the messages of the history from index `from` on to MessageAdded hooks (messages
+    /// the caller added to its machine without running hooks: the input, tool results, feedback).
+    pub async fn report_added(&mut self, from: usize) -> Result<(), Error> {
+        if !self.wants(Events::MESSAGE_ADDED) {
+            return Ok(());
+        }
+        let added: Vec<Arc<Message>> = self
+            .driver
+            .machine
+            .messages
+            .iter_shared()
+            .skip(from)
+            .cloned()
+            .collect();
+        let scope = self.driver.scope.clone();
+        nesting::inside(scope.ctx.clone(), async {
+            for message in added {
+                scope.added(message).await?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Starts a new run: RunStart hooks (which may rewrite the input and the state), then the
+    /// input is added to the history, with its MessageAdded hooks. Returns the input as hooks
+    /// left it.
+    pub async fn run_start(&mut self, input: String) -> Result<String, Error> {
+        let d = &mut self.driver;
+        let input = if d.scope.wants(Events::RUN_START) {
+            let scope = d.scope.clone();
+            nesting::inside(scope.ctx.clone(), scope.hook(RunStart { input }))
+                .await?
+                .input
+        } else {
+            input
+        };
+        let m = d.machine.add_user(input.clone());
+        d.scope.added(m).await?;
+        Ok(input)
+    }
+
+    /// Opens step `step` (which the caller's machine began): BeforeStep hooks may skip it or
+    /// stop the run.
+    pub async fn before_step(&mut self, step: u32) -> Result<StepOpening, Error> {
+        let d = &mut self.driver;
+        d.scope.ctx.set_step(step);
+        d.machine.step = step;
+        if !d.scope.wants(Events::BEFORE_STEP) {
+            return Ok(StepOpening::Go);
+        }
+        let scope = d.scope.clone();
+        let (ev, by) =
+            nesting::inside(scope.ctx.clone(), scope.hook_decided(BeforeStep::new(step))).await?;
+        Ok(match ev.decision() {
+            None => StepOpening::Go,
+            Some(StepDecision::Skip) => StepOpening::Skip,
+            Some(decision) => StepOpening::Stop(stop_reason(decision, by.as_deref())),
+        })
+    }
+
+    /// The model turn of step `step`: BeforeModel, the around-model middleware, the streamed
+    /// call with its TextDelta and Thinking hooks, AfterModel (with the retries it asks for:
+    /// their feedback joins the history, and the rejected responses' tokens the usage). Returns
+    /// the response as hooks left it, for [`accept_turn`](Self::accept_turn).
+    pub async fn model_turn(&mut self, step: u32) -> Result<ModelResponse, Error> {
+        let d = &mut self.driver;
+        d.scope.ctx.set_step(step);
+        d.machine.step = step;
+        let ctx = d.scope.ctx.clone();
+        nesting::inside(ctx, d.model_phase(step)).await
+    }
+
+    /// Accepts a model turn into the history (the machine gives its calls their ids), with its
+    /// MessageAdded hooks.
+    pub async fn accept_turn(&mut self, response: ModelResponse) -> Result<Arc<Message>, Error> {
+        let d = &mut self.driver;
+        let (message, _) = d.machine.accept_response(response);
+        let scope = d.scope.clone();
+        nesting::inside(scope.ctx.clone(), scope.added(message.clone())).await?;
+        Ok(message)
+    }
+
+    /// Runs call `index` of the pending turn: BeforeTool (which may rewrite, block, mock or ask
+    /// for approval), the tool through the around-tool middleware within its time limit (a
+    /// sub-agent runs here as a child run), then AfterTool or ToolError. With `decided`, a
+    /// person's decision on the call (which waited for it): ApprovalResolved hooks see it
+    /// first.
+    ///
+    /// # Errors
+    /// A hook's failure (it fails the run), or no pending call at `index`.
+    pub async fn tool_call(
+        &mut self,
+        index: usize,
+        decided: Option<(PendingApproval, Decision)>,
+    ) -> Result<CallOutcome, Error> {
+        let d = &mut self.driver;
+        let Some(turn) = d.machine.pending.clone() else {
+            return Err(Error::other(
+                "the run has no pending tool calls; run a model turn that calls tools first",
+            ));
+        };
+        if index >= turn.tool_calls().len() {
+            return Err(Error::other(format!(
+                "the pending turn has {} calls, not {}",
+                turn.tool_calls().len(),
+                index + 1
+            )));
+        }
+        if let Some((pending, decision)) = decided {
+            d.decisions.insert(pending.call_id.clone(), decision);
+            d.last_paused = Some(vec![pending]);
+            let ctx = d.scope.ctx.clone();
+            nesting::inside(ctx, d.resolved_by_person()).await?;
+        }
+        let ctx = d.scope.ctx.clone();
+        let settled = nesting::inside(ctx, d.tool_call(&turn, index)).await;
+        d.decisions.clear();
+        Ok(match settled? {
+            Settled::Done(result) => CallOutcome::Done(result),
+            Settled::Pending(pending) => CallOutcome::Pending(pending),
+            Settled::Stop { result, reason, .. } => CallOutcome::Stop { result, reason },
+        })
+    }
+
+    /// Ends step `step`: AfterStep hooks, which may stop the run (the stop reason).
+    pub async fn end_step(&mut self, step: u32) -> Result<Option<StopReason>, Error> {
+        let d = &mut self.driver;
+        d.scope.ctx.set_step(step);
+        let ctx = d.scope.ctx.clone();
+        nesting::inside(ctx, d.end_step(step, false)).await
+    }
+
+    /// Stop hooks for `reason` (with the final answer when the run stops with one): returns the
+    /// message a hook vetoed a natural stop with, if one did.
+    pub async fn stop(
+        &mut self,
+        reason: StopReason,
+        output: Option<&Value>,
+    ) -> Result<Option<String>, Error> {
+        let d = &mut self.driver;
+        let ctx = d.scope.ctx.clone();
+        nesting::inside(ctx, d.stop_event(reason, output)).await
+    }
+
+    /// RunError hooks for a run that failed with `error`: the output and stop reason when a
+    /// hook recovered, else `None` (the run fails with `error`).
+    pub async fn recover(&mut self, error: Error) -> Result<Option<(Value, StopReason)>, Error> {
+        let d = &mut self.driver;
+        if !d.scope.wants(Events::RUN_ERROR) {
+            return Ok(None);
+        }
+        let error = Arc::new(error);
+        let scope = d.scope.clone();
+        let (ev, by) = nesting::inside(
+            scope.ctx.clone(),
+            scope.hook_decided(RunError::new(error.clone())),
+        )
+        .await?;
+        Ok(ev.recovery().map(|output| {
+            let stop = StopReason::Recovered {
+                hook: by.as_deref().unwrap_or_default().to_string(),
+                error: error.to_string(),
+            };
+            (output.clone(), stop)
+        }))
+    }
+
+    /// RunEnd hooks, once the run's outcome is recorded.
+    pub async fn run_end(&mut self, stop: StopReason, output: Option<Value>) -> Result<(), Error> {
+        let d = &mut self.driver;
+        if !d.scope.wants(Events::RUN_END) {
+            return Ok(());
+        }
+        let ev = RunEnd::new(stop, output, d.machine.usage, d.machine.step);
+        let scope = d.scope.clone();
+        nesting::inside(scope.ctx.clone(), scope.hook(ev)).await?;
+        Ok(())
+    }
+}
