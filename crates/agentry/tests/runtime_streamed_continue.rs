@@ -145,6 +145,17 @@ async fn hook_decisions_name_the_hook_and_what_it_did() {
             })
             .named("gate"),
         )
+        .with(on_sync::before_tool(|_, _| Ok(())).named("watch"))
+        .with(
+            on_sync::before_tool(|ev, _| {
+                if ev.input["text"] == "LOWER" {
+                    ev.input = json!({"text": "LOWER!"});
+                }
+                Ok(())
+            })
+            .named("trim")
+            .priority(-1),
+        )
         .build()
         .unwrap();
     let mut handle = Runtime::new().start(&agent, "save", RunOptions::new());
@@ -171,10 +182,11 @@ async fn hook_decisions_name_the_hook_and_what_it_did() {
         [
             ("gate".into(), "blocked".into(), "no secrets".into()),
             ("gate".into(), "mocked".into(), "mocked".into()),
+            // Every hook that changed the input, in the order they ran; `watch` changed nothing.
             (
-                "".into(),
+                "gate, trim".into(),
                 "rewrote the input".into(),
-                r#"{"text":"LOWER"}"#.into()
+                r#"{"text":"LOWER!"}"#.into()
             ),
         ]
     );

@@ -291,3 +291,47 @@ async fn hooks_see_a_tools_info_and_the_policy_asks_before_destructive_tools() {
     );
     assert_eq!(*sources.lock().unwrap(), [Some("db".to_string())]);
 }
+
+#[tokio::test]
+async fn a_sub_agent_gets_its_parent_run_s_tool_sources() {
+    let helper = Agent::builder("helper")
+        .description("Greets people.")
+        .model(
+            ScriptedModel::new()
+                .tool_call("greet_1", json!({"text": "ada"}))
+                .text("greeted ada"),
+        )
+        .build()
+        .unwrap();
+    let parent = Agent::builder("parent")
+        .model(
+            ScriptedModel::new()
+                .tool_call("helper", json!({"input": "greet ada"}))
+                .text("done"),
+        )
+        .sub_agent(&helper)
+        .build()
+        .unwrap();
+    let mut handle = Runtime::new().start(
+        &parent,
+        "go",
+        RunOptions::new().with_tools(Counting::new(1)),
+    );
+    let mut events = Vec::new();
+    while let Some(e) = futures::StreamExt::next(handle.events()).await {
+        events.push(e);
+    }
+    let out = handle.result().await.unwrap();
+    assert_eq!(out.text, "done");
+    // The sub-agent called the source's tool, in its own run, and got its real result.
+    let greeted = events.iter().find_map(|e| match e {
+        RunEvent::ToolFinished { result, agent_path } if result.name == "greet_1" => {
+            Some((result.content.clone(), agent_path.to_string()))
+        }
+        _ => None,
+    });
+    assert_eq!(
+        greeted,
+        Some(("1: hello ada".to_owned(), "parent/helper".to_owned()))
+    );
+}

@@ -106,7 +106,8 @@ pub enum RunEvent {
     /// for approval, or rewrote its input. Streamed only (a run without an event stream compares
     /// nothing).
     HookDecision {
-        /// The hook whose decision stands (empty when several hooks rewrote and none decided).
+        /// The hook whose decision stands; for a rewrite, the hooks that changed the input, in
+        /// the order they ran, joined with `, `.
         hook: String,
         /// The event it decided on (`BeforeTool`).
         event: &'static str,

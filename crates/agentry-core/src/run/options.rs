@@ -77,7 +77,8 @@ impl RunOptions {
         self
     }
     /// Adds a source of tools for this run (MCP servers, ...): the runtime asks it for its tools
-    /// before each step, and the model can call them like the agent's own.
+    /// before each step, and the model can call them like the agent's own. The run's sub-agents
+    /// get them too (after their own tools, which win on a name clash), as they get its hooks.
     pub fn with_tools(mut self, source: impl ToolSource) -> Self {
         self.tool_sources.push(Arc::new(source));
         self

@@ -2,7 +2,7 @@
 //! report the notices (state changes, custom events) its hooks left.
 
 use agentry_core::hooks::{
-    Custom, Event, Events, HookFailed, HookName, Hooks, MessageAdded, StateChange,
+    Custom, Event, Events, HookFailed, HookName, HookStep, Hooks, MessageAdded, StateChange,
 };
 use agentry_core::{Error, Message, Notice, RunContext, RunEvent};
 use futures::future::{Either, ready};
@@ -33,6 +33,21 @@ impl Scope {
         let mut slot = Some(ev);
         let by = self.run_hooks(&mut slot).await?;
         Ok((slot.expect("the event is back in its slot"), by))
+    }
+
+    /// Dispatches `ev` traced ([`Hooks::dispatch_traced`]) and reports the notices its hooks
+    /// left: for observers that say which hook changed what (it costs a copy of the event per
+    /// hook, so runs use it only when someone watches).
+    pub async fn hook_traced<E: Event>(
+        &self,
+        ev: E,
+    ) -> Result<(E, Option<HookName>, Vec<HookStep<E>>), Error> {
+        let traced = self.hooks.dispatch_traced(ev, &self.ctx).await;
+        let (ev, by) = traced.outcome?;
+        if self.ctx.has_notices() {
+            self.flush().await?;
+        }
+        Ok((ev, by, traced.steps))
     }
 
     /// Runs the hooks of the event in `slot` and reports the notices they left; returns the name

@@ -1,6 +1,6 @@
 //! Sub-agents: an agent called as a tool runs as a child run that inherits its parent's hooks
-//! (the parent's wrap the child's), streams its events on the parent's stream under its agent
-//! path, and is cancelled with its parent.
+//! (the parent's wrap the child's) and tool sources, streams its events on the parent's stream
+//! under its agent path, and is cancelled with its parent.
 
 use super::driver::{Driver, Start, scoped_hooks};
 use super::nesting;
@@ -138,6 +138,9 @@ impl Driver {
             hook_timeout: parent.hook_timeout(),
             depth,
         };
-        Driver::new(child, &self.rt, hooks, spec)
+        let mut driver = Driver::new(child, &self.rt, hooks, spec)?;
+        // The parent run's tool sources (its MCP servers) serve the child too, as its hooks do.
+        driver.tool_sources = self.tool_sources.clone();
+        Ok(driver)
     }
 }

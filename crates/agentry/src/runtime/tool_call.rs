@@ -7,7 +7,7 @@ use super::open_calls::OpenCall;
 use agentry_core::deadline::{Elapsed, within};
 use agentry_core::hooks::{
     AfterTool, AfterToolBatch, ApprovalRequested, ApprovalResolved, BeforeTool, BeforeToolBatch,
-    Events, HookName, Next, Resolver, Terminal, ToolCallRequest, ToolDecision, ToolError,
+    Events, HookName, HookStep, Next, Resolver, Terminal, ToolCallRequest, ToolDecision, ToolError,
     ToolOutcome,
 };
 use agentry_core::{
@@ -315,6 +315,7 @@ impl Driver {
         &self,
         call: &ToolCall,
         by: Option<HookName>,
+        rewriters: String,
         decision: Option<&ToolDecision>,
         asked: &Value,
         input: &Value,
@@ -326,8 +327,12 @@ impl Driver {
             None if asked != input => ("rewrote the input", input.to_string()),
             None => return,
         };
+        let hook = match (by, decision) {
+            (Some(by), Some(_)) => by.to_string(),
+            _ => rewriters,
+        };
         self.scope.ctx.send_event(|p| RunEvent::HookDecision {
-            hook: by.map(|h| h.to_string()).unwrap_or_default(),
+            hook,
             event: "BeforeTool",
             decision: what.to_owned(),
             call_id: call.id.clone(),
@@ -439,19 +444,24 @@ impl Driver {
             if approved {
                 ev = ev.approved();
             }
-            // What the model asked, kept only to tell an observer that hooks rewrote it.
-            let asked = scope.ctx.has_event_stream().then(|| ev.input.clone());
-            let mut slot = Some(ev);
-            let by = scope.run_hooks(&mut slot).await?;
-            (decision, input) = slot.expect("hooks give the event back").into_parts();
-            if let Some(asked) = asked {
+            if scope.ctx.has_event_stream() {
+                // Someone watches: trace the chain, to say which hooks rewrote the input.
+                let asked = ev.input.clone();
+                let (ev, by, steps) = scope.hook_traced(ev).await?;
+                (decision, input) = ev.into_parts();
+                let rewriters = rewriters(&asked, &steps);
                 self.hook_decision(
                     &turn.tool_calls()[index],
                     by,
+                    rewriters,
                     decision.as_ref(),
                     &asked,
                     &input,
                 );
+            } else {
+                let mut slot = Some(ev);
+                scope.run_hooks(&mut slot).await?;
+                (decision, input) = slot.expect("hooks give the event back").into_parts();
             }
             if scope.wants(Events::TOOL_ERROR) {
                 // Open until it closes; a run interrupted meanwhile closes it with ToolError.
@@ -660,4 +670,21 @@ async fn call_tool(tool: &dyn Tool, input: ToolInput<'_>, ctx: ToolCtx) -> ToolO
         Ok(outcome) => outcome,
         Err(p) => Err(panicked(p)),
     }
+}
+
+/// The hooks of a traced BeforeTool chain that changed the input, in the order they ran, as
+/// `a, b` (a hook that saw the event read-only or failed changed nothing that stands).
+fn rewriters(asked: &Value, steps: &[HookStep<BeforeTool>]) -> String {
+    let mut names = Vec::new();
+    let mut before = asked;
+    for step in steps {
+        if step.read_only || step.failure.is_some() {
+            continue;
+        }
+        if &step.after.input != before {
+            names.push(step.hook.to_string());
+        }
+        before = &step.after.input;
+    }
+    names.join(", ")
 }
