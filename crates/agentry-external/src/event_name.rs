@@ -156,6 +156,9 @@ impl EventName {
         match self {
             // A session ends with its run, however the run ends.
             EventName::SessionEnd => Events::RUN_END | Events::RUN_ERROR,
+            // A session starts with its first run, and again (source `compact`) after its
+            // history was compacted.
+            EventName::SessionStart => Events::RUN_START | Events::AFTER_COMPACT,
             other => other.kind().flag(),
         }
     }

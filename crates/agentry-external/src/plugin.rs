@@ -37,6 +37,24 @@ impl Inner {
             .collect()
     }
 
+    /// Fires SessionStart with `source` (`startup`, `resume`, `compact`) and returns the context
+    /// its hooks give the model.
+    async fn session_start(
+        &self,
+        source: &str,
+        ctx: &HookCtx,
+        site: &Site<'_>,
+    ) -> Result<Option<String>, agentry_core::hooks::BoxError> {
+        let agent = ctx.agent_name().to_string();
+        let merged = self
+            .fire(EventName::SessionStart, Some(source), site, |m| {
+                m.insert("source".into(), json!(source));
+                m.insert("agent_type".into(), json!(agent));
+            })
+            .await?;
+        Ok(merged.reminder(EventName::SessionStart))
+    }
+
     fn transcript_path(&self, session: &str) -> PathBuf {
         self.state_dir.join(format!("{session}.jsonl"))
     }
@@ -418,6 +436,15 @@ impl Plugin {
         if ctx.parent_run_id().is_some() {
             return Ok(ev);
         }
+        // A session whose transcript already holds turns (written by an earlier process) is
+        // resumed, as `claude --resume` is; else it starts up.
+        let session = inner.session_id(ctx);
+        let resumed = tokio::task::spawn_blocking({
+            let path = inner.transcript_path(&session);
+            move || std::fs::metadata(path).is_ok_and(|m| m.len() > 0)
+        })
+        .await
+        .unwrap_or(false);
         let site = inner.site(ctx);
         let first = inner
             .sessions
@@ -426,14 +453,8 @@ impl Plugin {
             .insert(site.session_id.clone());
         let mut added = Vec::new();
         if first && inner.has(EventName::SessionStart) {
-            let agent = ctx.agent_name().to_string();
-            let merged = inner
-                .fire(EventName::SessionStart, Some("startup"), &site, |m| {
-                    m.insert("source".into(), json!("startup"));
-                    m.insert("agent_type".into(), json!(agent));
-                })
-                .await?;
-            added.extend(merged.reminder(EventName::SessionStart));
+            let source = if resumed { "resume" } else { "startup" };
+            added.extend(inner.session_start(source, ctx, &site).await?);
         }
         if inner.has(EventName::UserPromptSubmit) {
             let prompt = ev.input.clone();
@@ -567,21 +588,29 @@ impl Plugin {
 
     async fn claude_after_compact(
         &self,
-        ev: AfterCompact,
+        mut ev: AfterCompact,
         ctx: &HookCtx,
     ) -> HookResult<AfterCompact> {
         let inner = &*self.inner;
-        if !inner.has(EventName::PostCompact) {
+        let restart = inner.has(EventName::SessionStart) && ctx.parent_run_id().is_none();
+        if !inner.has(EventName::PostCompact) && !restart {
             return Ok(ev);
         }
         let site = inner.site(ctx);
-        let summary = ev.summary.clone();
-        inner
-            .fire(EventName::PostCompact, Some("auto"), &site, |m| {
-                m.insert("trigger".into(), json!("auto"));
-                m.insert("compact_summary".into(), json!(summary));
-            })
-            .await?;
+        if inner.has(EventName::PostCompact) {
+            let summary = ev.summary.clone();
+            inner
+                .fire(EventName::PostCompact, Some("auto"), &site, |m| {
+                    m.insert("trigger".into(), json!("auto"));
+                    m.insert("compact_summary".into(), json!(summary));
+                })
+                .await?;
+        }
+        // As in Claude Code, a compacted session starts again (source `compact`): what its
+        // SessionStart hooks add joins the summary, so the context they give survives.
+        if restart && let Some(context) = inner.session_start("compact", ctx, &site).await? {
+            ev.summary = with(&ev.summary, &context);
+        }
         Ok(ev)
     }
 

@@ -207,3 +207,77 @@ async fn permission_request_decides_approvals_and_notification_observes_them() {
         "permission_prompt: agentry needs your permission to use Bash\n"
     );
 }
+
+#[tokio::test]
+async fn a_session_seen_by_an_earlier_process_starts_as_resume() {
+    let p = Project::new();
+    p.script(
+        "start.sh",
+        "#!/bin/sh\necho \"$(jq -r .source)\" >> \"$CLAUDE_PROJECT_DIR/starts.txt\"\n",
+    );
+    let settings = json!({"hooks": {"SessionStart": [{"hooks": [
+        {"type": "command", "command": ".claude/hooks/start.sh"}
+    ]}]}});
+    let log = new_log();
+    // Two processes, one after the other: each its own runtime and command hooks, sharing the
+    // project's transcripts.
+    for _ in 0..2 {
+        let model = ScriptedModel::new().text("ok");
+        Runtime::new()
+            .with(p.hooks(settings.clone()))
+            .run_with(&agent(&model, &log), "hi", RunOptions::new().session("s-2"))
+            .await
+            .unwrap();
+    }
+    assert_eq!(p.read("starts.txt"), "startup\nresume\n");
+}
+
+#[tokio::test]
+async fn a_compacted_session_starts_again_and_its_context_survives_the_summary() {
+    let p = Project::new();
+    p.script(
+        "start.sh",
+        "#!/bin/sh\nsource=$(jq -r .source)\necho \"$source\" >> \"$CLAUDE_PROJECT_DIR/starts.txt\"\necho \"Remember: the build uses make ($source)\"\n",
+    );
+    let settings = json!({"hooks": {"SessionStart": [{"matcher": "startup|compact", "hooks": [
+        {"type": "command", "command": ".claude/hooks/start.sh"}
+    ]}]}});
+    #[derive(Deserialize, JsonSchema)]
+    struct Query {
+        #[allow(dead_code)]
+        q: String,
+    }
+    let model = ScriptedModel::from_fn(|n, _| {
+        if n <= 4 {
+            ScriptedTurn::tool_call("lookup", json!({"q": format!("topic {n}")}))
+        } else {
+            ScriptedTurn::text("All done.")
+        }
+    })
+    .record_requests(true);
+    let agent = Agent::builder("researcher")
+        .model(model.clone())
+        .tool(tool(
+            "lookup",
+            "Looks up.",
+            |_a: Query, _c: ToolCtx| async { Ok("x".repeat(800)) },
+        ))
+        .compaction(Compaction::window(300).keep_recent(2))
+        .build()
+        .unwrap();
+    let out = Runtime::new()
+        .with(p.hooks(settings))
+        .run(&agent, "Research.")
+        .await
+        .unwrap();
+    assert_eq!(out.text, "All done.");
+    let starts = p.read("starts.txt");
+    assert!(starts.starts_with("startup\ncompact\n"), "{starts}");
+    // After the compaction, the model still gets what the SessionStart hook said.
+    let last = model.requests().last().unwrap().clone();
+    let seen: String = last.messages.iter().map(|m| m.text().to_string()).collect();
+    assert!(
+        seen.contains("Remember: the build uses make (compact)"),
+        "{seen}"
+    );
+}
