@@ -6,7 +6,7 @@ use crate::config::{
 };
 use agentry::builtins::{ArgRule, FinishGate, Guards, Redactor, ToolPolicy};
 use agentry::hooks::{HookRegistration, IntoHook};
-use agentry_external::{CommandHooks, HookSettings};
+use agentry_external::{CommandHooks, HookSettings, Sessions};
 use regex::Regex;
 use serde_json::{Value, json};
 
@@ -18,6 +18,8 @@ pub struct BuiltHook {
     pub summary: String,
     /// The hook.
     pub hook: HookRegistration,
+    /// For command hooks: the handle that ends a conversation's session (SessionEnd).
+    pub sessions: Option<Sessions>,
 }
 
 /// Builds the hooks of one `[hooks]` table (`scope` names it in errors: `hooks`,
@@ -34,6 +36,7 @@ pub fn build(
             name: "guards".into(),
             summary: guards_summary(guards),
             hook: guards_hook(guards).into_hook(),
+            sessions: None,
         });
     }
     if let Some(policy) = &hooks.tool_policy {
@@ -43,6 +46,7 @@ pub fn build(
             hook: tool_policy(policy)
                 .map_err(|e| format!("{scope}.tool_policy: {e}"))?
                 .into_hook(),
+            sessions: None,
         });
     }
     if let Some(redaction) = &hooks.redaction {
@@ -51,6 +55,7 @@ pub fn build(
             name: "redaction".into(),
             summary: "masks secrets in tool inputs and results".into(),
             hook: redactor.into_hook(),
+            sessions: None,
         });
     }
     if let Some(gate) = &hooks.finish_gate {
@@ -60,6 +65,7 @@ pub fn build(
             hook: finish_gate(gate)
                 .map_err(|e| format!("{scope}.finish_gate: {e}"))?
                 .into_hook(),
+            sessions: None,
         });
     }
     for path in &hooks.settings_files {
@@ -74,10 +80,12 @@ pub fn build(
         if hooks.fail_closed {
             command_hooks = command_hooks.fail_closed();
         }
+        let (hook, sessions) = command_hooks.into_hook_and_sessions();
         out.push(BuiltHook {
             name: format!("command hooks of {path}"),
             summary: format!("{count} handler group(s) from a Claude Code settings file"),
-            hook: command_hooks.into_hook(),
+            hook,
+            sessions: Some(sessions),
         });
     }
     if !hooks.events.is_empty() {
@@ -91,10 +99,12 @@ pub fn build(
             command_hooks = command_hooks.fail_closed();
         }
         let events: Vec<&str> = hooks.events.keys().map(String::as_str).collect();
+        let (hook, sessions) = command_hooks.into_hook_and_sessions();
         out.push(BuiltHook {
             name: format!("{scope}.events"),
             summary: format!("{count} handler group(s) on {}", events.join(", ")),
-            hook: command_hooks.into_hook(),
+            hook,
+            sessions: Some(sessions),
         });
     }
     Ok(out)

@@ -7,6 +7,7 @@ use crate::model::Models;
 use crate::tools;
 use agentry::prelude::Compaction;
 use agentry::{Agent, RunOptions, RunStore, Runtime};
+use agentry_external::Sessions;
 use agentry_mcp::{McpConfig, McpServers};
 use agentry_store::{PostgresStore, SqliteStore};
 use serde_json::Value;
@@ -41,6 +42,8 @@ pub struct Project {
     pub default_agent: String,
     /// How each agent's model is priced (agents whose hosted model has no price are absent).
     pub prices: BTreeMap<String, Price>,
+    /// The command hooks' session handles: a chat ends its session through them (SessionEnd).
+    pub sessions: Vec<Sessions>,
     /// The MCP servers every run may use, when the file declares any.
     pub mcp: Option<McpServers>,
 }
@@ -100,14 +103,17 @@ impl Project {
                 "GenAI spans of every run, exported to OTEL_EXPORTER_OTLP_ENDPOINT".to_owned(),
             ));
         }
+        let mut sessions = Vec::new();
         for BuiltHook {
             name,
             summary,
             hook,
+            sessions: ends,
         } in hooks::build(&config.hooks, "hooks", &file).map_err(|e| file.error(e))?
         {
             runtime = runtime.with(hook);
             runtime_hooks.push((name, summary));
+            sessions.extend(ends);
         }
 
         let declared: BTreeMap<String, AgentConfig> = if config.agents.is_empty() {
@@ -146,6 +152,7 @@ impl Project {
                 &workspace,
                 &mut agents,
                 &mut agent_hooks,
+                &mut sessions,
                 &mut building,
             )
             .await?;
@@ -158,6 +165,7 @@ impl Project {
             .collect();
         Ok(Project {
             prices,
+            sessions,
             file,
             store,
             store_label,
@@ -246,6 +254,7 @@ fn build_agent<'a>(
     workspace: &'a tools::Workspace,
     agents: &'a mut BTreeMap<String, CliAgent>,
     agent_hooks: &'a mut BTreeMap<String, Vec<(String, String)>>,
+    sessions: &'a mut Vec<Sessions>,
     building: &'a mut Vec<String>,
 ) -> futures::future::BoxFuture<'a, Result<(), ConfigError>> {
     Box::pin(async move {
@@ -282,6 +291,7 @@ fn build_agent<'a>(
                 workspace,
                 agents,
                 agent_hooks,
+                sessions,
                 building,
             )
             .await?;
@@ -341,11 +351,13 @@ fn build_agent<'a>(
             name: hook_name,
             summary,
             hook,
+            sessions: ends,
         } in hooks::build(&cfg.hooks, &format!("agents.{name}.hooks"), file)
             .map_err(|e| file.error(e))?
         {
             b = b.with(hook);
             shown.push((hook_name, summary));
+            sessions.extend(ends);
         }
         agent_hooks.insert(name.to_owned(), shown);
         let agent = b

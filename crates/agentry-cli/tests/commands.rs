@@ -356,3 +356,29 @@ fn a_reader_that_closes_stdout_early_ends_the_command_quietly() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(out.status.code(), Some(141), "{stderr}");
 }
+
+#[test]
+fn chat_keeps_one_session_across_turns_and_ends_it_when_input_ends() {
+    let config = format!(
+        "{SCRIPTED}\n[[hooks.events.SessionEnd]]\nhooks = [{{ type = \"command\", command = \"jq -r .reason >> ends.txt\" }}]\n"
+    );
+    let p = Project::new(
+        &config,
+        json!([{"text": "First answer."}, {"text": "Second answer."}]),
+    );
+    p.agentry()
+        .args(["chat", "--session", "talk-1"])
+        .write_stdin("hello\nand again\n")
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("First answer."))
+        .stdout(predicate::str::contains("Second answer."));
+    // Two runs of one session; the second started where the first left off.
+    let (runs, _) = p.json(&["runs", "--session", "talk-1"]);
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    // The session ended once, when the input did.
+    assert_eq!(
+        std::fs::read_to_string(p.file("ends.txt")).unwrap(),
+        "prompt_input_exit\n"
+    );
+}

@@ -340,17 +340,41 @@ fn default_state_dir(project: &Path) -> PathBuf {
 
 impl IntoHook for CommandHooks {
     fn into_hook(self) -> HookRegistration {
+        self.into_hook_and_sessions().0
+    }
+}
+
+impl CommandHooks {
+    /// The hook to register, and a handle that ends sessions spanning several runs (a chat)
+    /// with SessionEnd hooks ([`Sessions::end`](crate::Sessions::end)).
+    pub fn into_hook_and_sessions(self) -> (HookRegistration, crate::Sessions) {
         let wants = self.wants();
         let timeout = self.longest();
         let name = self.inner.name.clone();
-        crate::plugin::Plugin {
-            inner: Arc::new(self.inner),
+        let inner = Arc::new(self.inner);
+        let hook = crate::plugin::Plugin {
+            inner: inner.clone(),
             wants,
         }
         .into_hook()
         .named(name)
-        .timeout(timeout)
+        .timeout(timeout);
+        (hook, crate::Sessions { inner })
     }
+}
+
+/// A session id as a file name may hold it: characters other than ASCII letters, digits, `-`,
+/// `_` and `.` become `_`.
+pub(crate) fn safe_session_id(raw: &str) -> String {
+    raw.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 /// One command hook built in Rust: an event, a matcher and a command.

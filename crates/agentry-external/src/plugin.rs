@@ -25,16 +25,7 @@ impl Inner {
     /// The session a run belongs to, as a filename-safe id: its session id, else its tree's root
     /// run id.
     fn session_id(&self, ctx: &HookCtx) -> String {
-        let raw = ctx.session_id().unwrap_or_else(|| ctx.root_run_id());
-        raw.chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect()
+        crate::command_hooks::safe_session_id(ctx.session_id().unwrap_or_else(|| ctx.root_run_id()))
     }
 
     /// Fires SessionStart with `source` (`startup`, `resume`, `compact`) and returns the context
@@ -55,7 +46,7 @@ impl Inner {
         Ok(merged.reminder(EventName::SessionStart))
     }
 
-    fn transcript_path(&self, session: &str) -> PathBuf {
+    pub(crate) fn transcript_path(&self, session: &str) -> PathBuf {
         self.state_dir.join(format!("{session}.jsonl"))
     }
 

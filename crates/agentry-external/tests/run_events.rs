@@ -281,3 +281,40 @@ async fn a_compacted_session_starts_again_and_its_context_survives_the_summary()
         "{seen}"
     );
 }
+
+#[tokio::test]
+async fn a_conversation_s_session_ends_when_its_owner_ends_it() {
+    let p = Project::new();
+    p.script(
+        "end.sh",
+        "#!/bin/sh\njq -c '{reason, session_id, hook_event_name, t: (.transcript_path | length > 0)}' >> \"$CLAUDE_PROJECT_DIR/ends.txt\"\n",
+    );
+    let settings = json!({"hooks": {"SessionEnd": [{"matcher": "prompt_input_exit", "hooks": [
+        {"type": "command", "command": ".claude/hooks/end.sh"}
+    ]}]}});
+    let (hook, sessions) = p.hooks(settings).into_hook_and_sessions();
+    let runtime = Runtime::new().with(hook);
+    let log = new_log();
+    for input in ["one", "two"] {
+        let model = ScriptedModel::new().text("ok");
+        runtime
+            .run_with(
+                &agent(&model, &log),
+                input,
+                RunOptions::new().session("chat 1"),
+            )
+            .await
+            .unwrap();
+    }
+    // Runs of a session do not end it.
+    assert!(!p.path("ends.txt").exists());
+    sessions.end("chat 1", "prompt_input_exit").await.unwrap();
+    let ended: serde_json::Value = serde_json::from_str(p.read("ends.txt").trim()).unwrap();
+    assert_eq!(
+        ended,
+        json!({"reason": "prompt_input_exit", "session_id": "chat_1", "hook_event_name": "SessionEnd", "t": true})
+    );
+    // Another reason does not match the hook's matcher.
+    sessions.end("chat 1", "clear").await.unwrap();
+    assert_eq!(p.read("ends.txt").lines().count(), 1);
+}

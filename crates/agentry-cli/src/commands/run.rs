@@ -76,6 +76,17 @@ pub async fn chat(cli: &Cli, args: &ChatArgs, color: bool) -> Result<Exit, Failu
             break;
         }
     }
+    // The conversation is over: its session ends (SessionEnd hooks), as when a Claude Code user
+    // leaves.
+    let reason = match last {
+        Exit::Cancelled | Exit::Leased => "other",
+        _ => "prompt_input_exit",
+    };
+    for sessions in &project.sessions {
+        if let Err(e) = sessions.end(&session, reason).await {
+            eprintln!("warning: SessionEnd hooks of session {session}: {e}");
+        }
+    }
     Ok(last)
 }
 
