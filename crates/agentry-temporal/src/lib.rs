@@ -51,9 +51,11 @@
 //! dev server.
 
 mod activities;
+mod cache;
 mod client;
 mod connect;
 mod error;
+mod ledger;
 mod wire;
 mod worker;
 mod workflow;

@@ -3,6 +3,7 @@
 
 use crate::TemporalError;
 use crate::activities::{AgentActivities, Hosted};
+use crate::cache::HistoryCache;
 use crate::connect::Server;
 use crate::workflow::AgentRun;
 use agentry::{Agent, AgentDef, Runtime};
@@ -83,6 +84,8 @@ impl Worker {
                 runtime: self.runtime,
                 agents: self.agents,
             }),
+            cache: Arc::new(HistoryCache::new(self.max_cached_runs)),
+            client: client.clone(),
         };
         let options = WorkerOptions::new(self.server.task_queue.clone())
             .max_cached_workflows(self.max_cached_runs)
