@@ -1,10 +1,11 @@
 //! Per-step cost on Temporal against in-process: one run of `S` steps (one `echo` tool call
 //! each, then a final answer) with a scripted model, timed both ways, and `R` such runs at once
-//! on Temporal. Needs a Temporal server:
+//! on Temporal; `P`, if given, sets the worker's pollers (`Worker::pollers(P, P)`). Needs a
+//! Temporal server:
 //!
 //! ```sh
 //! temporal server start-dev --ip 127.0.0.1 --headless --port 7233 &
-//! cargo run --release -p agentry-temporal --example steps -- http://127.0.0.1:7233 50 100
+//! cargo run --release -p agentry-temporal --example steps -- http://127.0.0.1:7233 50 100 [P]
 //! ```
 
 use agentry::RunOutput;
@@ -54,6 +55,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or_else(|| "http://127.0.0.1:7233".into());
     let steps: usize = args.next().map_or(Ok(50), |s| s.parse())?;
     let runs: usize = args.next().map_or(Ok(100), |s| s.parse())?;
+    let pollers: Option<usize> = args.next().map(|s| s.parse()).transpose()?;
     let agent = agent(steps);
 
     let start = Instant::now();
@@ -62,9 +64,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     assert_eq!(local.output.as_deref(), Some("done"));
 
     let server = Server::new(target).task_queue(format!("bench-{}", std::process::id()));
-    let worker = Worker::new(server.clone(), Runtime::new())
-        .agent(&agent)
-        .spawn();
+    let mut worker = Worker::new(server.clone(), Runtime::new()).agent(&agent);
+    if let Some(p) = pollers {
+        worker = worker.pollers(p, p);
+    }
+    let worker = worker.spawn();
     let client = Client::connect(server).await?;
     // Warm-up: the worker's first poll and the connection.
     let _: RunOutput<(), String> = client.run("bench", "go", RunOptions::new()).await?;
@@ -73,6 +77,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out: RunOutput<(), String> = client.run("bench", "go", RunOptions::new()).await?;
     let remote_us = start.elapsed().as_secs_f64() * 1e6 / steps as f64;
     assert_eq!(out.messages.to_vec(), local.messages.to_vec());
+    // What each activity carried before deltas: the whole history, this big at the run's end.
+    let history_bytes = serde_json::to_vec(&out.messages)?.len();
 
     let start = Instant::now();
     let mut handles = Vec::with_capacity(runs);
@@ -85,8 +91,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let wall = start.elapsed().as_secs_f64();
     println!(
-        "{{\"steps\": {steps}, \"in_process_us_per_step\": {local_us:.1}, \"temporal_us_per_step\": {remote_us:.0}, \"concurrent_runs\": {runs}, \"concurrent_wall_s\": {wall:.2}, \"runs_per_s\": {:.1}}}",
-        runs as f64 / wall
+        "{{\"steps\": {steps}, \"in_process_us_per_step\": {local_us:.1}, \"temporal_us_per_step\": {remote_us:.0}, \"concurrent_runs\": {runs}, \"concurrent_wall_s\": {wall:.2}, \"runs_per_s\": {:.1}, \"history_bytes_at_end\": {history_bytes}, \"pollers\": {}}}",
+        runs as f64 / wall,
+        pollers.map_or("\"sdk default\"".to_string(), |p| p.to_string())
     );
     worker.stop()?;
     Ok(())

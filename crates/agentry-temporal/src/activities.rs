@@ -7,10 +7,12 @@
 //! activity failure: it is the activity's result (recorded, never retried), and it fails the
 //! run as it does in-process.
 
+use crate::cache::{Checked, HistoryCache};
 use crate::wire::{
     BeginInput, Begun, Effect, EndStepInput, Ending, Finish, FinishInput, ModelStep, Opening,
-    RunPlan, Settled, StepEnd, StepInput, ToolDone, ToolInput,
+    RunPlan, RunView, Settled, StepEnd, StepInput, ToolDone, ToolInput,
 };
+use crate::workflow::AgentRun;
 use agentry::effects::{CallOutcome, RunEffects, StepOpening};
 use agentry::hooks::Events;
 use agentry::{AgentDef, Error, RunMachine, RunSnapshot, Runtime, SNAPSHOT_VERSION, StopReason};
@@ -18,6 +20,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
+use temporalio_client::WorkflowQueryOptions;
 use temporalio_common::error::ApplicationFailure;
 use temporalio_macros::activities;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
@@ -39,6 +42,10 @@ pub struct Hosted {
 pub struct AgentActivities {
     /// What the worker hosts.
     pub hosted: Arc<Hosted>,
+    /// The histories of the runs this worker ran activities of lately.
+    pub cache: Arc<HistoryCache>,
+    /// The worker's client, to ask a run's workflow for its history on a cache miss.
+    pub client: temporalio_client::Client,
 }
 
 impl AgentActivities {
@@ -54,14 +61,57 @@ impl AgentActivities {
         })
     }
 
-    /// The effects of the run `snapshot` describes.
-    fn open(&self, snapshot: &RunSnapshot) -> Result<RunEffects, ActivityError> {
-        let def = self.agent(&snapshot.agent)?;
-        self.hosted
-            .runtime
-            .effects(&def, snapshot)
-            .map_err(|e| non_retryable(e.to_string()))
+    /// The history `run` describes: from this worker's cache, or (when it does not have the
+    /// run as its last activity left it) from the run's workflow, with a query.
+    async fn history(&self, run: &RunView) -> Result<Checked, ActivityError> {
+        let run_id = &run.snapshot.run_id;
+        if let Some(checked) = self.cache.complete(run_id, &run.history) {
+            return Ok(checked);
+        }
+        let messages = self
+            .client
+            .get_workflow_handle::<AgentRun>(run_id)
+            .query(
+                AgentRun::history,
+                run.history.len,
+                WorkflowQueryOptions::default(),
+            )
+            .await
+            .map_err(|e| {
+                retryable(format!(
+                    "asking run `{run_id}`'s workflow for its history failed ({e}); the activity is retried"
+                ))
+            })?;
+        HistoryCache::check(messages, &run.history).ok_or_else(|| {
+            retryable(format!(
+                "run `{run_id}`'s workflow gave a history that does not match the activity's; the activity is retried"
+            ))
+        })
     }
+
+    /// The effects of the run `run` describes, and the history they start from.
+    async fn open(&self, run: RunView) -> Result<(RunEffects, Checked), ActivityError> {
+        let given = self.history(&run).await?;
+        let mut snapshot = run.snapshot;
+        snapshot.messages = given.history.clone();
+        let def = self.agent(&snapshot.agent)?;
+        let effects = self
+            .hosted
+            .runtime
+            .effects(&def, &snapshot)
+            .map_err(|e| non_retryable(e.to_string()))?;
+        Ok((effects, given))
+    }
+
+    /// Keeps the history `effects` left as `given`'s run's, for its next activity.
+    fn keep(&self, run_id: &str, effects: &RunEffects, given: Checked) {
+        self.cache.store(run_id, given, &effects.machine().messages);
+    }
+}
+
+/// An activity failure that is retried: a passing problem.
+fn retryable(message: String) -> ActivityError {
+    ActivityError::from(std::io::Error::other(message))
 }
 
 /// An activity failure that is not retried: a configuration error retrying cannot fix.
@@ -135,8 +185,14 @@ impl AgentActivities {
             error: None,
             hooks: Vec::new(),
         };
-        let mut effects = self.open(&snapshot)?;
+        let mut effects = self
+            .hosted
+            .runtime
+            .effects(&def, &snapshot)
+            .map_err(|e| non_retryable(e.to_string()))?;
         let cancel = effects.cancellation();
+        let this = self.clone();
+        let run_id = input.run_id.clone();
         heartbeating(&ctx, cancel, async move {
             unsupported(&effects)?;
             let input = effects.run_start(input.request.input).await?;
@@ -148,6 +204,7 @@ impl AgentActivities {
                 output_retries: def.output_retries,
                 parallel_tool_calls: def.parallel_tool_calls,
             };
+            this.keep(&run_id, &effects, Checked::empty());
             Ok(Begun {
                 input,
                 state: effects.state()?,
@@ -165,7 +222,8 @@ impl AgentActivities {
         ctx: ActivityContext,
         input: StepInput,
     ) -> Result<Effect<ModelStep>, ActivityError> {
-        let mut effects = self.open(&input.snapshot)?;
+        let run_id = input.run.snapshot.run_id.clone();
+        let (mut effects, given) = self.open(input.run).await?;
         let cancel = effects.cancellation();
         heartbeating(&ctx, cancel, async move {
             effects.report_added(input.report_from).await?;
@@ -191,6 +249,7 @@ impl AgentActivities {
             if let Some(response) = &response {
                 effects.accept_turn(response.clone()).await?;
             }
+            self.keep(&run_id, &effects, given);
             Ok(ModelStep {
                 opening,
                 added,
@@ -210,7 +269,8 @@ impl AgentActivities {
         ctx: ActivityContext,
         input: ToolInput,
     ) -> Result<Effect<ToolDone>, ActivityError> {
-        let mut effects = self.open(&input.snapshot)?;
+        let run_id = input.run.snapshot.run_id.clone();
+        let (mut effects, given) = self.open(input.run).await?;
         let cancel = effects.cancellation();
         heartbeating(&ctx, cancel, async move {
             let settled = match effects.tool_call(input.index, input.decided).await? {
@@ -218,6 +278,7 @@ impl AgentActivities {
                 CallOutcome::Pending(pending) => Settled::Pending(pending),
                 CallOutcome::Stop { result, reason } => Settled::Stop { result, reason },
             };
+            self.keep(&run_id, &effects, given);
             Ok(ToolDone {
                 settled,
                 state: effects.state()?,
@@ -234,7 +295,8 @@ impl AgentActivities {
         ctx: ActivityContext,
         input: EndStepInput,
     ) -> Result<Effect<StepEnd>, ActivityError> {
-        let mut effects = self.open(&input.snapshot)?;
+        let run_id = input.run.snapshot.run_id.clone();
+        let (mut effects, given) = self.open(input.run).await?;
         let cancel = effects.cancellation();
         heartbeating(&ctx, cancel, async move {
             effects.report_added(input.report_from).await?;
@@ -243,6 +305,7 @@ impl AgentActivities {
                 Some(output) => effects.stop(StopReason::FinalAnswer, Some(output)).await?,
                 None => None,
             };
+            self.keep(&run_id, &effects, given);
             Ok(StepEnd {
                 stop,
                 veto,
@@ -260,7 +323,9 @@ impl AgentActivities {
         ctx: ActivityContext,
         input: FinishInput,
     ) -> Result<Effect<Finish>, ActivityError> {
-        let mut effects = self.open(&input.snapshot)?;
+        let run_id = input.run.snapshot.run_id.clone();
+        let (mut effects, _given) = self.open(input.run).await?;
+        self.cache.forget(&run_id);
         let cancel = effects.cancellation();
         heartbeating(&ctx, cancel, async move {
             effects.report_added(input.report_from).await?;

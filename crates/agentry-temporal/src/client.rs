@@ -3,7 +3,7 @@
 
 use crate::TemporalError;
 use crate::connect::Server;
-use crate::wire::{FinishedRun, Limits, RunRequest, RunResult};
+use crate::wire::{FinishedRun, Limits, RunRequest, RunResult, default_continue_after};
 use crate::workflow::{AgentRun, WORKFLOW_TYPE};
 use agentry_core::{Decision, PendingApproval, RunOptions, RunOutput};
 use futures::StreamExt;
@@ -21,6 +21,7 @@ pub struct Client {
     inner: temporalio_client::Client,
     server: Server,
     limits: Limits,
+    continue_after: u32,
 }
 
 impl std::fmt::Debug for Client {
@@ -28,6 +29,7 @@ impl std::fmt::Debug for Client {
         f.debug_struct("Client")
             .field("server", &self.server)
             .field("limits", &self.limits)
+            .field("continue_after", &self.continue_after)
             .finish()
     }
 }
@@ -61,12 +63,22 @@ impl Client {
             inner: server.connect().await?,
             server,
             limits: Limits::default(),
+            continue_after: default_continue_after(),
         })
     }
 
     /// The activity time limits of the runs this client starts from now on.
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// How many events a run's workflow history may reach before the run continues as a new
+    /// execution (10,000 by default), for the runs this client starts from now on. The run
+    /// keeps its id, history, state and counts across it; its handles follow it. Temporal
+    /// warns at 10,240 events and fails a workflow at 51,200.
+    pub fn continue_as_new_after(mut self, events: u32) -> Self {
+        self.continue_after = events;
         self
     }
 
@@ -100,6 +112,8 @@ impl Client {
             tags: options.tags,
             metadata: options.metadata,
             limits: self.limits,
+            continue_after: self.continue_after,
+            carried: None,
         };
         let start =
             WorkflowStartOptions::new(self.server.task_queue.clone(), run_id.clone()).build();
@@ -146,6 +160,8 @@ impl Client {
                 message: format!("listing runs failed: {e}"),
             })?;
             let status = match execution.status() {
+                // An execution the run continued from: the run is listed by its latest.
+                WorkflowExecutionStatus::ContinuedAsNew => continue,
                 WorkflowExecutionStatus::Running => RunState::Running,
                 WorkflowExecutionStatus::Completed => RunState::Ended,
                 _ => RunState::Other,

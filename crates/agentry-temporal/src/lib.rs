@@ -39,21 +39,30 @@
 //! [`RunHandle::decide`] delivers a decision for each waiting call (a Temporal update, checked
 //! before it is accepted); [`RunHandle::pending`] lists them.
 //!
+//! An activity gets the run's history as a delta, completed from the worker's cache of the
+//! run's history or, on a miss, from the workflow by query, and checked against digests, so a
+//! step ships the same few messages at any length of run. A run whose workflow history reaches
+//! [`Client::continue_as_new_after`] events continues as a new execution between two steps,
+//! carrying all its state.
+//!
 //! # Not supported yet
 //! Agents that compact their history, BeforeToolBatch and AfterToolBatch hooks, run-scope hooks
 //! and tool sources, run deadlines set by hooks (`RunContext::stop_at`), the run event stream,
-//! sub-agents as child workflows (they run inside their tool call's activity), and
-//! continue-as-new for very long runs (a run's history grows with its steps). A run that needs
-//! one of the first three fails at once with an error that says so.
+//! and sub-agents as child workflows (they run inside their tool call's activity). A run that
+//! needs one of the first three fails at once with an error that says so. A run's whole history
+//! must fit in one Temporal payload: it travels whole in the result, in a continued execution's
+//! input and in the answer to a cache miss.
 //!
 //! # Example
 //! The book's chapter (`docs/src/temporal.md`) shows a worker and a client against a local
 //! dev server.
 
 mod activities;
+mod cache;
 mod client;
 mod connect;
 mod error;
+mod ledger;
 mod wire;
 mod worker;
 mod workflow;

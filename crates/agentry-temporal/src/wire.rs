@@ -1,6 +1,7 @@
 //! What travels between a client, the workflow and the activities: the workflow's input and
 //! result, and each activity's input and outcome. All of it is JSON in the run's history.
 
+use crate::ledger::{HistoryDelta, Ledger};
 use agentry_core::{
     Decision, FinishReason, History, Message, ModelResponse, PendingApproval, RunMachine,
     RunSnapshot, SNAPSHOT_VERSION, StopReason, ThinkingBlock, ToolCall, ToolResult, Usage,
@@ -30,6 +31,32 @@ pub struct RunRequest {
     pub metadata: serde_json::Map<String, Value>,
     /// The activities' time limits.
     pub limits: Limits,
+    /// How many events the workflow's history may reach before the run continues as a new
+    /// execution (between steps; Temporal's own suggestion is followed too).
+    #[serde(default = "default_continue_after")]
+    pub continue_after: u32,
+    /// The run as the execution it continues left it.
+    #[serde(default)]
+    pub carried: Option<Box<Carried>>,
+}
+
+/// 10,000 events: a few hundred steps, well within Temporal's history limits (a warning at
+/// 10,240 events, a hard limit at 51,200 events or 50 MB).
+pub const fn default_continue_after() -> u32 {
+    10_000
+}
+
+/// What a run carries into the execution that continues it: all its state.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Carried {
+    /// The run: history, state, steps, usage.
+    pub snapshot: RunSnapshot,
+    /// Its plan.
+    pub plan: RunPlan,
+    /// How many messages MessageAdded hooks have seen.
+    pub reported: usize,
+    /// How many messages the last activity's worker keeps (the next delta's base).
+    pub synced: usize,
 }
 
 /// The time limits of a run's activities (see [`Limits::default`]).
@@ -137,7 +164,7 @@ pub struct Begun {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct StepInput {
     /// The run.
-    pub snapshot: RunSnapshot,
+    pub run: RunView,
     /// The first message MessageAdded hooks have not seen.
     pub report_from: usize,
     /// The step.
@@ -215,7 +242,7 @@ impl From<WireResponse> for ModelResponse {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ToolInput {
     /// The run, its pending turn included.
-    pub snapshot: RunSnapshot,
+    pub run: RunView,
     /// The call's index in the turn.
     pub index: usize,
     /// The call as it waited, and the decision.
@@ -251,7 +278,7 @@ pub struct ToolDone {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct EndStepInput {
     /// The run.
-    pub snapshot: RunSnapshot,
+    pub run: RunView,
     /// The first message MessageAdded hooks have not seen.
     pub report_from: usize,
     /// The step.
@@ -289,7 +316,7 @@ pub enum Ending {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FinishInput {
     /// The run.
-    pub snapshot: RunSnapshot,
+    pub run: RunView,
     /// The first message MessageAdded hooks have not seen.
     pub report_from: usize,
     /// A stop reason Stop hooks have not seen yet.
@@ -307,6 +334,16 @@ pub struct Finish {
     pub output: Option<Value>,
     /// The final state.
     pub state: Value,
+}
+
+/// The run as an activity receives it: its snapshot without the history, and the history as a
+/// delta the worker completes ([`crate::ledger`]).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunView {
+    /// The run, its `messages` left empty.
+    pub snapshot: RunSnapshot,
+    /// Its history.
+    pub history: HistoryDelta,
 }
 
 /// The run's identity, kept by the workflow to describe the run to activities.
@@ -339,8 +376,16 @@ impl Identity {
         }
     }
 
-    /// The run as `machine` and `state` hold it.
-    pub fn snapshot(&self, machine: &RunMachine, state: &Value) -> RunSnapshot {
+    /// The run as `machine` and `state` hold it, its history a delta from `ledger`.
+    pub fn view(&self, machine: &RunMachine, state: &Value, ledger: &mut Ledger) -> RunView {
+        RunView {
+            snapshot: self.snapshot(machine, state, History::new()),
+            history: ledger.delta(&machine.messages),
+        }
+    }
+
+    /// The run as `machine` and `state` hold it, with `messages` for its history.
+    pub fn snapshot(&self, machine: &RunMachine, state: &Value, messages: History) -> RunSnapshot {
         RunSnapshot {
             version: SNAPSHOT_VERSION,
             run_id: self.run_id.clone(),
@@ -350,7 +395,7 @@ impl Identity {
             user_id: self.user_id.clone(),
             tags: self.tags.clone(),
             metadata: self.metadata.clone(),
-            messages: machine.messages.clone(),
+            messages,
             state: state.clone(),
             step: machine.step,
             usage: machine.usage,

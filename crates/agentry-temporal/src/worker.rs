@@ -3,13 +3,15 @@
 
 use crate::TemporalError;
 use crate::activities::{AgentActivities, Hosted};
+use crate::cache::HistoryCache;
 use crate::connect::Server;
 use crate::workflow::AgentRun;
 use agentry::{Agent, AgentDef, Runtime};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
-use temporalio_sdk::{WorkerOptions, runtime::RuntimeOptions};
+use temporalio_sdk::WorkerOptions;
+use temporalio_sdk::runtime::{PollerBehavior, RuntimeOptions};
 
 /// A worker: the agents it hosts and the [`Runtime`] whose runtime-scope hooks, default model
 /// and time limits their runs use (its store, if any, is not used: Temporal records the runs).
@@ -22,6 +24,7 @@ pub struct Worker {
     server: Server,
     max_cached_runs: usize,
     sticky_timeout: Duration,
+    pollers: Option<(usize, usize)>,
 }
 
 impl std::fmt::Debug for Worker {
@@ -44,6 +47,7 @@ impl Worker {
             server,
             max_cached_runs: 1000,
             sticky_timeout: Duration::from_secs(5),
+            pollers: None,
         }
     }
 
@@ -71,6 +75,14 @@ impl Worker {
         self
     }
 
+    /// Polls for at most `workflow` workflow tasks (at least 2) and `activity` activity tasks
+    /// at once, instead of the SDK's own choice (5 each, scaled by the server when it supports
+    /// that). More pollers pick up more runs' steps at once when many runs share a worker.
+    pub fn pollers(mut self, workflow: usize, activity: usize) -> Self {
+        self.pollers = Some((workflow.max(2), activity.max(1)));
+        self
+    }
+
     /// Connects and polls the task queue until stopped through `stop` (made by
     /// [`WorkerStop::new`]). The future is not `Send`: await it on the thread that made it (in
     /// `main`), or use [`spawn`](Self::spawn).
@@ -83,10 +95,21 @@ impl Worker {
                 runtime: self.runtime,
                 agents: self.agents,
             }),
+            cache: Arc::new(HistoryCache::new(self.max_cached_runs)),
+            client: client.clone(),
+        };
+        let (workflow_pollers, activity_pollers) = match self.pollers {
+            Some((w, a)) => (
+                Some(PollerBehavior::SimpleMaximum(w)),
+                Some(PollerBehavior::SimpleMaximum(a)),
+            ),
+            None => (None, None),
         };
         let options = WorkerOptions::new(self.server.task_queue.clone())
             .max_cached_workflows(self.max_cached_runs)
             .sticky_queue_schedule_to_start_timeout(self.sticky_timeout)
+            .maybe_workflow_task_poller_behavior(workflow_pollers)
+            .maybe_activity_task_poller_behavior(activity_pollers)
             .register_workflow::<AgentRun>()
             .map_err(|e| TemporalError::Worker(e.to_string()))?
             .register_activities(activities)

@@ -4,23 +4,24 @@
 //! workflow decides with, so a replay on any worker decides the same.
 
 use crate::activities::AgentActivities;
+use crate::ledger::Ledger;
 use crate::wire::{
-    BeginInput, Effect, EndStepInput, Ending, Finish, FinishInput, FinishedRun, Identity, Limits,
-    ModelStep, Opening, RunPlan, RunRequest, RunResult, Settled, StepEnd, StepInput, ToolDone,
-    ToolInput,
+    BeginInput, Carried, Effect, EndStepInput, Ending, Finish, FinishInput, FinishedRun, Identity,
+    Limits, ModelStep, Opening, RunPlan, RunRequest, RunResult, RunView, Settled, StepEnd,
+    StepInput, ToolDone, ToolInput,
 };
 use agentry_core::hooks::Events;
 use agentry_core::{
-    Decision, Error, FinishReason, ModelResponse, OutputSpec, PendingApproval, RunMachine,
-    StepStart, StopReason, ToolResult, Turn, Verdict,
+    Decision, Error, FinishReason, History, Message, ModelResponse, OutputSpec, PendingApproval,
+    RunMachine, StepStart, StopReason, ToolResult, Turn, Verdict,
 };
 use serde_json::Value;
 use std::time::Duration;
 use temporalio_common::error::ActivityExecutionError;
 use temporalio_macros::{workflow, workflow_methods};
 use temporalio_sdk::{
-    ActivityOptions, SyncWorkflowContext, WorkflowCancellationToken, WorkflowContext,
-    WorkflowContextView, WorkflowResult,
+    ActivityOptions, ContinueAsNewOptions, SyncWorkflowContext, WorkflowCancellationToken,
+    WorkflowContext, WorkflowContextView, WorkflowResult,
 };
 
 /// The workflow type's name.
@@ -34,6 +35,8 @@ pub struct AgentRun {
     awaiting: Vec<PendingApproval>,
     /// The decisions an update delivered, until the loop takes them.
     decisions: Option<Vec<Decision>>,
+    /// The history as the last activity scheduled was given it (for [`AgentRun::history`]).
+    history: History,
 }
 
 #[workflow_methods]
@@ -45,18 +48,39 @@ impl AgentRun {
         request: RunRequest,
     ) -> WorkflowResult<RunResult> {
         let run_id = ctx.workflow_id().to_string();
+        let mut request = request;
+        let carried = request.carried.take();
         let mut run = Loop {
             ctx: ctx.clone(),
             id: Identity::of(&run_id, &request),
             limits: request.limits,
+            continue_after: request.continue_after,
+            first_step: 0,
             machine: RunMachine::new(),
             state: Value::Null,
             reported: 0,
             plan: RunPlan::default(),
             in_step: false,
+            ledger: Ledger::default(),
         };
-        let outcome = run.body(request).await;
+        let outcome = match carried {
+            Some(carried) => {
+                run.resume(*carried);
+                run.steps().await
+            }
+            None => run.body(request.clone()).await,
+        };
         Ok(match outcome {
+            Err(Exit::Continue) => {
+                let next = RunRequest {
+                    input: String::new(),
+                    carried: Some(Box::new(run.carry())),
+                    ..request
+                };
+                return match ctx.continue_as_new(next, ContinueAsNewOptions::default()) {
+                    Err(termination) => Err(termination),
+                };
+            }
             Ok(ending) => run.finish(None, ending).await,
             Err(Exit::Stop(stop)) => {
                 let ending = Ending::Stopped {
@@ -74,6 +98,13 @@ impl AgentRun {
     #[query]
     pub fn pending(&self, _ctx: &WorkflowContextView) -> Vec<PendingApproval> {
         self.awaiting.clone()
+    }
+
+    /// The first `upto` messages of the run's history: what an activity whose worker does not
+    /// have the run's history asks for ([`crate::ledger`]).
+    #[query]
+    pub fn history(&self, _ctx: &WorkflowContextView, upto: usize) -> Vec<Message> {
+        self.history.iter().take(upto).cloned().collect()
     }
 
     /// Checks decisions before they are accepted: one for each waiting call, nothing else.
@@ -139,6 +170,8 @@ enum Exit {
     Failed(String),
     /// The workflow was cancelled.
     Cancelled,
+    /// The run goes on in a new execution (its history grew long).
+    Continue,
 }
 
 /// How the tool phase of a step ended.
@@ -154,6 +187,10 @@ struct Loop {
     ctx: WorkflowContext<AgentRun>,
     id: Identity,
     limits: Limits,
+    /// How many events the history may reach before the run continues as a new execution.
+    continue_after: u32,
+    /// The step this execution started after.
+    first_step: u32,
     machine: RunMachine,
     state: Value,
     /// How many messages of the history MessageAdded hooks have seen.
@@ -161,6 +198,8 @@ struct Loop {
     plan: RunPlan,
     /// True between the start of a step and its end.
     in_step: bool,
+    /// The history's digests, and how much of it the last activity left.
+    ledger: Ledger,
 }
 
 impl Loop {
@@ -172,6 +211,49 @@ impl Loop {
         ActivityOptions::with_start_to_close_timeout(limit)
             .heartbeat_timeout(self.limits.heartbeat)
             .build()
+    }
+
+    /// The run as the next activity receives it; its whole history is published to the
+    /// [`AgentRun::history`] query for a worker that does not have it.
+    fn view(&mut self) -> RunView {
+        let messages = self.machine.messages.clone();
+        self.ctx.state_mut(|s| s.history = messages);
+        self.id.view(&self.machine, &self.state, &mut self.ledger)
+    }
+
+    /// Takes up the run as the execution it continues left it.
+    fn resume(&mut self, carried: Carried) {
+        self.machine = RunMachine::restore(&carried.snapshot);
+        self.state = carried.snapshot.state;
+        self.plan = carried.plan;
+        self.reported = carried.reported;
+        self.first_step = self.machine.step;
+        self.ledger = Ledger::resumed(&self.machine.messages, carried.synced);
+    }
+
+    /// What the next execution needs to take up the run.
+    fn carry(&self) -> Carried {
+        Carried {
+            snapshot: self
+                .id
+                .snapshot(&self.machine, &self.state, self.machine.messages.clone()),
+            plan: self.plan.clone(),
+            reported: self.reported,
+            synced: self.ledger.synced(),
+        }
+    }
+
+    /// True when the run should continue as a new execution before its next step: this
+    /// execution took a step, and its history reached the threshold or Temporal suggests it.
+    fn should_continue(&self) -> bool {
+        self.machine.step > self.first_step
+            && (self.ctx.history_length() >= self.continue_after
+                || self.ctx.continue_as_new_suggested())
+    }
+
+    /// Notes that the last activity's worker keeps the history as it now stands.
+    fn synced(&mut self) {
+        self.ledger.sync(&self.machine.messages);
     }
 
     fn cancelled_now(&self) -> bool {
@@ -208,6 +290,7 @@ impl Loop {
         self.plan = begun.plan;
         self.state = begun.state;
         self.machine.add_user(begun.input);
+        self.synced();
         // The begin activity reported the input to MessageAdded hooks.
         self.reported = self.machine.messages.len();
         self.steps().await
@@ -225,13 +308,16 @@ impl Loop {
             if self.cancelled_now() {
                 return Err(Exit::Cancelled);
             }
+            if self.should_continue() {
+                return Err(Exit::Continue);
+            }
             let step = match self.machine.begin_step(self.plan.max_steps) {
                 StepStart::Begin(step) => step,
                 StepStart::Limit(limit) => return Err(Exit::Stop(StopReason::MaxSteps { limit })),
             };
             self.in_step = true;
             let input = StepInput {
-                snapshot: self.id.snapshot(&self.machine, &self.state),
+                run: self.view(),
                 report_from: self.reported,
                 step,
             };
@@ -278,6 +364,7 @@ impl Loop {
                 .is_empty()
                 .then(|| response.text.clone());
             let (_, turn) = self.machine.accept_response(response);
+            self.synced();
             // The model step reported its messages, the turn included.
             self.reported = self.machine.messages.len();
             if let Some(reason) = aborted {
@@ -351,7 +438,7 @@ impl Loop {
             });
         }
         let input = EndStepInput {
-            snapshot: self.id.snapshot(&self.machine, &self.state),
+            run: self.view(),
             report_from: self.reported,
             step,
             final_output,
@@ -380,10 +467,10 @@ impl Loop {
                 .collect();
             let parallel = self.plan.parallel_tool_calls && self.state.is_null() && todo.len() > 1;
             if parallel {
-                let snapshot = self.id.snapshot(&self.machine, &self.state);
+                let run = self.view();
                 let calls = todo.iter().map(|&index| {
                     let input = ToolInput {
-                        snapshot: snapshot.clone(),
+                        run: run.clone(),
                         index,
                         decided: decided[index].take(),
                     };
@@ -401,7 +488,7 @@ impl Loop {
             } else {
                 for &index in &todo {
                     let input = ToolInput {
-                        snapshot: self.id.snapshot(&self.machine, &self.state),
+                        run: self.view(),
                         index,
                         decided: decided[index].take(),
                     };
@@ -525,7 +612,7 @@ impl Loop {
         }
         let finish = if self.wants(wanted) {
             let input = FinishInput {
-                snapshot: self.id.snapshot(&self.machine, &self.state),
+                run: self.view(),
                 report_from: self.reported,
                 stop_event,
                 ending,
@@ -544,7 +631,7 @@ impl Loop {
                     output: None,
                     state: self.state.clone(),
                 },
-                Err(Exit::Stop(_)) => unreachable!("settle never stops"),
+                Err(Exit::Stop(_) | Exit::Continue) => unreachable!("settle never stops"),
             }
         } else {
             match ending {
