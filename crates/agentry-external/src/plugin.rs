@@ -7,7 +7,7 @@ use crate::native::Native;
 use crate::reply::Permission;
 use crate::transcript::{Line, assistant_text};
 use agentry_core::hooks::*;
-use agentry_core::{Message, StopReason};
+use agentry_core::{Message, StopReason, ToolInfo};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -325,11 +325,13 @@ impl Plugin {
         let (name, input) = inner.tool_fields(ev.name(), &ev.input);
         let site = inner.site(ctx);
         let call_id = ev.call_id().to_string();
+        let info = ev.tool_info();
         let merged = inner
             .fire(EventName::PreToolUse, Some(&name), &site, |m| {
                 m.insert("tool_name".into(), json!(name));
                 m.insert("tool_input".into(), input);
                 m.insert("tool_use_id".into(), json!(call_id));
+                with_tool_info(m, info);
             })
             .await?;
         if let Some(reminder) = merged.reminder(EventName::PreToolUse) {
@@ -366,12 +368,14 @@ impl Plugin {
         let site = inner.site(ctx);
         let tool_response = response(&ev.content);
         let call_id = ev.call_id().to_string();
+        let info = ev.tool_info();
         let merged = inner
             .fire(EventName::PostToolUse, Some(&name), &site, |m| {
                 m.insert("tool_name".into(), json!(name));
                 m.insert("tool_input".into(), input);
                 m.insert("tool_response".into(), tool_response);
                 m.insert("tool_use_id".into(), json!(call_id));
+                with_tool_info(m, info);
             })
             .await?;
         if let Some(output) = &merged.updated_output {
@@ -400,12 +404,14 @@ impl Plugin {
             let site = inner.site(ctx);
             let call_id = ev.call_id().to_string();
             let failure = ev.error().to_string();
+            let info = ev.tool_info();
             let merged = inner
                 .fire(EventName::PostToolUseFailure, Some(&name), &site, |m| {
                     m.insert("tool_name".into(), json!(name));
                     m.insert("tool_input".into(), input);
                     m.insert("tool_use_id".into(), json!(call_id));
                     m.insert("error".into(), json!(failure));
+                    with_tool_info(m, info);
                 })
                 .await?;
             if let Some(reason) = &merged.block {
@@ -734,5 +740,17 @@ impl Plugin {
             .remove(&site.session_id);
         inner.transcripts.close(&[&site.transcript]);
         Ok(())
+    }
+}
+
+/// Adds what a tool declares about itself (the MCP server that serves it, its annotations) to
+/// the payload's `agentry` object, when it declares anything: an extension Claude Code's
+/// scripts ignore and agentry-aware ones can read (`.agentry.tool.annotations.destructiveHint`).
+fn with_tool_info(payload: &mut serde_json::Map<String, Value>, info: Option<&ToolInfo>) {
+    let Some(info) = info else { return };
+    if let Some(Value::Object(agentry)) = payload.get_mut("agentry")
+        && let Ok(value) = serde_json::to_value(info)
+    {
+        agentry.insert("tool".into(), value);
     }
 }

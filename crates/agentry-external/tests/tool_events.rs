@@ -423,3 +423,65 @@ async fn a_background_hook_decides_nothing_and_its_context_reaches_the_next_mode
     );
     assert!(text(2).contains("lint found 2 warnings"), "{}", text(2));
 }
+
+/// A tool that says where it comes from and that it is destructive (as an MCP tool does).
+struct Declared {
+    spec: agentry::ToolSpec,
+    info: std::sync::Arc<agentry::ToolInfo>,
+}
+
+impl agentry::Tool for Declared {
+    fn spec(&self) -> &agentry::ToolSpec {
+        &self.spec
+    }
+    fn call<'a>(
+        &'a self,
+        _input: serde_json::Value,
+        _ctx: ToolCtx,
+    ) -> futures::future::BoxFuture<'a, Result<agentry::ToolOutput, agentry::ToolFailure>> {
+        Box::pin(async { Ok(agentry::ToolOutput::text("dropped")) })
+    }
+    fn info(&self) -> Option<&std::sync::Arc<agentry::ToolInfo>> {
+        Some(&self.info)
+    }
+}
+
+#[tokio::test]
+async fn scripts_read_what_a_tool_declares_about_itself_under_agentry() {
+    let p = Project::new();
+    // Blocks destructive tools, reading the annotations agentry adds to the payload.
+    let guard = r#"input=$(cat); if [ "$(printf '%s' "$input" | jq -r '.agentry.tool.annotations.destructiveHint')" = true ]; then printf '%s' "$input" | jq -r '"destructive tool of " + .agentry.tool.source' >&2; exit 2; fi"#;
+    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "mcp__.*", "hooks": [
+        {"type": "command", "command": guard}
+    ]}]}});
+    let declared = Declared {
+        spec: agentry::ToolSpec {
+            name: "mcp__db__drop_table".into(),
+            description: "Drops a table.".into(),
+            parameters: json!({"type": "object"}),
+        },
+        info: std::sync::Arc::new(agentry::ToolInfo {
+            source: Some("db".into()),
+            annotations: Some(agentry::ToolAnnotations {
+                destructive_hint: Some(true),
+                ..Default::default()
+            }),
+        }),
+    };
+    let model = ScriptedModel::new()
+        .tool_call("mcp__db__drop_table", json!({}))
+        .text("ok");
+    let agent = Agent::builder("a")
+        .model(model.clone())
+        .tool(declared)
+        .build()
+        .unwrap();
+    Runtime::new()
+        .with(p.hooks(settings))
+        .run(&agent, "go")
+        .await
+        .unwrap();
+    let sent = result_sent(&model, 1);
+    assert!(sent.is_error, "{sent:?}");
+    assert!(sent.content.contains("destructive tool of db"), "{sent:?}");
+}
