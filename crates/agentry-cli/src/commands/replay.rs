@@ -12,12 +12,11 @@ use super::{Failure, failed, open};
 use crate::cli::Cli;
 use crate::exit::Exit;
 use crate::project::CliAgent;
-use crate::render::{cut_line, short_input, short_result};
+use crate::render::{cut_line, short_content, short_input};
 use agentry::hooks::{HookExt, on_sync};
 use agentry::{
     AgentTool, Message, ModelErrorKind, RunEvent, RunOptions, ScriptedModel, ScriptedTurn,
-    StopReason, StoredEvent, Tool, ToolCall, ToolCtx, ToolFailure, ToolOutput, ToolResult,
-    ToolSpec,
+    StopReason, StoredEvent, Tool, ToolCall, ToolCtx, ToolFailure, ToolOutput, ToolSpec,
 };
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
@@ -188,20 +187,8 @@ impl Outcome {
     fn line(&self) -> String {
         let result = match &self.result {
             None => "no result".to_owned(),
-            Some((content, is_error)) => {
-                let shown = short_result(&ToolResult {
-                    call_id: String::new(),
-                    name: String::new(),
-                    content: content.clone(),
-                    is_error: *is_error,
-                    mocked: false,
-                });
-                if *is_error {
-                    format!("error: {shown}")
-                } else {
-                    shown
-                }
-            }
+            Some((content, true)) => format!("error: {}", short_content(content)),
+            Some((content, false)) => short_content(content),
         };
         let kept = self
             .decisions

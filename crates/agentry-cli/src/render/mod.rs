@@ -6,7 +6,7 @@ mod short;
 
 pub use json::Ndjson;
 pub use live::Live;
-pub use short::{cut_line, short_input, short_result};
+pub use short::{cut_line, short_content, short_input, short_result};
 
 use crate::cost::Cost;
 use agentry::{RunEvent, RunOutput};

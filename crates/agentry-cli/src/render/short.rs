@@ -25,7 +25,12 @@ pub fn short_input(tool: &str, input: &Value) -> String {
 
 /// A tool result in a line: its first line and how many more there are.
 pub fn short_result(result: &ToolResult) -> String {
-    let content = result.content.trim();
+    short_content(&result.content)
+}
+
+/// Tool output in a line: its first line and how many more there are.
+pub fn short_content(content: &str) -> String {
+    let content = content.trim();
     let lines = content.lines().count();
     let first = content.lines().next().unwrap_or("");
     let mut out = cut(first);

@@ -248,7 +248,11 @@ async fn run_chain<E: Event>(
             }
         };
         let took = started.map(|t0| t0.elapsed()).unwrap_or_default();
-        let failed_with = outcome.as_ref().err().map(ToString::to_string);
+        // Only a traced dispatch keeps the failure's text.
+        let failed_with = match (&trace, &outcome) {
+            (Some(_), Err(failure)) => Some(failure.to_string()),
+            _ => None,
+        };
         match outcome {
             Ok(()) => {
                 if let (Some(obs), Some(_)) = (observers, started) {
