@@ -254,3 +254,28 @@ async fn a_store_written_by_the_first_schema_still_loads_and_moves_into_the_log(
         .collect();
     assert_eq!(numbers, [1, 2, 3], "events are numbered after the old ones");
 }
+
+#[tokio::test]
+async fn the_write_ahead_log_is_copied_into_the_database_file_in_the_background() {
+    let dir = TempDir::new();
+    let path = dir.path().join("runs.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    let before = std::fs::metadata(&path).unwrap().len();
+    let run = snapshot("run-1");
+    for i in 0..300 {
+        save(&store, &run, 0, &[event("step_finished", i)])
+            .await
+            .unwrap();
+    }
+    // Left to the store's own connection, the pages would stay in the log until it passed
+    // 64 MiB; the checkpointer copies them a few hundred checkpoints in.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::fs::metadata(&path).unwrap().len() <= before {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the database file is still {before} bytes: no checkpoint copied the log into it"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(store.load("run-1").await.unwrap().unwrap().snapshot, run);
+}

@@ -1,5 +1,6 @@
 //! [`SqliteStore`]: runs in a SQLite file, shared by the processes that open it.
 
+mod checkpointer;
 mod worker;
 
 use crate::rows::{self, SaveRow};
@@ -9,6 +10,7 @@ use agentry_core::{
     Checkpoint, QueuedSave, RunQuery, RunStatus, RunStore, RunSummary, StoreError, StoredEvent,
     StoredRun,
 };
+use checkpointer::Checkpointer;
 use futures::future::BoxFuture;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use sqlx::migrate::MigrateError;
@@ -96,7 +98,8 @@ impl SqliteStore {
         };
         let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
             .map_err(|e| error::sqlite(&name, "opening the database", e))?;
-        Self::start(pool, conn, name)
+        let checkpointer = Checkpointer::start(path, name.as_str().into())?;
+        Self::start(pool, conn, name, Some(checkpointer))
     }
 
     /// A store in memory, empty, for tests: it lives as long as the store and its clones.
@@ -128,7 +131,7 @@ impl SqliteStore {
             | OpenFlags::SQLITE_OPEN_SHARED_CACHE;
         let conn = Connection::open_with_flags(&file, flags)
             .map_err(|e| error::sqlite(name, "opening the database", e))?;
-        Self::start(pool, conn, name.to_string())
+        Self::start(pool, conn, name.to_string(), None)
     }
 
     /// The connection pool, for queries of your own (the tables are `runs`, and `run_messages`
@@ -153,12 +156,17 @@ impl SqliteStore {
         Ok(pool)
     }
 
-    /// The store, with its thread on `conn`.
-    fn start(pool: SqlitePool, conn: Connection, name: String) -> Result<SqliteStore, StoreError> {
+    /// The store, with its thread on `conn` (and `checkpointer`, for a database in a file).
+    fn start(
+        pool: SqlitePool,
+        conn: Connection,
+        name: String,
+        checkpointer: Option<Checkpointer>,
+    ) -> Result<SqliteStore, StoreError> {
         // Per connection: wait for other processes' writes, enforce the log's references,
-        // commit to the WAL without waiting for the disk (it syncs at checkpoints), and keep up
-        // to 64 MiB of the database's pages in memory (the runs under way touch pages all over
-        // the log).
+        // commit to the WAL without waiting for the disk (it syncs at checkpoints), keep up to
+        // 64 MiB of the database's pages in memory (the runs under way touch pages all over the
+        // log), and leave checkpoints to the checkpointer's thread unless the log passes 64 MiB.
         conn.execute_batch(
             "PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; \
              PRAGMA cache_size = -65536; PRAGMA wal_autocheckpoint = 16384;",
@@ -166,7 +174,7 @@ impl SqliteStore {
         .map_err(|e| error::sqlite(&name, "setting the database up", e))?;
         let name: Arc<str> = name.into();
         Ok(SqliteStore {
-            worker: Worker::start(conn, name.clone())?,
+            worker: Worker::start(conn, name.clone(), checkpointer)?,
             pool,
             name,
         })

@@ -7,6 +7,7 @@
 //! every run that checkpointed meanwhile. It calls SQLite directly (prepared statements, cached),
 //! so an operation costs one hand-off to the thread and one back.
 
+use super::checkpointer::Checkpointer;
 use crate::error;
 use agentry_core::StoreError;
 use agentry_core::store::now_ms;
@@ -76,13 +77,18 @@ pub(super) struct Worker {
 }
 
 impl Worker {
-    /// Starts the worker of the store `name`, which owns `conn`.
-    pub(super) fn start(conn: Connection, name: Arc<str>) -> Result<Worker, StoreError> {
+    /// Starts the worker of the store `name`, which owns `conn` (and `checkpointer`, for a
+    /// database in a file).
+    pub(super) fn start(
+        conn: Connection,
+        name: Arc<str>,
+        checkpointer: Option<Checkpointer>,
+    ) -> Result<Worker, StoreError> {
         let (jobs, queue) = mpsc::channel();
         let thread_name = name.clone();
         std::thread::Builder::new()
             .name("agentry-sqlite".into())
-            .spawn(move || work(conn, &thread_name, queue))
+            .spawn(move || work(conn, &thread_name, queue, checkpointer))
             .map_err(|e| {
                 StoreError::backend(
                     &*name,
@@ -130,7 +136,12 @@ impl Worker {
 
 /// The worker thread: does each operation in turn; checkpoints waiting together are committed
 /// in one transaction, in the order they came (so several of one run apply one after another).
-fn work(mut conn: Connection, name: &str, queue: mpsc::Receiver<Job>) {
+fn work(
+    mut conn: Connection,
+    name: &str,
+    queue: mpsc::Receiver<Job>,
+    mut checkpointer: Option<Checkpointer>,
+) {
     let mut held_over: Option<Job> = None;
     loop {
         let job = match held_over.take() {
@@ -168,7 +179,11 @@ fn work(mut conn: Connection, name: &str, queue: mpsc::Receiver<Job>) {
                 None => break,
             }
         }
+        let saved = batch.len();
         save_batch(&mut conn, name, batch);
+        if let Some(checkpointer) = &mut checkpointer {
+            checkpointer.saved(saved);
+        }
     }
 }
 
