@@ -66,7 +66,7 @@ impl ServerHandler for EchoServer {
 /// Serves the echo tool on stdin and stdout until the client goes away.
 pub async fn serve_echo() {
     let running = EchoServer
-        .serve(rmcp::transport::stdio())
+        .serve(agentry_mcp::process_stdio())
         .await
         .expect("the client initializes");
     let _ = running.waiting().await;

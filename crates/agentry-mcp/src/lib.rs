@@ -62,6 +62,7 @@ mod config;
 mod content;
 mod error;
 mod handler;
+mod process_stdio;
 mod serve;
 mod server;
 mod servers;
@@ -76,6 +77,7 @@ pub use config::{
 pub use content::map_result;
 pub use error::McpError;
 pub use handler::PROGRESS_EVENT;
+pub use process_stdio::{StdinReader, StdoutWriter, process_stdio};
 pub use serve::AgentServer;
 pub use server::PROTOCOL_VERSIONS;
 pub use servers::McpServers;

@@ -112,9 +112,10 @@ impl AgentServer {
         self
     }
 
-    /// Serves on this process's stdin and stdout until the client disconnects.
+    /// Serves on this process's stdin and stdout until the client disconnects (see
+    /// [`process_stdio`](crate::process_stdio)).
     pub async fn serve_stdio(self) -> Result<(), McpError> {
-        self.serve(rmcp::transport::stdio()).await
+        self.serve(crate::process_stdio()).await
     }
 
     /// Serves on any rmcp transport until the client disconnects.
