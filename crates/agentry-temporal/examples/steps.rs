@@ -1,16 +1,17 @@
 //! Per-step cost on Temporal against in-process: one run of `S` steps (one `echo` tool call
 //! each, then a final answer) with a scripted model, timed both ways, and `R` such runs at once
-//! on Temporal; `P`, if given, sets the worker's pollers (`Worker::pollers(P, P)`). Needs a
-//! Temporal server:
+//! on Temporal; `PLACEMENT` (`scheduled`, the default, `local_hooks` or `local`) says where the
+//! runs' activities run (`Client::placement`), and `P`, if given, sets the worker's pollers
+//! (`Worker::pollers(P, P)`). Needs a Temporal server:
 //!
 //! ```sh
 //! temporal server start-dev --ip 127.0.0.1 --headless --port 7233 &
-//! cargo run --release -p agentry-temporal --example steps -- http://127.0.0.1:7233 50 100 [P]
+//! cargo run --release -p agentry-temporal --example steps -- http://127.0.0.1:7233 50 100 [PLACEMENT [P]]
 //! ```
 
 use agentry::RunOutput;
 use agentry::prelude::*;
-use agentry_temporal::{Client, Server, Worker};
+use agentry_temporal::{Client, Placement, Server, Worker};
 use std::time::Instant;
 
 #[derive(Deserialize, JsonSchema)]
@@ -55,6 +56,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or_else(|| "http://127.0.0.1:7233".into());
     let steps: usize = args.next().map_or(Ok(50), |s| s.parse())?;
     let runs: usize = args.next().map_or(Ok(100), |s| s.parse())?;
+    let placement: Placement = match args.next() {
+        Some(name) => serde_json::from_value(json!(name))?,
+        None => Placement::Scheduled,
+    };
     let pollers: Option<usize> = args.next().map(|s| s.parse()).transpose()?;
     let agent = agent(steps);
 
@@ -69,7 +74,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         worker = worker.pollers(p, p);
     }
     let worker = worker.spawn();
-    let client = Client::connect(server).await?;
+    let client = Client::connect(server).await?.placement(placement);
     // Warm-up: the worker's first poll and the connection.
     let _: RunOutput<(), String> = client.run("bench", "go", RunOptions::new()).await?;
 
@@ -91,8 +96,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let wall = start.elapsed().as_secs_f64();
     println!(
-        "{{\"steps\": {steps}, \"in_process_us_per_step\": {local_us:.1}, \"temporal_us_per_step\": {remote_us:.0}, \"concurrent_runs\": {runs}, \"concurrent_wall_s\": {wall:.2}, \"runs_per_s\": {:.1}, \"history_bytes_at_end\": {history_bytes}, \"pollers\": {}}}",
+        "{{\"steps\": {steps}, \"in_process_us_per_step\": {local_us:.1}, \"temporal_us_per_step\": {remote_us:.0}, \"concurrent_runs\": {runs}, \"concurrent_wall_s\": {wall:.2}, \"runs_per_s\": {:.1}, \"history_bytes_at_end\": {history_bytes}, \"placement\": {}, \"pollers\": {}}}",
         runs as f64 / wall,
+        serde_json::to_string(&placement)?,
         pollers.map_or("\"sdk default\"".to_string(), |p| p.to_string())
     );
     worker.stop()?;

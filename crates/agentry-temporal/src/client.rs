@@ -3,7 +3,7 @@
 
 use crate::TemporalError;
 use crate::connect::Server;
-use crate::wire::{FinishedRun, Limits, RunRequest, RunResult, default_continue_after};
+use crate::wire::{FinishedRun, Limits, Placement, RunRequest, RunResult, default_continue_after};
 use crate::workflow::{AgentRun, WORKFLOW_TYPE};
 use agentry_core::{Decision, PendingApproval, RunOptions, RunOutput};
 use futures::StreamExt;
@@ -21,6 +21,7 @@ pub struct Client {
     inner: temporalio_client::Client,
     server: Server,
     limits: Limits,
+    placement: Placement,
     continue_after: u32,
 }
 
@@ -29,6 +30,7 @@ impl std::fmt::Debug for Client {
         f.debug_struct("Client")
             .field("server", &self.server)
             .field("limits", &self.limits)
+            .field("placement", &self.placement)
             .field("continue_after", &self.continue_after)
             .finish()
     }
@@ -63,6 +65,7 @@ impl Client {
             inner: server.connect().await?,
             server,
             limits: Limits::default(),
+            placement: Placement::default(),
             continue_after: default_continue_after(),
         })
     }
@@ -70,6 +73,14 @@ impl Client {
     /// The activity time limits of the runs this client starts from now on.
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// Where the activities of the runs this client starts from now on run: scheduled on any
+    /// worker (the default), or as local activities on the workflow's worker for the
+    /// hooks-only phases or for every phase (see [`Placement`]).
+    pub fn placement(mut self, placement: Placement) -> Self {
+        self.placement = placement;
         self
     }
 
@@ -112,6 +123,7 @@ impl Client {
             tags: options.tags,
             metadata: options.metadata,
             limits: self.limits,
+            placement: self.placement,
             continue_after: self.continue_after,
             carried: None,
         };

@@ -31,6 +31,9 @@ pub struct RunRequest {
     pub metadata: serde_json::Map<String, Value>,
     /// The activities' time limits.
     pub limits: Limits,
+    /// Where the run's activities run.
+    #[serde(default)]
+    pub placement: Placement,
     /// How many events the workflow's history may reach before the run continues as a new
     /// execution (between steps; Temporal's own suggestion is followed too).
     #[serde(default = "default_continue_after")]
@@ -57,6 +60,39 @@ pub struct Carried {
     pub reported: usize,
     /// How many messages the last activity's worker keeps (the next delta's base).
     pub synced: usize,
+}
+
+/// Where a run's activities run: scheduled by the server on any worker, or as local activities
+/// on the worker that runs the run's workflow (see the crate docs for what each costs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Placement {
+    /// Every phase (model call, tool call, hooks-only phase) is an activity the server
+    /// schedules on any worker: one round trip through the server each, heartbeated, retried on
+    /// another worker when its worker dies. The default.
+    #[default]
+    Scheduled,
+    /// The hooks-only phases (run start, step end, run end) run as local activities: on the
+    /// workflow's worker, recorded in the history when its workflow task completes. Model and
+    /// tool calls stay scheduled.
+    LocalHooks,
+    /// Every phase runs as a local activity: no round trip through the server per phase. A
+    /// worker that dies takes with it what its current workflow task ran, which another worker
+    /// runs again (tool calls with the same idempotency keys); local activities send no
+    /// heartbeats, so a hung call is bounded by its time limit only. For short calls.
+    Local,
+}
+
+impl Placement {
+    /// Whether a phase runs as a local activity: `hooks_only` for the phases that run hooks and
+    /// nothing else.
+    pub fn is_local(self, hooks_only: bool) -> bool {
+        match self {
+            Placement::Scheduled => false,
+            Placement::LocalHooks => hooks_only,
+            Placement::Local => true,
+        }
+    }
 }
 
 /// The time limits of a run's activities (see [`Limits::default`]).

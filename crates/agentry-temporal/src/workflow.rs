@@ -7,8 +7,8 @@ use crate::activities::AgentActivities;
 use crate::ledger::Ledger;
 use crate::wire::{
     BeginInput, Carried, Effect, EndStepInput, Ending, Finish, FinishInput, FinishedRun, Identity,
-    Limits, ModelStep, Opening, RunPlan, RunRequest, RunResult, RunView, Settled, StepEnd,
-    StepInput, ToolDone, ToolInput,
+    Limits, ModelStep, Opening, Placement, RunPlan, RunRequest, RunResult, RunView, Settled,
+    StepEnd, StepInput, ToolDone, ToolInput,
 };
 use agentry_core::hooks::Events;
 use agentry_core::{
@@ -17,11 +17,13 @@ use agentry_core::{
 };
 use serde_json::Value;
 use std::time::Duration;
+use temporalio_common::ActivityDefinition;
+use temporalio_common::data_converters::TemporalDeserializable;
 use temporalio_common::error::ActivityExecutionError;
 use temporalio_macros::{workflow, workflow_methods};
 use temporalio_sdk::{
-    ActivityOptions, ContinueAsNewOptions, SyncWorkflowContext, WorkflowCancellationToken,
-    WorkflowContext, WorkflowContextView, WorkflowResult,
+    ActivityOptions, ContinueAsNewOptions, LocalActivityOptions, SyncWorkflowContext,
+    WorkflowCancellationToken, WorkflowContext, WorkflowContextView, WorkflowResult,
 };
 
 /// The workflow type's name.
@@ -54,6 +56,7 @@ impl AgentRun {
             ctx: ctx.clone(),
             id: Identity::of(&run_id, &request),
             limits: request.limits,
+            placement: request.placement,
             continue_after: request.continue_after,
             first_step: 0,
             machine: RunMachine::new(),
@@ -187,6 +190,7 @@ struct Loop {
     ctx: WorkflowContext<AgentRun>,
     id: Identity,
     limits: Limits,
+    placement: Placement,
     /// How many events the history may reach before the run continues as a new execution.
     continue_after: u32,
     /// The step this execution started after.
@@ -207,10 +211,34 @@ impl Loop {
         Events::from_bits_truncate(self.plan.wants).intersects(events)
     }
 
-    fn options(&self, limit: Duration) -> ActivityOptions {
-        ActivityOptions::with_start_to_close_timeout(limit)
-            .heartbeat_timeout(self.limits.heartbeat)
-            .build()
+    /// Runs one phase as an activity within `limit`: scheduled, or local when the run's
+    /// placement says so for this phase (`hooks_only`: a phase that runs hooks and nothing
+    /// else). `token` cancels it instead of the workflow's cancellation.
+    async fn activity<AD>(
+        &self,
+        activity: AD,
+        input: AD::Input,
+        limit: Duration,
+        hooks_only: bool,
+        token: Option<WorkflowCancellationToken>,
+    ) -> Result<AD::Output, ActivityExecutionError>
+    where
+        AD: ActivityDefinition,
+        AD::Output: TemporalDeserializable,
+    {
+        if self.placement.is_local(hooks_only) {
+            let opts = LocalActivityOptions::builder()
+                .start_to_close_timeout(limit)
+                .maybe_cancellation_token(token)
+                .build();
+            self.ctx.execute_local_activity(activity, input, opts).await
+        } else {
+            let mut opts = ActivityOptions::with_start_to_close_timeout(limit)
+                .heartbeat_timeout(self.limits.heartbeat)
+                .build();
+            opts.cancellation_token = token;
+            self.ctx.execute_activity(activity, input, opts).await
+        }
     }
 
     /// The run as the next activity receives it; its whole history is published to the
@@ -279,12 +307,7 @@ impl Loop {
             request,
         };
         let begun = Self::settle(
-            self.ctx
-                .execute_activity(
-                    AgentActivities::begin,
-                    input,
-                    self.options(self.limits.hooks),
-                )
+            self.activity(AgentActivities::begin, input, self.limits.hooks, true, None)
                 .await,
         )?;
         self.plan = begun.plan;
@@ -321,10 +344,9 @@ impl Loop {
                 report_from: self.reported,
                 step,
             };
-            let opts = self.options(self.limits.model_step);
+            let limit = self.limits.model_step;
             let done: ModelStep = Self::settle(
-                self.ctx
-                    .execute_activity(AgentActivities::model_step, input, opts)
+                self.activity(AgentActivities::model_step, input, limit, false, None)
                     .await,
             )?;
             self.state = done.state;
@@ -443,11 +465,15 @@ impl Loop {
             step,
             final_output,
         };
-        let opts = self.options(self.limits.hooks);
         let end: StepEnd = Self::settle(
-            self.ctx
-                .execute_activity(AgentActivities::end_step, input, opts)
-                .await,
+            self.activity(
+                AgentActivities::end_step,
+                input,
+                self.limits.hooks,
+                true,
+                None,
+            )
+            .await,
         )?;
         self.reported = self.machine.messages.len();
         self.state = end.state.clone();
@@ -474,10 +500,12 @@ impl Loop {
                         index,
                         decided: decided[index].take(),
                     };
-                    self.ctx.execute_activity(
+                    self.activity(
                         AgentActivities::tool_call,
                         input,
-                        self.options(self.limits.tool_call),
+                        self.limits.tool_call,
+                        false,
+                        None,
                     )
                 });
                 let outcomes = futures::future::join_all(calls).await;
@@ -492,10 +520,9 @@ impl Loop {
                         index,
                         decided: decided[index].take(),
                     };
-                    let opts = self.options(self.limits.tool_call);
+                    let limit = self.limits.tool_call;
                     let done: ToolDone = Self::settle(
-                        self.ctx
-                            .execute_activity(AgentActivities::tool_call, input, opts)
+                        self.activity(AgentActivities::tool_call, input, limit, false, None)
                             .await,
                     )?;
                     self.state = done.state;
@@ -617,11 +644,14 @@ impl Loop {
                 stop_event,
                 ending,
             };
-            let mut opts = self.options(self.limits.hooks);
-            opts.cancellation_token = token;
             let outcome = self
-                .ctx
-                .execute_activity(AgentActivities::finish, input, opts)
+                .activity(
+                    AgentActivities::finish,
+                    input,
+                    self.limits.hooks,
+                    true,
+                    token,
+                )
                 .await;
             match Self::settle(outcome) {
                 Ok(finish) => finish,

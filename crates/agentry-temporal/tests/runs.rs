@@ -7,7 +7,7 @@ mod support;
 
 use agentry::prelude::*;
 use agentry::{Decision, RunOutput};
-use agentry_temporal::{RunState, TemporalError, Worker};
+use agentry_temporal::{Placement, RunState, TemporalError, Worker};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -119,6 +119,67 @@ async fn a_run_with_tools_hooks_and_a_sub_agent_matches_the_in_process_run() {
         "{err}"
     );
     worker.stop().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_placement_gives_the_in_process_run_and_records_its_activities_as_it_says() {
+    let Some(dev) = DevServer::start("placement").await else {
+        return;
+    };
+    let local_log = Log::default();
+    let (agent, runtime) = assistant(&local_log, &Arc::new(AtomicUsize::new(0)));
+    let local = runtime.run(&agent, "What is 2 + 3?").await.unwrap();
+    let local_log = local_log.lock().unwrap().clone();
+
+    for (placement, name) in [
+        (Placement::Scheduled, "scheduled"),
+        (Placement::LocalHooks, "local-hooks"),
+        (Placement::Local, "local"),
+    ] {
+        let log = Log::default();
+        let calls = Arc::new(AtomicUsize::new(0));
+        let (agent, runtime) = assistant(&log, &calls);
+        let worker = Worker::new(dev.server(name), runtime).agent(&agent).spawn();
+        let client = dev.client(name).await.placement(placement);
+        let id = format!("placement-{name}");
+        let remote: RunOutput<(), String> = client
+            .start("assistant", "What is 2 + 3?", RunOptions::new().run_id(&id))
+            .await
+            .unwrap()
+            .result()
+            .await
+            .unwrap();
+        worker.stop().unwrap();
+        assert_eq!(remote.output, local.output, "{name}");
+        assert_eq!(remote.messages.to_vec(), local.messages.to_vec(), "{name}");
+        assert_eq!(
+            *log.lock().unwrap(),
+            local_log,
+            "{name}: every hook ran once per event, as in-process"
+        );
+        assert_eq!(calls.load(Ordering::SeqCst), 2, "{name}: no tool ran twice");
+
+        let types = dev.history_event_types(&id);
+        let count = |kind: &str| types.iter().filter(|t| *t == kind).count();
+        let scheduled = count("EVENT_TYPE_ACTIVITY_TASK_SCHEDULED");
+        let local_runs = count("EVENT_TYPE_MARKER_RECORDED");
+        // Model steps and tool calls (four calls, one blocked by a hook inside its activity).
+        let effects = remote.model_calls as usize + 4;
+        match placement {
+            Placement::Scheduled => {
+                assert_eq!(local_runs, 0, "{name}: {types:?}");
+                assert!(scheduled > effects, "{name}: {types:?}");
+            }
+            Placement::LocalHooks => {
+                assert_eq!(scheduled, effects, "{name}: {types:?}");
+                assert!(local_runs > 0, "{name}: {types:?}");
+            }
+            Placement::Local => {
+                assert_eq!(scheduled, 0, "{name}: {types:?}");
+                assert!(local_runs > effects, "{name}: {types:?}");
+            }
+        }
+    }
 }
 
 #[derive(Deserialize, JsonSchema)]

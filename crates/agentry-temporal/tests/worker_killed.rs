@@ -179,3 +179,81 @@ async fn a_worker_killed_mid_tool_call_is_replaced_and_no_completed_step_runs_ag
         recovered.as_secs_f64()
     );
 }
+
+/// With every phase a local activity, a run survives its worker's SIGKILL too, but what the
+/// worker ran since its last workflow task completed is not in the history: it runs again on the
+/// next worker, tool calls with the same idempotency keys (the trade `Placement::Local` makes).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_local_activities_a_killed_worker_is_replaced_and_repeats_calls_with_their_keys() {
+    let Some(dev) = DevServer::start("worker_killed_local").await else {
+        return;
+    };
+    let dir = dev.dir().join("run");
+    std::fs::create_dir_all(&dir).unwrap();
+    let target = dev.server(QUEUE).target;
+    let mut first = spawn_worker(&target, &dir, Some(3));
+    let client = dev
+        .client(QUEUE)
+        .await
+        .placement(agentry_temporal::Placement::Local);
+    let handle = client
+        .start("stepper", "go", RunOptions::new().run_id("killed-local"))
+        .await
+        .unwrap();
+    let start = Instant::now();
+    while !dir.join("inflight").exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the first worker never reached step 3"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    first.kill().unwrap(); // SIGKILL
+    first.wait().unwrap();
+    let killed_at = Instant::now();
+    let mut second = spawn_worker(&target, &dir, None);
+    let out: RunOutput<(), String> = handle.result().await.unwrap();
+    let recovered = killed_at.elapsed();
+    second.kill().unwrap();
+    second.wait().unwrap();
+
+    assert_eq!(out.stop, StopReason::FinalAnswer);
+    assert_eq!(out.output.as_deref(), Some("all 4 steps done"));
+    assert_eq!(out.steps, 5);
+    let results: Vec<&str> = out
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool(r) => Some(r.content.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        results,
+        ["step 1 done", "step 2 done", "step 3 done", "step 4 done"]
+    );
+    // Every call ran at least once and every attempt at step n carried the key of call n.
+    let calls = lines(&dir.join("calls.log"));
+    for n in 1..=4 {
+        let attempts: Vec<&String> = calls
+            .iter()
+            .filter(|l| l.starts_with(&format!("{n} ")))
+            .collect();
+        assert!(!attempts.is_empty(), "step {n} never ran: {calls:?}");
+        assert!(
+            attempts
+                .iter()
+                .all(|l| **l == format!("{n} killed-local:c{n}")),
+            "step {n} ran with another key: {calls:?}"
+        );
+    }
+    // The call in flight when the worker died ran again.
+    assert!(
+        calls.iter().filter(|l| l.starts_with("3 ")).count() >= 2,
+        "{calls:?}"
+    );
+    println!(
+        "recovery with local activities: the run ended {:.2} s after its worker was killed (the workflow task timeout, 10 s by default, plus a new worker process)",
+        recovered.as_secs_f64()
+    );
+}

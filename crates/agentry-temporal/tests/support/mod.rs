@@ -128,6 +128,28 @@ impl DevServer {
         }
     }
 
+    /// The event types of workflow `id`'s history, in order, as the `temporal` CLI shows them
+    /// (`EVENT_TYPE_ACTIVITY_TASK_SCHEDULED`, `EVENT_TYPE_MARKER_RECORDED`, ...).
+    pub fn history_event_types(&self, id: &str) -> Vec<String> {
+        let out = Command::new(&self.cli)
+            .args(["workflow", "show", "--workflow-id", id, "--output", "json"])
+            .args(["--address", &format!("127.0.0.1:{}", self.port)])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "temporal workflow show: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let history: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        history["events"]
+            .as_array()
+            .expect("a history has events")
+            .iter()
+            .map(|e| e["eventType"].as_str().unwrap_or_default().to_string())
+            .collect()
+    }
+
     /// The temporary directory the server's files are in (tests may keep theirs there too).
     pub fn dir(&self) -> &Path {
         self.dir.path()
