@@ -7,7 +7,7 @@ mod support;
 
 use agentry::RunOutput;
 use agentry::prelude::*;
-use agentry_temporal::{RunState, Worker};
+use agentry_temporal::{Placement, RunState, Worker};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -220,24 +220,35 @@ async fn a_server_restart_mid_run_loses_nothing_and_redoes_no_completed_step() {
     assert!(ran.get("call restart-1:c3").is_some_and(|&n| n >= 1));
 }
 
-/// 1,000 runs at once on one worker, all to their answer. Run with `--release` (it takes
-/// minutes in a debug build): `cargo test --release -p agentry-temporal --test durability --
-/// --ignored`.
+/// 1,000 runs at once on one worker, all to their answer, their phases scheduled as activities.
+/// Run with `--release` (it takes minutes in a debug build): `cargo test --release -p
+/// agentry-temporal --test durability -- --ignored`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a load test: run it with --release (see its doc comment)"]
 async fn a_thousand_concurrent_runs_complete() {
-    let Some(dev) = DevServer::start("thousand").await else {
+    thousand_runs("thousand", Placement::Scheduled).await;
+}
+
+/// 1,000 runs at once on one worker, all to their answer, their phases local activities: fast
+/// enough for every test run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_concurrent_runs_with_local_activities_complete() {
+    thousand_runs("thousand_local", Placement::Local).await;
+}
+
+async fn thousand_runs(queue: &str, placement: Placement) {
+    let Some(dev) = DevServer::start(queue).await else {
         return;
     };
     let ran = Ran::default();
-    let worker = Worker::new(dev.server("thousand"), Runtime::new())
+    let worker = Worker::new(dev.server(queue), Runtime::new())
         .agent(&stepper(2, &ran, None))
         .spawn();
-    let client = dev.client("thousand").await;
+    let client = dev.client(queue).await.placement(placement);
     let start = Instant::now();
     let mut handles = Vec::new();
     for i in 0..1_000 {
-        let run_id = format!("thousand-{i}");
+        let run_id = format!("{queue}-{i}");
         handles.push(
             client
                 .start("stepper", "go", RunOptions::new().run_id(run_id))
@@ -265,7 +276,7 @@ async fn a_thousand_concurrent_runs_complete() {
     assert_eq!(calls.len(), 2_000);
     assert!(calls.iter().all(|&n| n == 1));
     println!(
-        "1,000 runs of 3 steps: {:.1} s, {:.1} runs/s",
+        "1,000 runs of 3 steps ({placement:?}): {:.1} s, {:.1} runs/s",
         wall.as_secs_f64(),
         1_000.0 / wall.as_secs_f64()
     );
