@@ -51,8 +51,8 @@ pub use run::output::RunOutput;
 pub use run::stop::{Limit, StopReason};
 pub use state::{AgentState, ErasedState, StateError, StateSource};
 pub use store::{
-    Checkpoint, LogLayout, LogSpan, MemoryStore, MessageLog, QueuedSave, RecordedEvent, RunQuery,
-    RunStatus, RunStore, RunSummary, StoreError, StoredEvent, StoredRun,
+    Checkpoint, LogLayout, LogSpan, MemoryStore, MessageLog, QueuedSave, RecordedEvent, Renewal,
+    RunQuery, RunStatus, RunStore, RunSummary, StoreError, StoredEvent, StoredRun,
 };
 pub use tokens::{EstimateCounter, MESSAGE_OVERHEAD, TokenCounter, message_tokens, prompt_tokens};
 pub use tool::{

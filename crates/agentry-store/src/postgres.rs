@@ -4,7 +4,8 @@ use crate::rows::{self, SaveRow};
 use crate::{error, migrations};
 use agentry_core::store::now_ms;
 use agentry_core::{
-    Checkpoint, RunQuery, RunStatus, RunStore, RunSummary, StoreError, StoredEvent, StoredRun,
+    Checkpoint, Renewal, RunQuery, RunStatus, RunStore, RunSummary, StoreError, StoredEvent,
+    StoredRun,
 };
 use futures::future::BoxFuture;
 use sqlx::Connection;
@@ -265,7 +266,7 @@ impl PostgresStore {
         run_id: &str,
         lease: u64,
         hold: Duration,
-    ) -> Result<(), StoreError> {
+    ) -> Result<Renewal, StoreError> {
         let failed = |e| {
             error::backend(
                 &self.name,
@@ -273,19 +274,20 @@ impl PostgresStore {
                 e,
             )
         };
-        let done = sqlx::query(concat!(
+        let renewed: Option<bool> = sqlx::query_scalar(concat!(
             "UPDATE runs SET lease_expires_ms = ",
             now_ms_sql!(),
-            " + $3 WHERE run_id = $1 AND lease = $2"
+            " + $3 WHERE run_id = $1 AND lease = $2 \
+             RETURNING cancel_requested_ms IS NOT NULL"
         ))
         .bind(run_id)
         .bind(rows::lease_param(lease))
         .bind(rows::millis(hold))
-        .execute(&self.pool)
+        .fetch_optional(&self.pool)
         .await
         .map_err(failed)?;
-        if done.rows_affected() == 1 {
-            return Ok(());
+        if let Some(cancel_requested) = renewed {
+            return Ok(Renewal::new(cancel_requested));
         }
         let exists: Option<i32> = sqlx::query_scalar("SELECT 1 FROM runs WHERE run_id = $1")
             .bind(run_id)
@@ -440,7 +442,7 @@ impl RunStore for PostgresStore {
         run_id: &'a str,
         lease: u64,
         hold: Duration,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
+    ) -> BoxFuture<'a, Result<Renewal, StoreError>> {
         Box::pin(self.renew_lease(run_id, lease, hold))
     }
 

@@ -114,7 +114,7 @@ impl RunStore for GatedStore {
         run_id: &'a str,
         lease: u64,
         hold: Duration,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
+    ) -> BoxFuture<'a, Result<agentry::Renewal, StoreError>> {
         self.inner.renew(run_id, lease, hold)
     }
     fn list<'a>(

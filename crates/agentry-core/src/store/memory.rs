@@ -1,8 +1,8 @@
 //! [`MemoryStore`]: runs in memory, for tests and single-process use.
 
 use super::{
-    Checkpoint, LogLayout, RunQuery, RunStatus, RunStore, RunSummary, StoreError, StoredEvent,
-    StoredRun, now_ms,
+    Checkpoint, LogLayout, Renewal, RunQuery, RunStatus, RunStore, RunSummary, StoreError,
+    StoredEvent, StoredRun, now_ms,
 };
 use crate::RunSnapshot;
 use futures::future::BoxFuture;
@@ -158,13 +158,13 @@ impl RunStore for MemoryStore {
         run_id: &'a str,
         lease: u64,
         hold: Duration,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
+    ) -> BoxFuture<'a, Result<Renewal, StoreError>> {
         let result = match self.lock().get_mut(run_id) {
             None => Err(Self::not_found(run_id)),
             Some(run) if run.lease != lease => Err(Self::conflict(run_id, lease)),
             Some(run) => {
                 run.lease_expires_ms = expiry(now_ms(), Some(hold));
-                Ok(())
+                Ok(Renewal::new(run.cancel_requested))
             }
         };
         Box::pin(async move { result })

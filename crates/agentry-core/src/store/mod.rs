@@ -343,14 +343,16 @@ pub trait RunStore: Send + Sync + 'static {
         status: RunStatus,
         hold: Duration,
     ) -> BoxFuture<'a, Result<u64, StoreError>>;
-    /// Goes on holding a run's lease for `hold` from now, while `lease` is its current lease;
-    /// else [`StoreError::Conflict`] (the run was taken over) or [`StoreError::NotFound`].
+    /// Goes on holding a run's lease for `hold` from now, while `lease` is its current lease, and
+    /// says whether a cancel was requested meanwhile (one statement, so a lease keeper learns
+    /// of it without a second round trip); else [`StoreError::Conflict`] (the run was taken
+    /// over) or [`StoreError::NotFound`].
     fn renew<'a>(
         &'a self,
         run_id: &'a str,
         lease: u64,
         hold: Duration,
-    ) -> BoxFuture<'a, Result<(), StoreError>>;
+    ) -> BoxFuture<'a, Result<Renewal, StoreError>>;
     /// Lists runs, newest first.
     fn list<'a>(
         &'a self,
@@ -386,6 +388,22 @@ pub trait RunStore: Send + Sync + 'static {
     }
 }
 
+/// What a renewed lease comes back with ([`RunStore::renew`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Renewal {
+    /// [`RunStore::request_cancel`] asked for the run to be cancelled since the lease was
+    /// claimed: its driver cancels it.
+    pub cancel_requested: bool,
+}
+
+impl Renewal {
+    /// A renewal that says whether a cancel was requested.
+    pub fn new(cancel_requested: bool) -> Self {
+        Renewal { cancel_requested }
+    }
+}
+
 /// A shared store is a store: `Arc<dyn RunStore>` can be handed to a runtime.
 impl<S: RunStore + ?Sized> RunStore for Arc<S> {
     fn name(&self) -> &str {
@@ -418,7 +436,7 @@ impl<S: RunStore + ?Sized> RunStore for Arc<S> {
         run_id: &'a str,
         lease: u64,
         hold: Duration,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
+    ) -> BoxFuture<'a, Result<Renewal, StoreError>> {
         (**self).renew(run_id, lease, hold)
     }
     fn list<'a>(

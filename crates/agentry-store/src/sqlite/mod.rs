@@ -7,8 +7,8 @@ use crate::rows::{self, SaveRow};
 use crate::{error, migrations};
 use agentry_core::store::now_ms;
 use agentry_core::{
-    Checkpoint, QueuedSave, RunQuery, RunStatus, RunStore, RunSummary, StoreError, StoredEvent,
-    StoredRun,
+    Checkpoint, QueuedSave, Renewal, RunQuery, RunStatus, RunStore, RunSummary, StoreError,
+    StoredEvent, StoredRun,
 };
 use checkpointer::Checkpointer;
 use futures::future::BoxFuture;
@@ -328,41 +328,42 @@ impl SqliteStore {
         run_id: &str,
         lease: u64,
         hold: Duration,
-    ) -> Result<(), StoreError> {
+    ) -> Result<Renewal, StoreError> {
         let (name, id) = (self.name.clone(), run_id.to_string());
+        // Renewed and whether a cancel is requested, or whether the run exists.
         let (renewed, exists) = self
             .worker
             .call(move |conn| {
                 let failed =
                     |e| error::sqlite(&name, format_args!("renewing the lease of run `{id}`"), e);
-                let renewed = conn
+                let renewed: Option<bool> = conn
                     .prepare_cached(
                         "UPDATE runs SET lease_expires_ms = ?3 + ?4 \
-                         WHERE run_id = ?1 AND lease = ?2",
+                         WHERE run_id = ?1 AND lease = ?2 \
+                         RETURNING cancel_requested_ms IS NOT NULL",
                     )
                     .and_then(|mut q| {
-                        q.execute(params![
-                            id,
-                            rows::lease_param(lease),
-                            now_ms(),
-                            rows::millis(hold)
-                        ])
+                        q.query_row(
+                            params![id, rows::lease_param(lease), now_ms(), rows::millis(hold)],
+                            |row| row.get(0),
+                        )
+                        .optional()
                     })
                     .map_err(failed)?;
-                if renewed == 1 {
-                    return Ok((true, true));
+                if renewed.is_some() {
+                    return Ok((renewed, true));
                 }
                 let exists = conn
                     .prepare_cached("SELECT 1 FROM runs WHERE run_id = ?1")
                     .and_then(|mut q| q.exists([&id]))
                     .map_err(failed)?;
-                Ok((false, exists))
+                Ok((None, exists))
             })
             .await?;
         match (renewed, exists) {
-            (true, _) => Ok(()),
-            (false, true) => Err(rows::conflict(&self.name, run_id, lease)),
-            (false, false) => Err(StoreError::NotFound {
+            (Some(cancel_requested), _) => Ok(Renewal::new(cancel_requested)),
+            (None, true) => Err(rows::conflict(&self.name, run_id, lease)),
+            (None, false) => Err(StoreError::NotFound {
                 store: self.name.to_string(),
                 run_id: run_id.to_string(),
             }),
@@ -544,7 +545,7 @@ impl RunStore for SqliteStore {
         run_id: &'a str,
         lease: u64,
         hold: Duration,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
+    ) -> BoxFuture<'a, Result<Renewal, StoreError>> {
         Box::pin(self.renew_lease(run_id, lease, hold))
     }
 

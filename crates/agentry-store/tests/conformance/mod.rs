@@ -810,9 +810,23 @@ pub async fn a_cancel_request_reaches_the_lease_holder_and_a_claim_clears_it(s: 
     let run = snapshot("run-1");
     save_holding(store, &run, 0, &[], Some(HOLD)).await.unwrap();
     assert!(!store.cancel_requested("run-1", 0).await.unwrap());
-    // Another process asks; the holder sees it under its lease.
+    assert!(
+        !store
+            .renew("run-1", 0, HOLD)
+            .await
+            .unwrap()
+            .cancel_requested
+    );
+    // Another process asks; the holder sees it under its lease, and its next renewal says so.
     s.other.request_cancel("run-1").await.unwrap();
     assert!(store.cancel_requested("run-1", 0).await.unwrap());
+    assert!(
+        store
+            .renew("run-1", 0, HOLD)
+            .await
+            .unwrap()
+            .cancel_requested
+    );
     assert!(!store.cancel_requested("run-1", 7).await.unwrap());
     assert!(matches!(
         s.other.request_cancel("run-9").await,
@@ -826,4 +840,11 @@ pub async fn a_cancel_request_reaches_the_lease_holder_and_a_claim_clears_it(s: 
         .await
         .unwrap();
     assert!(!s.other.cancel_requested("run-1", lease).await.unwrap());
+    assert!(
+        !s.other
+            .renew("run-1", lease, HOLD)
+            .await
+            .unwrap()
+            .cancel_requested
+    );
 }

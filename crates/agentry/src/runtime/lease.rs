@@ -68,16 +68,12 @@ impl LeaseKeeper {
             loop {
                 ticks.tick().await;
                 match store.renew(&run_id, lease, ttl).await {
-                    Ok(()) => match store.cancel_requested(&run_id, lease).await {
-                        Ok(true) => {
+                    Ok(renewal) => {
+                        if renewal.cancel_requested {
                             tracing::info!(run_id = %run_id, "another process asked to cancel the run");
                             cancel.cancel();
                         }
-                        Ok(false) => {}
-                        Err(e) => {
-                            tracing::warn!(run_id = %run_id, error = %e, "reading the run's cancel request failed; trying again")
-                        }
-                    },
+                    }
                     Err(e @ (StoreError::Conflict { .. } | StoreError::NotFound { .. })) => {
                         tracing::warn!(run_id = %run_id, error = %e, "the run's lease was lost; the run stops before its next effect");
                         loss.lose(e);
