@@ -8,6 +8,7 @@
 //! run as it does in-process.
 
 use crate::cache::{Checked, HistoryCache};
+use crate::events::WireEvent;
 use crate::wire::{
     BeginInput, Begun, Effect, EndStepInput, Ending, Finish, FinishInput, ModelStep, Opening,
     RunPlan, RunView, Settled, StepEnd, StepInput, ToolDone, ToolInput,
@@ -15,7 +16,9 @@ use crate::wire::{
 use crate::workflow::AgentRun;
 use agentry::effects::{CallOutcome, RunEffects, StepOpening};
 use agentry::hooks::Events;
-use agentry::{AgentDef, Error, RunMachine, RunSnapshot, Runtime, SNAPSHOT_VERSION, StopReason};
+use agentry::{
+    AgentDef, Error, RunEvent, RunMachine, RunSnapshot, Runtime, SNAPSHOT_VERSION, StopReason,
+};
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
@@ -89,23 +92,49 @@ impl AgentActivities {
         })
     }
 
-    /// The effects of the run `run` describes, and the history they start from.
-    async fn open(&self, run: RunView) -> Result<(RunEffects, Checked), ActivityError> {
+    /// The effects of the run `run` describes, the history they start from, and the run events
+    /// they send.
+    async fn open(&self, run: RunView) -> Result<(RunEffects, Checked, Collected), ActivityError> {
         let given = self.history(&run).await?;
         let mut snapshot = run.snapshot;
         snapshot.messages = given.history.clone();
         let def = self.agent(&snapshot.agent)?;
+        let (effects, events) = self.effects(&def, &snapshot)?;
+        Ok((effects, given, events))
+    }
+
+    /// The effects of `snapshot`'s run of `def`, and the run events they send.
+    fn effects(
+        &self,
+        def: &Arc<AgentDef>,
+        snapshot: &RunSnapshot,
+    ) -> Result<(RunEffects, Collected), ActivityError> {
+        let (sender, events) = futures::channel::mpsc::unbounded();
         let effects = self
             .hosted
             .runtime
-            .effects(&def, &snapshot)
+            .effects_streaming(def, snapshot, sender)
             .map_err(|e| non_retryable(e.to_string()))?;
-        Ok((effects, given))
+        Ok((effects, Collected(events)))
     }
 
     /// Keeps the history `effects` left as `given`'s run's, for its next activity.
     fn keep(&self, run_id: &str, effects: &RunEffects, given: Checked) {
         self.cache.store(run_id, given, &effects.machine().messages);
+    }
+}
+
+/// The run events an activity's effects sent, for its result.
+struct Collected(futures::channel::mpsc::UnboundedReceiver<RunEvent>);
+
+impl Collected {
+    /// The events sent so far, in their recorded form.
+    fn take(&mut self) -> Vec<WireEvent> {
+        let mut out = Vec::new();
+        while let Ok(event) = self.0.try_recv() {
+            out.extend(WireEvent::of(event));
+        }
+        out
     }
 }
 
@@ -185,11 +214,7 @@ impl AgentActivities {
             error: None,
             hooks: Vec::new(),
         };
-        let mut effects = self
-            .hosted
-            .runtime
-            .effects(&def, &snapshot)
-            .map_err(|e| non_retryable(e.to_string()))?;
+        let (mut effects, mut events) = self.effects(&def, &snapshot)?;
         let cancel = effects.cancellation();
         let this = self.clone();
         let run_id = input.run_id.clone();
@@ -209,6 +234,7 @@ impl AgentActivities {
                 input,
                 state: effects.state()?,
                 plan,
+                events: events.take(),
             })
         })
         .await
@@ -223,7 +249,7 @@ impl AgentActivities {
         input: StepInput,
     ) -> Result<Effect<ModelStep>, ActivityError> {
         let run_id = input.run.snapshot.run_id.clone();
-        let (mut effects, given) = self.open(input.run).await?;
+        let (mut effects, given, mut events) = self.open(input.run).await?;
         let cancel = effects.cancellation();
         heartbeating(&ctx, cancel, async move {
             effects.report_added(input.report_from).await?;
@@ -257,6 +283,7 @@ impl AgentActivities {
                 retried_usage,
                 response: response.map(Into::into),
                 state: effects.state()?,
+                events: events.take(),
             })
         })
         .await
@@ -270,7 +297,7 @@ impl AgentActivities {
         input: ToolInput,
     ) -> Result<Effect<ToolDone>, ActivityError> {
         let run_id = input.run.snapshot.run_id.clone();
-        let (mut effects, given) = self.open(input.run).await?;
+        let (mut effects, given, mut events) = self.open(input.run).await?;
         let cancel = effects.cancellation();
         heartbeating(&ctx, cancel, async move {
             let settled = match effects.tool_call(input.index, input.decided).await? {
@@ -282,6 +309,7 @@ impl AgentActivities {
             Ok(ToolDone {
                 settled,
                 state: effects.state()?,
+                events: events.take(),
             })
         })
         .await
@@ -296,7 +324,7 @@ impl AgentActivities {
         input: EndStepInput,
     ) -> Result<Effect<StepEnd>, ActivityError> {
         let run_id = input.run.snapshot.run_id.clone();
-        let (mut effects, given) = self.open(input.run).await?;
+        let (mut effects, given, mut events) = self.open(input.run).await?;
         let cancel = effects.cancellation();
         heartbeating(&ctx, cancel, async move {
             effects.report_added(input.report_from).await?;
@@ -310,6 +338,7 @@ impl AgentActivities {
                 stop,
                 veto,
                 state: effects.state()?,
+                events: events.take(),
             })
         })
         .await
@@ -324,7 +353,7 @@ impl AgentActivities {
         input: FinishInput,
     ) -> Result<Effect<Finish>, ActivityError> {
         let run_id = input.run.snapshot.run_id.clone();
-        let (mut effects, _given) = self.open(input.run).await?;
+        let (mut effects, _given, mut events) = self.open(input.run).await?;
         self.cache.forget(&run_id);
         let cancel = effects.cancellation();
         heartbeating(&ctx, cancel, async move {
@@ -347,6 +376,7 @@ impl AgentActivities {
                 stop,
                 output,
                 state: effects.state()?,
+                events: events.take(),
             })
         })
         .await

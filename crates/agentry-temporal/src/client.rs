@@ -3,10 +3,11 @@
 
 use crate::TemporalError;
 use crate::connect::Server;
+use crate::events::WireEvent;
 use crate::wire::{FinishedRun, Limits, Placement, RunRequest, RunResult, default_continue_after};
 use crate::workflow::{AgentRun, WORKFLOW_TYPE};
-use agentry_core::{Decision, PendingApproval, RunOptions, RunOutput};
-use futures::StreamExt;
+use agentry_core::{Decision, PendingApproval, RunEvent, RunOptions, RunOutput};
+use futures::{Stream, StreamExt};
 use serde::de::DeserializeOwned;
 use temporalio_client::errors::{WorkflowGetResultError, WorkflowUpdateError};
 use temporalio_client::{
@@ -187,6 +188,9 @@ impl Client {
     }
 }
 
+/// How often [`RunHandle::events`] asks the run's workflow for new events.
+const EVENTS_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// A run on Temporal.
 pub struct RunHandle {
     run_id: String,
@@ -290,6 +294,60 @@ impl RunHandle {
             .query(AgentRun::pending, (), WorkflowQueryOptions::default())
             .await
             .map_err(|e| self.interaction(e))
+    }
+
+    /// The run's events, as the in-process runtime streams them, from its first: read from the
+    /// run's workflow (a query) every 100 ms until the run finished or failed, when the stream
+    /// ends. Events are recorded in the run's history as its activities complete, so they
+    /// arrive a phase at a time; streamed pieces of text and reasoning are not recorded (the
+    /// turn's `Message` holds them whole). A run that continued as a new execution keeps only
+    /// that execution's events: a stream that falls behind skips the older ones. An error
+    /// reading them is the stream's last item.
+    pub fn events(&self) -> impl Stream<Item = Result<RunEvent, TemporalError>> + '_ {
+        struct Reading {
+            next: usize,
+            ready: std::collections::VecDeque<WireEvent>,
+            done: bool,
+            first: bool,
+        }
+        let start = Reading {
+            next: 0,
+            ready: Default::default(),
+            done: false,
+            first: true,
+        };
+        futures::stream::unfold(start, move |mut at| async move {
+            loop {
+                if let Some(event) = at.ready.pop_front() {
+                    if event.ends(&self.run_id) {
+                        at.done = true;
+                        at.ready.clear();
+                    }
+                    return Some((Ok(event.into_event()), at));
+                }
+                if at.done {
+                    return None;
+                }
+                if !at.first {
+                    tokio::time::sleep(EVENTS_EVERY).await;
+                }
+                at.first = false;
+                match self
+                    .handle
+                    .query(AgentRun::events, at.next, WorkflowQueryOptions::default())
+                    .await
+                {
+                    Ok(page) => {
+                        at.next = page.from + page.events.len();
+                        at.ready.extend(page.events);
+                    }
+                    Err(e) => {
+                        at.done = true;
+                        return Some((Err(self.interaction(e)), at));
+                    }
+                }
+            }
+        })
     }
 
     /// Decides the waiting calls, one decision each, and the run goes on with them (on whichever

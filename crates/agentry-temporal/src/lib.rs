@@ -42,6 +42,11 @@
 //! attempt at a call. A turn's calls run concurrently when the agent allows it and has no state
 //! (calls that change state run one after another, each seeing the state the previous left).
 //!
+//! [`RunHandle::events`] streams the run's `RunEvent`s as the in-process runtime sends them (all
+//! but streamed pieces of text and reasoning): activities return the events their effects sent,
+//! the workflow records them with the events of the run's course, and the stream reads them
+//! with a query.
+//!
 //! A call that needs approval makes the run wait in its workflow, costing no worker, until
 //! [`RunHandle::decide`] delivers a decision for each waiting call (a Temporal update, checked
 //! before it is accepted); [`RunHandle::pending`] lists them.
@@ -69,6 +74,7 @@ mod cache;
 mod client;
 mod connect;
 mod error;
+mod events;
 mod ledger;
 mod wire;
 mod worker;

@@ -1,6 +1,7 @@
 //! What travels between a client, the workflow and the activities: the workflow's input and
 //! result, and each activity's input and outcome. All of it is JSON in the run's history.
 
+use crate::events::WireEvent;
 use crate::ledger::{HistoryDelta, Ledger};
 use agentry_core::{
     Decision, FinishReason, History, Message, ModelResponse, PendingApproval, RunMachine,
@@ -60,6 +61,9 @@ pub struct Carried {
     pub reported: usize,
     /// How many messages the last activity's worker keeps (the next delta's base).
     pub synced: usize,
+    /// How many events the run recorded before (the position of the next one).
+    #[serde(default)]
+    pub events: usize,
 }
 
 /// Where a run's activities run: scheduled by the server on any worker, or as local activities
@@ -193,6 +197,9 @@ pub struct Begun {
     pub state: Value,
     /// The plan.
     pub plan: RunPlan,
+    /// The run events its effects sent.
+    #[serde(default)]
+    pub events: Vec<WireEvent>,
 }
 
 /// What a step's activity needs: the run as it stands, from which message on MessageAdded
@@ -233,6 +240,9 @@ pub struct ModelStep {
     pub response: Option<WireResponse>,
     /// The state after the step's hooks.
     pub state: Value,
+    /// The run events its effects sent.
+    #[serde(default)]
+    pub events: Vec<WireEvent>,
 }
 
 /// A [`ModelResponse`] as JSON.
@@ -308,6 +318,9 @@ pub struct ToolDone {
     pub settled: Settled,
     /// The state after the call.
     pub state: Value,
+    /// The run events its effects sent.
+    #[serde(default)]
+    pub events: Vec<WireEvent>,
 }
 
 /// The end of a step.
@@ -332,6 +345,9 @@ pub struct StepEnd {
     pub veto: Option<String>,
     /// The state after the hooks.
     pub state: Value,
+    /// The run events its effects sent.
+    #[serde(default)]
+    pub events: Vec<WireEvent>,
 }
 
 /// How a run ends, for its last activity.
@@ -370,6 +386,9 @@ pub struct Finish {
     pub output: Option<Value>,
     /// The final state.
     pub state: Value,
+    /// The run events its effects sent.
+    #[serde(default)]
+    pub events: Vec<WireEvent>,
 }
 
 /// The run as an activity receives it: its snapshot without the history, and the history as a
@@ -446,4 +465,14 @@ impl Identity {
             hooks: Vec::new(),
         }
     }
+}
+
+/// Some of a run's recorded events: those from position `from` on (positions count from the
+/// run's first event; an execution a long run continued as keeps only its own).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct EventPage {
+    /// The position of the first event.
+    pub from: usize,
+    /// The events.
+    pub events: Vec<WireEvent>,
 }

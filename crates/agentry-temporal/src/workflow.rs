@@ -4,11 +4,12 @@
 //! workflow decides with, so a replay on any worker decides the same.
 
 use crate::activities::AgentActivities;
+use crate::events::WireEvent;
 use crate::ledger::Ledger;
 use crate::wire::{
-    BeginInput, Carried, Effect, EndStepInput, Ending, Finish, FinishInput, FinishedRun, Identity,
-    Limits, ModelStep, Opening, Placement, RunPlan, RunRequest, RunResult, RunView, Settled,
-    StepEnd, StepInput, ToolDone, ToolInput,
+    BeginInput, Carried, Effect, EndStepInput, Ending, EventPage, Finish, FinishInput, FinishedRun,
+    Identity, Limits, ModelStep, Opening, Placement, RunPlan, RunRequest, RunResult, RunView,
+    Settled, StepEnd, StepInput, ToolDone, ToolInput,
 };
 use agentry_core::hooks::Events;
 use agentry_core::{
@@ -39,6 +40,10 @@ pub struct AgentRun {
     decisions: Option<Vec<Decision>>,
     /// The history as the last activity scheduled was given it (for [`AgentRun::history`]).
     history: History,
+    /// The run's events this execution recorded (for [`AgentRun::events`]).
+    events: Vec<WireEvent>,
+    /// The position of its first: how many the executions the run continued from recorded.
+    events_base: usize,
 }
 
 #[workflow_methods]
@@ -71,7 +76,13 @@ impl AgentRun {
                 run.resume(*carried);
                 run.steps().await
             }
-            None => run.body(request.clone()).await,
+            None => {
+                run.emit(WireEvent::RunStarted {
+                    run_id: run_id.clone(),
+                    agent_path: run.id.agent.clone(),
+                });
+                run.body(request.clone()).await
+            }
         };
         Ok(match outcome {
             Err(Exit::Continue) => {
@@ -108,6 +119,21 @@ impl AgentRun {
     #[query]
     pub fn history(&self, _ctx: &WorkflowContextView, upto: usize) -> Vec<Message> {
         self.history.iter().take(upto).cloned().collect()
+    }
+
+    /// The run's events from position `from` on, as far as this execution keeps them.
+    #[query]
+    pub fn events(&self, _ctx: &WorkflowContextView, from: usize) -> EventPage {
+        let from = from.max(self.events_base);
+        EventPage {
+            from,
+            events: self
+                .events
+                .iter()
+                .skip(from - self.events_base)
+                .cloned()
+                .collect(),
+        }
     }
 
     /// Checks decisions before they are accepted: one for each waiting call, nothing else.
@@ -257,6 +283,44 @@ impl Loop {
         self.reported = carried.reported;
         self.first_step = self.machine.step;
         self.ledger = Ledger::resumed(&self.machine.messages, carried.synced);
+        self.ctx.state_mut(|s| s.events_base = carried.events);
+    }
+
+    /// Records a run event of the run's course.
+    fn emit(&self, event: WireEvent) {
+        self.ctx.state_mut(|s| s.events.push(event));
+    }
+
+    /// Records the events an activity's effects sent.
+    fn absorb(&self, events: Vec<WireEvent>) {
+        if !events.is_empty() {
+            self.ctx.state_mut(|s| s.events.extend(events));
+        }
+    }
+
+    /// Records `Message` events for the messages of the history from index `from` on: those
+    /// the workflow added itself (tool results, feedback).
+    fn added_from(&self, from: usize) {
+        let agent_path = &self.id.agent;
+        let events: Vec<WireEvent> = self
+            .machine
+            .messages
+            .iter()
+            .skip(from)
+            .map(|m| WireEvent::Message {
+                message: m.clone(),
+                agent_path: agent_path.clone(),
+            })
+            .collect();
+        self.absorb(events);
+    }
+
+    /// Records the step's end when no activity did (one that runs AfterStep hooks does).
+    fn step_finished(&self, step: u32) {
+        self.emit(WireEvent::StepFinished {
+            step,
+            agent_path: self.id.agent.clone(),
+        });
     }
 
     /// What the next execution needs to take up the run.
@@ -268,6 +332,7 @@ impl Loop {
             plan: self.plan.clone(),
             reported: self.reported,
             synced: self.ledger.synced(),
+            events: self.ctx.state(|s| s.events_base + s.events.len()),
         }
     }
 
@@ -312,6 +377,7 @@ impl Loop {
         )?;
         self.plan = begun.plan;
         self.state = begun.state;
+        self.absorb(begun.events);
         self.machine.add_user(begun.input);
         self.synced();
         // The begin activity reported the input to MessageAdded hooks.
@@ -339,6 +405,10 @@ impl Loop {
                 StepStart::Limit(limit) => return Err(Exit::Stop(StopReason::MaxSteps { limit })),
             };
             self.in_step = true;
+            self.emit(WireEvent::StepStarted {
+                step,
+                agent_path: self.id.agent.clone(),
+            });
             let input = StepInput {
                 run: self.view(),
                 report_from: self.reported,
@@ -350,6 +420,7 @@ impl Loop {
                     .await,
             )?;
             self.state = done.state;
+            self.absorb(done.events);
             let response: ModelResponse = match done.opening {
                 Opening::Go => match done.response {
                     Some(r) => r.into(),
@@ -413,7 +484,9 @@ impl Loop {
                     ) {
                         Verdict::Accept(value) => final_output = Some(value),
                         Verdict::Retry(feedback) => {
+                            let from = self.machine.messages.len();
                             self.machine.add_user(feedback);
+                            self.added_from(from);
                         }
                         Verdict::Fail { attempts, error } => {
                             return Err(Exit::Failed(
@@ -431,7 +504,9 @@ impl Loop {
             let end = self.end_step(step, final_output.clone()).await?;
             if let Some(output) = final_output {
                 if let Some(veto) = end.veto {
+                    let from = self.machine.messages.len();
                     self.machine.add_user(veto);
+                    self.added_from(from);
                     continue;
                 }
                 // Stop hooks saw the answer at the end of the step.
@@ -453,10 +528,12 @@ impl Loop {
         let needed = self.wants(Events::AFTER_STEP | Events::MESSAGE_ADDED)
             || (final_output.is_some() && self.wants(Events::STOP));
         if !needed {
+            self.step_finished(step);
             return Ok(StepEnd {
                 stop: None,
                 veto: None,
                 state: self.state.clone(),
+                events: Vec::new(),
             });
         }
         let input = EndStepInput {
@@ -477,6 +554,7 @@ impl Loop {
         )?;
         self.reported = self.machine.messages.len();
         self.state = end.state.clone();
+        self.absorb(end.events.clone());
         Ok(end)
     }
 
@@ -511,6 +589,7 @@ impl Loop {
                 let outcomes = futures::future::join_all(calls).await;
                 for (&index, outcome) in todo.iter().zip(outcomes) {
                     let done: ToolDone = Self::settle(outcome)?;
+                    self.absorb(done.events);
                     settled[index] = Some(done.settled);
                 }
             } else {
@@ -526,6 +605,7 @@ impl Loop {
                             .await,
                     )?;
                     self.state = done.state;
+                    self.absorb(done.events);
                     settled[index] = Some(done.settled);
                 }
             }
@@ -549,7 +629,9 @@ impl Loop {
                         }
                     })
                     .collect();
+                let from = self.machine.messages.len();
                 self.machine.accept_tool_results(results);
+                self.added_from(from);
                 return Ok(Tools::Stopped { call_id, reason });
             }
             let waiting: Vec<PendingApproval> = settled
@@ -567,7 +649,9 @@ impl Loop {
                         _ => unreachable!("every call settled with a result"),
                     })
                     .collect();
+                let from = self.machine.messages.len();
                 self.machine.accept_tool_results(results);
+                self.added_from(from);
                 return Ok(Tools::Done);
             }
             // The calls that settled keep their results while the others wait.
@@ -578,6 +662,10 @@ impl Loop {
                     _ => None,
                 })
                 .collect();
+            self.emit(WireEvent::AwaitingApproval {
+                pending: waiting.clone(),
+                agent_path: self.id.agent.clone(),
+            });
             let decisions = self.wait_for_decisions(waiting.clone()).await?;
             for pending in waiting {
                 let index = calls
@@ -655,11 +743,12 @@ impl Loop {
                 .await;
             match Self::settle(outcome) {
                 Ok(finish) => finish,
-                Err(Exit::Failed(error)) => return RunResult::Failed(error),
+                Err(Exit::Failed(error)) => return self.failed(error),
                 Err(Exit::Cancelled) => Finish {
                     stop: StopReason::Cancelled,
                     output: None,
                     state: self.state.clone(),
+                    events: Vec::new(),
                 },
                 Err(Exit::Stop(_) | Exit::Continue) => unreachable!("settle never stops"),
             }
@@ -669,10 +758,17 @@ impl Loop {
                     stop,
                     output,
                     state: self.state.clone(),
+                    events: Vec::new(),
                 },
-                Ending::Failed(error) => return RunResult::Failed(error),
+                Ending::Failed(error) => return self.failed(error),
             }
         };
+        self.absorb(finish.events);
+        self.emit(WireEvent::RunFinished {
+            run_id: self.id.run_id.clone(),
+            stop: finish.stop.clone(),
+            agent_path: self.id.agent.clone(),
+        });
         RunResult::Finished(Box::new(FinishedRun {
             output: finish.output,
             text: self.machine.last_text(),
@@ -684,6 +780,16 @@ impl Loop {
             model_calls: self.machine.model_calls,
             stop: finish.stop,
         }))
+    }
+
+    /// Ends the run failed with `error`, recorded.
+    fn failed(&self, error: String) -> RunResult {
+        self.emit(WireEvent::RunFailed {
+            run_id: self.id.run_id.clone(),
+            error: error.clone(),
+            agent_path: self.id.agent.clone(),
+        });
+        RunResult::Failed(error)
     }
 
     /// Ends a cancelled run as the in-process runtime does: the step under way does not count,

@@ -121,6 +121,102 @@ async fn a_run_with_tools_hooks_and_a_sub_agent_matches_the_in_process_run() {
     worker.stop().unwrap();
 }
 
+/// An event in a form that compares across runtimes: its kind, its agent, and what it says.
+fn shape(event: &RunEvent) -> Option<String> {
+    Some(match event {
+        RunEvent::TextDelta { .. } | RunEvent::ThinkingDelta { .. } => return None,
+        RunEvent::RunStarted { agent_path, .. } => format!("run_started {agent_path}"),
+        RunEvent::StepStarted { step, agent_path } => format!("step_started {agent_path} {step}"),
+        RunEvent::StepFinished { step, agent_path } => {
+            format!("step_finished {agent_path} {step}")
+        }
+        RunEvent::ToolStarted {
+            call_id,
+            name,
+            input,
+            agent_path,
+        } => format!("tool_started {agent_path} {call_id} {name} {input}"),
+        RunEvent::ToolFinished { result, agent_path } => {
+            format!(
+                "tool_finished {agent_path} {} {}",
+                result.call_id, result.content
+            )
+        }
+        RunEvent::Message {
+            message,
+            agent_path,
+        } => format!(
+            "message {agent_path} {}",
+            serde_json::to_string(&**message).unwrap()
+        ),
+        RunEvent::HookDecision {
+            hook,
+            event,
+            decision,
+            call_id,
+            agent_path,
+            ..
+        } => format!("hook_decision {agent_path} {hook} {event} {decision} {call_id}"),
+        RunEvent::RunFinished {
+            stop, agent_path, ..
+        } => format!("run_finished {agent_path} {stop}"),
+        RunEvent::RunFailed {
+            error, agent_path, ..
+        } => format!("run_failed {agent_path} {error}"),
+        other => format!("{} {other:?}", other.kind()),
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_on_temporal_streams_the_events_of_the_in_process_run() {
+    let Some(dev) = DevServer::start("events").await else {
+        return;
+    };
+    let local_log = Log::default();
+    let (agent, runtime) = assistant(&local_log, &Arc::new(AtomicUsize::new(0)));
+    let mut local = runtime.start(&agent, "What is 2 + 3?", RunOptions::new());
+    let mut expected = Vec::new();
+    while let Some(event) = local.events().next().await {
+        expected.extend(shape(&event));
+    }
+    local.result().await.unwrap();
+    // The run is one of every kind that matters: tools, a hook's decision, a sub-agent.
+    for kind in [
+        "run_started assistant",
+        "tool_started assistant",
+        "hook_decision assistant",
+        "run_started assistant/helper",
+        "message assistant/helper",
+        "step_finished assistant",
+        "run_finished assistant",
+    ] {
+        assert!(
+            expected.iter().any(|e| e.starts_with(kind)),
+            "no `{kind}` in {expected:#?}"
+        );
+    }
+
+    for (placement, name) in [
+        (Placement::Scheduled, "events"),
+        (Placement::Local, "events-local"),
+    ] {
+        let log = Log::default();
+        let (agent, runtime) = assistant(&log, &Arc::new(AtomicUsize::new(0)));
+        let worker = Worker::new(dev.server(name), runtime).agent(&agent).spawn();
+        let client = dev.client(name).await.placement(placement);
+        let handle = client
+            .start("assistant", "What is 2 + 3?", RunOptions::new())
+            .await
+            .unwrap();
+        let events: Vec<RunEvent> = handle.events().map(|e| e.unwrap()).collect().await;
+        let got: Vec<String> = events.iter().filter_map(shape).collect();
+        assert_eq!(got, expected, "{name}");
+        let out: RunOutput<(), String> = handle.result().await.unwrap();
+        assert_eq!(out.output.as_deref(), Some("the answer is 5"));
+        worker.stop().unwrap();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_placement_gives_the_in_process_run_and_records_its_activities_as_it_says() {
     let Some(dev) = DevServer::start("placement").await else {
@@ -378,4 +474,23 @@ async fn a_rejected_call_gives_the_model_the_reason() {
         Some("done: the call was rejected: not today")
     );
     assert_eq!(deletes.load(Ordering::SeqCst), 0);
+    // The events tell the wait and the person's decision, in order.
+    let kinds: Vec<&str> = handle
+        .events()
+        .map(|e| e.unwrap())
+        .collect::<Vec<_>>()
+        .await
+        .iter()
+        .map(RunEvent::kind)
+        .filter(|k| {
+            matches!(
+                *k,
+                "awaiting_approval" | "approval_resolved" | "run_finished"
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        ["awaiting_approval", "approval_resolved", "run_finished"]
+    );
 }

@@ -57,11 +57,14 @@ use super::Runtime;
 use super::driver::{Driver, stop_reason};
 use super::nesting;
 use super::tool_call::Settled;
-use agentry_core::hooks::{BeforeStep, Events, RunEnd, RunError, RunStart, StepDecision};
-use agentry_core::{
-    AgentDef, Decision, Error, Message, ModelResponse, PendingApproval, RunMachine, RunOptions,
-    RunSnapshot, StopReason, ToolResult,
+use agentry_core::hooks::{
+    BeforeStep, Events, MessageAdded, RunEnd, RunError, RunStart, StepDecision,
 };
+use agentry_core::{
+    AgentDef, Decision, Error, Message, ModelResponse, PendingApproval, RunEvent, RunMachine,
+    RunOptions, RunSnapshot, StopReason, ToolResult,
+};
+use futures::channel::mpsc::UnboundedSender;
 use serde_json::Value;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -119,6 +122,29 @@ impl Runtime {
         agent: &Arc<AgentDef>,
         snapshot: &RunSnapshot,
     ) -> Result<RunEffects, Error> {
+        self.effects_with(agent, snapshot, None)
+    }
+
+    /// [`effects`](Self::effects) whose run events go to `events`: what the effects do
+    /// (messages they add, tool calls, hook decisions, state patches, custom events, streamed
+    /// text). The events of the run's course — started, step started and finished, awaiting
+    /// approval, finished or failed — and the messages the caller adds itself (and reports
+    /// with [`RunEffects::report_added`]) are the caller's to send.
+    pub fn effects_streaming(
+        &self,
+        agent: &Arc<AgentDef>,
+        snapshot: &RunSnapshot,
+        events: UnboundedSender<RunEvent>,
+    ) -> Result<RunEffects, Error> {
+        self.effects_with(agent, snapshot, Some(events))
+    }
+
+    fn effects_with(
+        &self,
+        agent: &Arc<AgentDef>,
+        snapshot: &RunSnapshot,
+        events: Option<UnboundedSender<RunEvent>>,
+    ) -> Result<RunEffects, Error> {
         if !snapshot.hooks.is_empty() {
             return Err(Error::other(format!(
                 "run `{}` has hooks or tool sources that are data; runs driven outside the in-process runtime do not support them yet: register such hooks on the runtime or the agent instead",
@@ -145,7 +171,7 @@ impl Runtime {
         } else {
             self
         };
-        let mut driver = runtime.driver(agent, options, None, None)?;
+        let mut driver = runtime.driver(agent, options, events, None)?;
         let state = agent.initial_state.parse_json(snapshot.state.clone())?;
         driver.scope.ctx.take_state(state);
         driver.machine = RunMachine::restore(snapshot);
@@ -205,6 +231,7 @@ impl RunEffects {
 
     /// Reports the messages of the history from index `from` on to MessageAdded hooks (messages
     /// the caller added to its machine without running hooks: the input, tool results, feedback).
+    /// Their run events are the caller's: it added them.
     pub async fn report_added(&mut self, from: usize) -> Result<(), Error> {
         if !self.wants(Events::MESSAGE_ADDED) {
             return Ok(());
@@ -220,7 +247,7 @@ impl RunEffects {
         let scope = self.driver.scope.clone();
         nesting::inside(scope.ctx.clone(), async {
             for message in added {
-                scope.added(message).await?;
+                scope.hook(MessageAdded::new(message)).await?;
             }
             Ok(())
         })
