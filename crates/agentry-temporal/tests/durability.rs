@@ -155,6 +155,71 @@ async fn a_run_that_continues_as_new_ends_as_an_uninterrupted_run() {
     assert_eq!(mine[0].status, RunState::Ended);
 }
 
+/// A run's typed state: what its tool and its AfterTool hook wrote.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+struct Tally {
+    noted: Vec<String>,
+    after_tool: u32,
+}
+
+/// `steps` steps of one `note` call each; `note` and an AfterTool hook write the state.
+fn tallier(steps: usize) -> Agent<Tally> {
+    let model = ScriptedModel::from_fn(move |_, req| {
+        let done = results_in(req);
+        if done < steps {
+            ScriptedTurn::new().with_tool_call_id(
+                format!("n{done}"),
+                "note",
+                json!({"text": format!("t{done}")}),
+            )
+        } else {
+            ScriptedTurn::text(format!("{steps} noted"))
+        }
+    });
+    let note = tool("note", "Notes text.", |a: Text, ctx: ToolCtx| async move {
+        ctx.update_state(|s: &mut Tally| s.noted.push(a.text.clone()))?;
+        Ok("noted")
+    });
+    Agent::builder("tallier")
+        .model(model)
+        .tool(note)
+        .state(Tally::default())
+        .with(on::after_tool(|ev, ctx| async move {
+            ctx.update_state(|s: &mut Tally| s.after_tool += 1)?;
+            Ok(ev)
+        }))
+        .max_steps(100)
+        .build()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateful_run_carries_its_state_across_continue_as_new() {
+    let Some(dev) = DevServer::start("continue_as_new_state").await else {
+        return;
+    };
+    let steps = 10;
+    let local = Runtime::new().run(&tallier(steps), "go").await.unwrap();
+    assert_eq!(local.state.noted.len(), steps);
+
+    let worker = Worker::new(dev.server("can-state"), Runtime::new())
+        .agent(&tallier(steps))
+        .spawn();
+    let client = dev.client("can-state").await.continue_as_new_after(20);
+    let handle = client
+        .start("tallier", "go", RunOptions::new().run_id("can-state-1"))
+        .await
+        .unwrap();
+    let out: RunOutput<Tally, String> = handle.result().await.unwrap();
+    worker.stop().unwrap();
+
+    assert!(executions(&dev, "can-state-1") >= 3);
+    assert_eq!(out.state, local.state);
+    assert_eq!(out.output, local.output);
+    assert_eq!(out.messages.to_vec(), local.messages.to_vec());
+    assert_eq!(out.steps, local.steps);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_restart_mid_run_loses_nothing_and_redoes_no_completed_step() {
     let Some(mut dev) = DevServer::start("server_restart").await else {
