@@ -5,13 +5,14 @@ use crate::cost::{self, Cost, Price};
 use crate::hooks::{self, BuiltHook};
 use crate::model::Models;
 use crate::tools;
+use agentry::env_template::{self, Syntax};
 use agentry::prelude::Compaction;
 use agentry::{Agent, RunOptions, RunStore, Runtime};
 use agentry_external::Sessions;
 use agentry_mcp::{McpConfig, McpServers};
 use agentry_store::{PostgresStore, SqliteStore};
 use serde_json::Value;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -430,34 +431,8 @@ async fn open_store(file: &LoadedConfig) -> Result<(Arc<dyn RunStore>, String), 
     Ok((Arc::new(store), format!("sqlite:{}", path.display())))
 }
 
-/// Replaces `${VAR}` with the environment variable's value.
+/// Replaces `${VAR}` (and `${VAR:-default}`) with the environment variable's value; unset
+/// variables without a default are an error naming them.
 pub(crate) fn expand_env(text: &str) -> Result<String, String> {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    let mut missing = HashSet::new();
-    while let Some(start) = rest.find("${") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let Some(end) = after.find('}') else {
-            return Err(format!("`{text}` has a `${{` without its `}}`"));
-        };
-        let var = &after[..end];
-        match std::env::var(var) {
-            Ok(v) => out.push_str(&v),
-            Err(_) => {
-                missing.insert(var.to_owned());
-            }
-        }
-        rest = &after[end + 1..];
-    }
-    out.push_str(rest);
-    if !missing.is_empty() {
-        let mut missing: Vec<_> = missing.into_iter().collect();
-        missing.sort();
-        return Err(format!(
-            "the environment variable(s) {} it names are not set",
-            missing.join(", ")
-        ));
-    }
-    Ok(out)
+    env_template::expand(text, Syntax::BRACED, env_template::from_env).map_err(|e| e.to_string())
 }

@@ -19,6 +19,7 @@
 pub mod agent;
 pub mod deadline;
 mod describe;
+pub mod env_template;
 mod error;
 mod history;
 pub mod hooks;

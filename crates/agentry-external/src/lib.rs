@@ -44,7 +44,6 @@
 
 mod command_hooks;
 mod condition;
-mod env_template;
 mod error;
 mod event_name;
 mod fire;

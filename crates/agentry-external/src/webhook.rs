@@ -6,12 +6,12 @@
 //! error or a timeout is a non-blocking error (an HTTP status never blocks).
 
 use crate::command_hooks::Inner;
-use crate::env_template::{self, Missing};
 use crate::event_name::EventName;
 use crate::process::Finished;
 use crate::reply;
 use crate::signing::SigningKey;
 use crate::webhook_spec::WebhookSpec;
+use agentry_core::env_template::{self, Syntax, Unset};
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -71,11 +71,18 @@ fn prepare(spec: &WebhookSpec) -> Result<Prepared, String> {
     let mut headers = HeaderMap::new();
     for (name, template) in &spec.headers {
         let allowed = |var: &str| spec.allowed_env_vars.iter().any(|a| a == var);
-        let value = env_template::expand(template, allowed, env_template::from_env).map_err(
-            |Missing(var)| {
-                format!("header `{name}` needs the environment variable `{var}`, which is not set")
-            },
-        )?;
+        // A variable `allowedEnvVars` does not list is sent empty, as Claude Code does.
+        let resolve = |var: &str| match allowed(var) {
+            true => env_template::from_env(var),
+            false => Some(String::new()),
+        };
+        let value =
+            env_template::expand(template, Syntax::SHELL, resolve).map_err(|unset: Unset| {
+                format!(
+                    "header `{name}` needs the environment variable `{}`, which is not set",
+                    unset.names.join("`, `")
+                )
+            })?;
         let name = HeaderName::from_bytes(name.as_bytes())
             .map_err(|_| format!("`{name}` is not a valid header name"))?;
         let mut value = HeaderValue::from_str(&value).map_err(|_| {
@@ -87,14 +94,16 @@ fn prepare(spec: &WebhookSpec) -> Result<Prepared, String> {
     let key = match &spec.secret {
         None => None,
         Some(template) => {
-            if env_template::references(template).is_empty() {
+            if env_template::references(template, Syntax::SHELL).is_empty() {
                 return Err("`secret` must name the environment variable that holds it (\"${HOOK_SECRET}\")".into());
             }
-            let secret = env_template::expand(template, |_| true, env_template::from_env).map_err(
-                |Missing(var)| {
-                    format!("the secret needs the environment variable `{var}`, which is not set")
-                },
-            )?;
+            let secret = env_template::expand(template, Syntax::SHELL, env_template::from_env)
+                .map_err(|unset: Unset| {
+                    format!(
+                        "the secret needs the environment variable `{}`, which is not set",
+                        unset.names.join("`, `")
+                    )
+                })?;
             let key = SigningKey::parse(&secret).map_err(|e| {
                 format!("the secret in `{template}` {e}: a Standard Webhooks secret is `whsec_` and base64")
             })?;

@@ -1,11 +1,11 @@
 //! What a webhook handler posts to: its URL, headers, signing secret, time limit, retries and
 //! whether its failure fails the event.
 
-use crate::env_template;
 use crate::error::SettingsError;
 use crate::event_name::EventName;
 use crate::reply;
 use crate::spec::{HandlerSpec, as_seconds, seconds};
+use agentry_core::env_template::{self, Syntax};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -177,7 +177,7 @@ impl WebhookSpec {
             Err(e) => return Err(("url", format!("is not a URL ({e})"))),
         }
         if let Some(secret) = &self.secret
-            && env_template::references(secret).is_empty()
+            && env_template::references(secret, Syntax::SHELL).is_empty()
         {
             return Err((
                 "secret",
@@ -204,7 +204,7 @@ impl WebhookSpec {
             ));
         }
         for (name, value) in &self.headers {
-            for var in env_template::references(value) {
+            for var in env_template::references(value, Syntax::SHELL) {
                 if !self.allowed_env_vars.iter().any(|a| a == var) {
                     out.push(format!(
                         "headers.{name}: uses ${var}, which allowedEnvVars does not list; it is sent empty, as in Claude Code"

@@ -2,42 +2,16 @@
 //! a server is started.
 
 use crate::error::McpError;
+use agentry::env_template::{Syntax, expand, from_env};
 
-/// Replaces each `${VAR}` (and `${VAR:-default}`) in `text` with the variable's value. An unset
-/// variable without a default is an error naming it (never its value), `place` and `server`.
+/// Replaces each `${VAR}` (and `${VAR:-default}`) in `text` with the variable's value. Unset
+/// variables without a default are an error naming them (never a value), `place` and `server`.
 pub(crate) fn resolve(text: &str, server: &str, place: &str) -> Result<String, McpError> {
-    if !text.contains("${") {
-        return Ok(text.to_string());
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find("${") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let Some(end) = after.find('}') else {
-            out.push_str(&rest[start..]);
-            return Ok(out);
-        };
-        let inner = &after[..end];
-        let (name, default) = match inner.split_once(":-") {
-            Some((n, d)) => (n, Some(d)),
-            None => (inner, None),
-        };
-        match (std::env::var(name), default) {
-            (Ok(value), _) => out.push_str(&value),
-            (Err(_), Some(default)) => out.push_str(default),
-            (Err(_), None) => {
-                return Err(McpError::MissingVar {
-                    server: server.to_string(),
-                    var: name.to_string(),
-                    place: place.to_string(),
-                });
-            }
-        }
-        rest = &after[end + 1..];
-    }
-    out.push_str(rest);
-    Ok(out)
+    expand(text, Syntax::BRACED, from_env).map_err(|unset| McpError::MissingVar {
+        server: server.to_string(),
+        var: unset.names.join(", "),
+        place: place.to_string(),
+    })
 }
 
 #[cfg(test)]
