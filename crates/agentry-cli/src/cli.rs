@@ -68,6 +68,9 @@ pub enum Command {
         run: String,
         /// The call id (default: every pending call).
         call: Option<String>,
+        /// The run is on the Temporal server of the config's `[temporal]`.
+        #[arg(long)]
+        temporal: bool,
     },
     /// Reject a paused run's call (every pending call when none is named), and continue it.
     Reject {
@@ -81,6 +84,9 @@ pub enum Command {
         /// Stop the run instead of telling the model.
         #[arg(long)]
         stop: bool,
+        /// The run is on the Temporal server of the config's `[temporal]`.
+        #[arg(long)]
+        temporal: bool,
     },
     /// Continue a run that was interrupted or cancelled, from its last checkpoint.
     Resume {
@@ -126,6 +132,9 @@ pub enum Command {
         #[command(subcommand)]
         command: ConfigCommand,
     },
+    /// Host the config's agents on the Temporal server of its `[temporal]` table, until
+    /// Ctrl-C (an `agentry` built with the `temporal` feature).
+    Worker,
     /// Write a commented starter agentry.toml here.
     Init {
         /// Overwrite an existing file.
@@ -146,6 +155,10 @@ pub struct RunArgs {
     /// Never prompt for approval: a run that needs one stops (exit 3) for `agentry approve`.
     #[arg(long)]
     pub no_prompt: bool,
+    /// Run on the Temporal server of the config's `[temporal]` table (workers started with
+    /// `agentry worker` run it) and follow it here.
+    #[arg(long)]
+    pub temporal: bool,
     /// The prompt (words are joined with spaces; `-` reads it from stdin).
     #[arg(required = true, num_args = 1..)]
     pub prompt: Vec<String>,

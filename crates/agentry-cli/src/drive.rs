@@ -27,7 +27,7 @@ impl Prompter {
     }
 
     /// Asks for a decision on each pending call; `None` when the person leaves it for later.
-    fn decide(&self, pending: &[PendingApproval]) -> Option<Vec<Decision>> {
+    pub fn decide(&self, pending: &[PendingApproval]) -> Option<Vec<Decision>> {
         let mut decisions = Vec::new();
         let stdin = std::io::stdin();
         let mut lines = stdin.lock().lines();
@@ -145,7 +145,7 @@ pub async fn drive(
 }
 
 /// The exit code of a run's end, with a hint for what can follow.
-fn finish_hint(out: &RunOutput<(), Value>) -> Exit {
+pub fn finish_hint(out: &RunOutput<(), Value>) -> Exit {
     match &out.stop {
         StopReason::FinalAnswer | StopReason::Recovered { .. } => Exit::Ok,
         StopReason::Cancelled => {

@@ -304,6 +304,29 @@ impl RunHandle {
     /// that execution's events: a stream that falls behind skips the older ones. An error
     /// reading them is the stream's last item.
     pub fn events(&self) -> impl Stream<Item = Result<RunEvent, TemporalError>> + '_ {
+        self.events_from(0)
+    }
+
+    /// How many events the run has recorded so far: where [`events_from`](Self::events_from)
+    /// starts to show only what comes next.
+    pub async fn event_count(&self) -> Result<usize, TemporalError> {
+        let page = self
+            .handle
+            .query(
+                AgentRun::events,
+                usize::MAX,
+                WorkflowQueryOptions::default(),
+            )
+            .await
+            .map_err(|e| self.interaction(e))?;
+        Ok(page.from)
+    }
+
+    /// [`events`](Self::events) from position `from` on (the first event is at 0).
+    pub fn events_from(
+        &self,
+        from: usize,
+    ) -> impl Stream<Item = Result<RunEvent, TemporalError>> + '_ {
         struct Reading {
             next: usize,
             ready: std::collections::VecDeque<WireEvent>,
@@ -311,7 +334,7 @@ impl RunHandle {
             first: bool,
         }
         let start = Reading {
-            next: 0,
+            next: from,
             ready: Default::default(),
             done: false,
             first: true,

@@ -124,7 +124,7 @@ impl AgentRun {
     /// The run's events from position `from` on, as far as this execution keeps them.
     #[query]
     pub fn events(&self, _ctx: &WorkflowContextView, from: usize) -> EventPage {
-        let from = from.max(self.events_base);
+        let from = from.clamp(self.events_base, self.events_base + self.events.len());
         EventPage {
             from,
             events: self

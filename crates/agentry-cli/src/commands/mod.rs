@@ -7,6 +7,7 @@ mod mcp;
 mod models;
 mod replay;
 mod run;
+mod temporal;
 
 use crate::cli::{Cli, Command, ConfigCommand, HooksCommand, McpCommand};
 use crate::config::LoadedConfig;
@@ -18,17 +19,34 @@ use crate::render::{Live, Ndjson, Render};
 /// Runs the command `cli` names.
 pub async fn run(cli: Cli, color: bool) -> Exit {
     let result = match &cli.command {
+        Command::Run(args) if args.temporal => temporal::run(&cli, args, color).await,
         Command::Run(args) => run::run(&cli, args, color).await,
         Command::Chat(args) => run::chat(&cli, args, color).await,
         Command::Runs(args) => manage::runs(&cli, args).await,
         Command::Show { run, events } => manage::show(&cli, run, *events).await,
-        Command::Approve { run, call } => manage::approve(&cli, run, call.as_deref(), color).await,
+        Command::Approve {
+            run,
+            call,
+            temporal: true,
+        } => temporal::approve(&cli, run, call.as_deref(), color).await,
+        Command::Approve { run, call, .. } => {
+            manage::approve(&cli, run, call.as_deref(), color).await
+        }
         Command::Reject {
             run,
             call,
             reason,
             stop,
+            temporal: true,
+        } => temporal::reject(&cli, run, call.as_deref(), reason, *stop, color).await,
+        Command::Reject {
+            run,
+            call,
+            reason,
+            stop,
+            ..
         } => manage::reject(&cli, run, call.as_deref(), reason, *stop, color).await,
+        Command::Worker => temporal::worker(&cli).await,
         Command::Resume { run } => manage::resume(&cli, run, color).await,
         Command::Cancel { run } => manage::cancel(&cli, run).await,
         Command::Replay { run, agent } => replay::replay(&cli, run, agent.as_deref()).await,

@@ -6,8 +6,8 @@ use crate::drive::{Prompter, drive};
 use crate::exit::Exit;
 use std::io::{BufRead, IsTerminal, Read, Write};
 
-/// `agentry run PROMPT`.
-pub async fn run(cli: &Cli, args: &RunArgs, color: bool) -> Result<Exit, Failure> {
+/// The prompt `args` gives: its words joined, or stdin for `-`.
+pub(super) fn prompt(args: &RunArgs) -> Result<String, Failure> {
     let prompt = if args.prompt == ["-"] {
         let mut text = String::new();
         std::io::stdin()
@@ -20,6 +20,12 @@ pub async fn run(cli: &Cli, args: &RunArgs, color: bool) -> Result<Exit, Failure
     if prompt.trim().is_empty() {
         return Err((Exit::Usage, "the prompt is empty".into()));
     }
+    Ok(prompt)
+}
+
+/// `agentry run PROMPT`.
+pub async fn run(cli: &Cli, args: &RunArgs, color: bool) -> Result<Exit, Failure> {
+    let prompt = prompt(args)?;
     let project = open(cli, false).await?;
     let agent = project
         .agent(args.agent.as_deref())

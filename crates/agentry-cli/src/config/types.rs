@@ -57,6 +57,43 @@ pub struct Config {
     /// call, sub-agents) exported to an OTLP endpoint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub telemetry: Option<TelemetryConfig>,
+    /// A Temporal server runs go to with `agentry run --temporal`, and `agentry worker`
+    /// hosts this file's agents for (an `agentry` built with the `temporal` feature).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temporal: Option<TemporalConfig>,
+}
+
+/// Where runs on Temporal go.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TemporalConfig {
+    /// The server's frontend (`http://127.0.0.1:7233`); `${VAR}` is expanded.
+    pub address: String,
+    /// The namespace (default `default`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// The task queue workers poll and runs are started on (default `agentry`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_queue: Option<String>,
+    /// Where runs' activities run: `scheduled` (default: on any worker, heartbeated),
+    /// `local_hooks` (hooks-only phases on the workflow's worker) or `local` (every phase on
+    /// the workflow's worker: fastest, phases since the last workflow task run again if the
+    /// worker dies).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<PlacementConfig>,
+}
+
+/// Where a run's activities run on Temporal.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PlacementConfig {
+    /// Scheduled by the server on any worker.
+    #[default]
+    Scheduled,
+    /// Hooks-only phases as local activities.
+    LocalHooks,
+    /// Every phase as a local activity.
+    Local,
 }
 
 /// Where run traces go.

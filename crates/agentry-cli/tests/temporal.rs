@@ -1,0 +1,220 @@
+//! The binary on Temporal (the `temporal` feature): `agentry worker` hosts the config's agents,
+//! `agentry run --temporal` runs one there, streams its events and stops at an approval, and
+//! `agentry approve RUN --temporal`, another process, decides it: the run finishes on the
+//! worker. The server is a Temporal dev server the test starts with the `temporal` CLI that
+//! `AGENTRY_TEMPORAL_CLI` names (`bash .ci/run` installs it); without it the test is skipped,
+//! and under CI=true it fails.
+
+#![cfg(feature = "temporal")]
+
+mod common;
+
+use common::{Project, run_id};
+use serde_json::{Value, json};
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A dev server on a port of its own, with its database in a temporary directory; killed
+/// when dropped.
+struct DevServer {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl DevServer {
+    fn start() -> Option<DevServer> {
+        let Some(cli) = std::env::var_os("AGENTRY_TEMPORAL_CLI").filter(|p| !p.is_empty()) else {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "CI=true but AGENTRY_TEMPORAL_CLI is not set"
+            );
+            eprintln!("SKIPPED: AGENTRY_TEMPORAL_CLI is not set (the `temporal` CLI)");
+            return None;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let child = Command::new(cli)
+            .args(["server", "start-dev", "--ip", "127.0.0.1", "--headless"])
+            .args(["--port", &port.to_string()])
+            .args(["--http-port", &free_port().to_string()])
+            .args(["--metrics-port", &free_port().to_string()])
+            .arg("--db-filename")
+            .arg(dir.path().join("temporal.db"))
+            .args(["--log-level", "error"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let server = DevServer {
+            child,
+            port,
+            _dir: dir,
+        };
+        let start = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "the dev server did not listen within 60 s"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Some(server)
+    }
+}
+
+impl Drop for DevServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Stops a worker process when dropped (SIGTERM, as a service manager does), so a failing
+/// assertion leaves none behind.
+struct WorkerProcess(Child);
+
+impl WorkerProcess {
+    /// Sends SIGTERM and waits for the process: its exit code.
+    fn terminate(&mut self) -> Option<i32> {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.0.id().to_string()])
+            .status();
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.0.try_wait().unwrap() {
+                return status.code();
+            }
+            if start.elapsed() > Duration::from_secs(30) {
+                let _ = self.0.kill();
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for WorkerProcess {
+    fn drop(&mut self) {
+        if self.0.try_wait().ok().flatten().is_none() {
+            self.terminate();
+        }
+    }
+}
+
+#[test]
+fn a_run_on_temporal_waits_for_an_approval_given_from_another_process() {
+    let Some(dev) = DevServer::start() else {
+        return;
+    };
+    let config = "[agents.writer]\nmodel = \"scripted:turns.json\"\ntools = [\"Write\"]\n\n\
+         [temporal]\naddress = \"http://127.0.0.1:${TEMPORAL_PORT}\"\ntask_queue = \"cli\"\n";
+    let p = Project::new(
+        config,
+        json!([
+            {"tool_calls": [{"name": "Write", "input": {"file_path": "out.txt", "content": "on temporal"}}]},
+            {"text": "Wrote it."}
+        ]),
+    );
+    let port = dev.port.to_string();
+    let worker = Command::new(assert_cmd::cargo::cargo_bin("agentry"))
+        .arg("worker")
+        .current_dir(p.path())
+        .env("TEMPORAL_PORT", &port)
+        .env_remove("AGENTRY_MODEL")
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut worker = WorkerProcess(worker);
+    let json = |args: &[&str]| {
+        let out = p
+            .agentry()
+            .env("TEMPORAL_PORT", &port)
+            .arg("--json")
+            .args(args)
+            .timeout(Duration::from_secs(120))
+            .output()
+            .unwrap();
+        let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        (
+            lines,
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+
+    let (lines, code, stderr) = json(&["run", "--temporal", "write it"]);
+    assert_eq!(
+        code, 3,
+        "the Write call waits for approval: {lines:?} {stderr}"
+    );
+    assert!(
+        stderr.contains("--temporal"),
+        "says how to decide it: {stderr}"
+    );
+    let kinds: Vec<&str> = lines.iter().filter_map(|l| l["type"].as_str()).collect();
+    assert!(
+        kinds.contains(&"awaiting_approval"),
+        "the events streamed: {kinds:?}"
+    );
+    let run = run_id(&lines);
+    assert!(
+        !p.file("out.txt").exists(),
+        "nothing written before approval"
+    );
+    assert!(
+        worker.0.try_wait().unwrap().is_none(),
+        "the worker is still up"
+    );
+
+    let (lines, code, stderr) = json(&["approve", &run, "--temporal"]);
+    assert_eq!(code, 0, "{lines:?} {stderr}");
+    assert_eq!(
+        lines.last().unwrap()["output"],
+        "Wrote it.",
+        "the run's result: {lines:?}"
+    );
+    let kinds: Vec<&str> = lines.iter().filter_map(|l| l["type"].as_str()).collect();
+    assert!(
+        !kinds.contains(&"awaiting_approval"),
+        "only what came after the decision: {kinds:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.file("out.txt")).unwrap(),
+        "on temporal"
+    );
+    assert!(
+        !p.file(".agentry/runs.db").exists() || {
+            let (runs, _, _) = json(&["runs"]);
+            runs.is_empty()
+        },
+        "the run is on Temporal, not in the local store"
+    );
+
+    // Deciding again: the run waits for nothing.
+    let (lines, code, _) = json(&["approve", &run, "--temporal"]);
+    assert_eq!(code, 1, "{lines:?}");
+    assert!(
+        lines[0]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("waits for no decision")),
+        "{lines:?}"
+    );
+
+    // SIGTERM stops the worker gracefully.
+    assert_eq!(worker.terminate(), Some(0));
+}
