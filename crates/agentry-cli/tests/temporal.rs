@@ -218,3 +218,73 @@ fn a_run_on_temporal_waits_for_an_approval_given_from_another_process() {
     // SIGTERM stops the worker gracefully.
     assert_eq!(worker.terminate(), Some(0));
 }
+
+/// The path of `@modelcontextprotocol/server-everything`'s entry point, or why the test is
+/// skipped.
+fn everything() -> Option<String> {
+    match std::env::var("AGENTRY_MCP_EVERYTHING") {
+        Ok(path) if !path.is_empty() => Some(path),
+        _ => {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "AGENTRY_MCP_EVERYTHING must name server-everything's dist/index.js under CI"
+            );
+            eprintln!("SKIPPED: AGENTRY_MCP_EVERYTHING is not set");
+            None
+        }
+    }
+}
+
+#[test]
+fn a_worker_offers_the_configured_mcp_servers_tools() {
+    let Some(dev) = DevServer::start() else {
+        return;
+    };
+    let Some(everything) = everything() else {
+        return;
+    };
+    let config = format!(
+        "[agents.helper]\nmodel = \"scripted:turns.json\"\ntools = []\n\n\
+         [mcp_servers.everything]\ncommand = \"node\"\nargs = [\"{everything}\"]\n\n\
+         [temporal]\naddress = \"http://127.0.0.1:{}\"\ntask_queue = \"cli-mcp\"\n",
+        dev.port
+    );
+    let p = Project::new(
+        &config,
+        json!([
+            {"tool_calls": [{"name": "mcp__everything__echo", "input": {"message": "via a worker"}}]},
+            {"text": "Echoed."}
+        ]),
+    );
+    let worker = Command::new(assert_cmd::cargo::cargo_bin("agentry"))
+        .arg("worker")
+        .current_dir(p.path())
+        .env_remove("AGENTRY_MODEL")
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let _worker = WorkerProcess(worker);
+    let out = p
+        .agentry()
+        .args(["--json", "run", "--temporal", "echo it"])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(out.status.code(), Some(0), "{lines:?}");
+    let finished = lines
+        .iter()
+        .find(|l| l["type"] == "tool_finished")
+        .expect("the MCP call settled");
+    assert!(
+        finished["result"]["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("via a worker")),
+        "{finished}"
+    );
+    assert_eq!(lines.last().unwrap()["output"], "Echoed.");
+}

@@ -65,8 +65,24 @@ pub async fn worker(cli: &Cli) -> Result<Exit, Failure> {
     let project = open(cli, false).await?;
     let server = server(&project)?;
     let mut worker = Worker::new(server.clone(), project.runtime.clone());
+    // The MCP servers' tools join every agent's own (runs on Temporal take no run-scope tool
+    // sources), listed once, when the worker starts.
+    let mcp_tools = match &project.mcp {
+        Some(servers) => servers.tools().await.map_err(|e| failed(e.to_string()))?,
+        None => Vec::new(),
+    };
     for agent in project.agents.values() {
-        worker = worker.agent(agent);
+        let agent = match mcp_tools.is_empty() {
+            true => agent.clone(),
+            false => {
+                let def = agent
+                    .def()
+                    .with_source_tools(&mcp_tools)
+                    .map_err(|e| failed(e.to_string()))?;
+                agent.modified(|d| *d = def)
+            }
+        };
+        worker = worker.agent(&agent);
     }
     let stop = WorkerStop::new();
     let signalled = stop.clone();
