@@ -42,34 +42,49 @@ impl DevServer {
             return None;
         };
         let dir = tempfile::tempdir().unwrap();
-        let port = free_port();
-        let child = Command::new(cli)
-            .args(["server", "start-dev", "--ip", "127.0.0.1", "--headless"])
-            .args(["--port", &port.to_string()])
-            .args(["--http-port", &free_port().to_string()])
-            .args(["--metrics-port", &free_port().to_string()])
-            .arg("--db-filename")
-            .arg(dir.path().join("temporal.db"))
-            .args(["--log-level", "error"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let server = DevServer {
-            child,
-            port,
-            _dir: dir,
-        };
-        let start = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "the dev server did not listen within 60 s"
-            );
-            std::thread::sleep(Duration::from_millis(100));
+        // A port found free may be taken before the server binds it (other tests start
+        // servers too): a server that exits at once is started again on other ports.
+        for _ in 0..5 {
+            let port = free_port();
+            let mut child = Command::new(&cli)
+                .args(["server", "start-dev", "--ip", "127.0.0.1", "--headless"])
+                .args(["--port", &port.to_string()])
+                .args(["--http-port", &free_port().to_string()])
+                .args(["--metrics-port", &free_port().to_string()])
+                .arg("--db-filename")
+                .arg(dir.path().join(format!("temporal-{port}.db")))
+                .args(["--log-level", "error"])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let start = Instant::now();
+            loop {
+                // Listening, and still alive a moment later (what listens is not another
+                // process on a port this one could not bind).
+                if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                    std::thread::sleep(Duration::from_millis(300));
+                    if child.try_wait().unwrap().is_none() {
+                        return Some(DevServer {
+                            child,
+                            port,
+                            _dir: dir,
+                        });
+                    }
+                    break;
+                }
+                if child.try_wait().unwrap().is_some() {
+                    break;
+                }
+                assert!(
+                    start.elapsed() < Duration::from_secs(60),
+                    "the dev server did not listen within 60 s"
+                );
+                std::thread::sleep(Duration::from_millis(100));
+            }
         }
-        Some(server)
+        panic!("the dev server exited at once on five pairs of ports");
     }
 }
 

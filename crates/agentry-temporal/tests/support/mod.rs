@@ -54,17 +54,31 @@ impl DevServer {
             port: free_port(),
             dir: tempfile::tempdir().unwrap(),
         };
-        server.launch().await;
+        // A port found free may be taken before the server binds it (other tests start servers
+        // too): a server that could not bind is started again on other ports.
+        for attempt in 1.. {
+            match server.try_launch().await {
+                Ok(()) => break,
+                Err(log) if attempt < 5 && log.contains("address already in use") => {
+                    server.port = free_port();
+                }
+                Err(log) => panic!("the dev server exited: {log}"),
+            }
+        }
         Some(server)
     }
 
     /// Starts the server process on its port and database, and waits until it answers.
     async fn launch(&mut self) {
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.dir.path().join("server.log"))
-            .unwrap();
+        if let Err(log) = self.try_launch().await {
+            panic!("the dev server exited: {log}");
+        }
+    }
+
+    /// [`launch`](Self::launch), or the server's log when it exited instead of answering.
+    async fn try_launch(&mut self) -> Result<(), String> {
+        // A fresh log each time: a failed attempt's is read back whole.
+        let log = std::fs::File::create(self.dir.path().join("server.log")).unwrap();
         let child = Command::new(&self.cli)
             .args(["server", "start-dev", "--ip", "127.0.0.1", "--headless"])
             .args(["--port", &self.port.to_string()])
@@ -81,14 +95,20 @@ impl DevServer {
         self.child = Some(child);
         let start = Instant::now();
         loop {
+            // Answering, and still alive a moment later (what answers is not another server
+            // on a port this one could not bind).
             if Client::connect(self.server("probe")).await.is_ok() {
-                return;
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                if self.child.as_mut().unwrap().try_wait().unwrap().is_none() {
+                    return Ok(());
+                }
             }
             if let Some(status) = self.child.as_mut().unwrap().try_wait().unwrap() {
-                panic!(
-                    "the dev server exited ({status}): {}",
+                self.child = None;
+                return Err(format!(
+                    "({status}) {}",
                     std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
-                );
+                ));
             }
             assert!(
                 start.elapsed() < Duration::from_secs(60),
