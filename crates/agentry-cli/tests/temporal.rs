@@ -100,6 +100,20 @@ impl Drop for DevServer {
 struct WorkerProcess(Child);
 
 impl WorkerProcess {
+    /// `agentry worker` in project `p`'s directory, with `env` set.
+    fn start(p: &Project, env: &[(&str, &str)]) -> WorkerProcess {
+        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("agentry"));
+        cmd.arg("worker")
+            .current_dir(p.path())
+            .env_remove("AGENTRY_MODEL")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit());
+        for (key, value) in env {
+            cmd.env(key, value);
+        }
+        WorkerProcess(cmd.spawn().unwrap())
+    }
+
     /// Sends SIGTERM and waits for the process: its exit code.
     fn terminate(&mut self) -> Option<i32> {
         let _ = Command::new("kill")
@@ -142,16 +156,7 @@ fn a_run_on_temporal_waits_for_an_approval_given_from_another_process() {
         ]),
     );
     let port = dev.port.to_string();
-    let worker = Command::new(assert_cmd::cargo::cargo_bin("agentry"))
-        .arg("worker")
-        .current_dir(p.path())
-        .env("TEMPORAL_PORT", &port)
-        .env_remove("AGENTRY_MODEL")
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let mut worker = WorkerProcess(worker);
+    let mut worker = WorkerProcess::start(&p, &[("TEMPORAL_PORT", &port)]);
     let json = |args: &[&str]| {
         let out = p
             .agentry()
@@ -271,15 +276,7 @@ fn a_worker_offers_the_configured_mcp_servers_tools() {
             {"text": "Echoed."}
         ]),
     );
-    let worker = Command::new(assert_cmd::cargo::cargo_bin("agentry"))
-        .arg("worker")
-        .current_dir(p.path())
-        .env_remove("AGENTRY_MODEL")
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let _worker = WorkerProcess(worker);
+    let _worker = WorkerProcess::start(&p, &[]);
     let out = p
         .agentry()
         .args(["--json", "run", "--temporal", "echo it"])

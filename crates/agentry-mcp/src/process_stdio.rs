@@ -8,7 +8,7 @@
 //! Anything else (a terminal, a file) falls back to tokio's.
 
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::FileTypeExt;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -55,11 +55,11 @@ enum Writer {
 ///
 /// When called outside a tokio runtime with I/O enabled.
 pub fn process_stdio() -> (StdinReader, StdoutWriter) {
-    let (reader, restore_in) = match duplicate(io::stdin().as_fd()).and_then(reader) {
+    let (reader, restore_in) = match io::stdin().as_fd().try_clone_to_owned().and_then(reader) {
         Ok((reader, restore)) => (reader, Some(restore)),
         Err(_) => (Reader::Other(tokio::io::stdin()), None),
     };
-    let (writer, restore_out) = match duplicate(io::stdout().as_fd()).and_then(writer) {
+    let (writer, restore_out) = match io::stdout().as_fd().try_clone_to_owned().and_then(writer) {
         Ok((writer, restore)) => (writer, Some(restore)),
         Err(_) => (Writer::Other(tokio::io::stdout()), None),
     };
@@ -73,10 +73,6 @@ pub fn process_stdio() -> (StdinReader, StdoutWriter) {
             _restore: restore_out,
         },
     )
-}
-
-fn duplicate(fd: BorrowedFd<'_>) -> io::Result<OwnedFd> {
-    fd.try_clone_to_owned()
 }
 
 /// What kind of file `fd` is.

@@ -10,7 +10,7 @@ mod support;
 
 use agentry::RunOutput;
 use agentry::prelude::*;
-use agentry_temporal::{Server, Worker, WorkerStop};
+use agentry_temporal::{Placement, Server, Worker, WorkerStop};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -114,18 +114,22 @@ async fn child_worker() {
         .unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_worker_killed_mid_tool_call_is_replaced_and_no_completed_step_runs_again() {
-    let Some(dev) = DevServer::start("worker_killed").await else {
-        return;
-    };
+/// Run `run_id` of the stepper with `placement`: its first worker is killed with SIGKILL while
+/// step 3's call is in flight and a second worker, another process, finishes it. Returns the
+/// run's output (checked to be the whole run's answer), the directory the workers logged to,
+/// and how long after the kill the run ended.
+async fn killed_and_replaced(
+    dev: &DevServer,
+    run_id: &str,
+    placement: Placement,
+) -> (RunOutput<(), String>, PathBuf, Duration) {
     let dir = dev.dir().join("run");
     std::fs::create_dir_all(&dir).unwrap();
     let target = dev.server(QUEUE).target;
     let mut first = spawn_worker(&target, &dir, Some(3));
-    let client = dev.client(QUEUE).await;
+    let client = dev.client(QUEUE).await.placement(placement);
     let handle = client
-        .start("stepper", "go", RunOptions::new().run_id("killed-1"))
+        .start("stepper", "go", RunOptions::new().run_id(run_id))
         .await
         .unwrap();
     let start = Instant::now();
@@ -148,6 +152,15 @@ async fn a_worker_killed_mid_tool_call_is_replaced_and_no_completed_step_runs_ag
     assert_eq!(out.stop, StopReason::FinalAnswer);
     assert_eq!(out.output.as_deref(), Some("all 4 steps done"));
     assert_eq!(out.steps, 5);
+    (out, dir, recovered)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_killed_mid_tool_call_is_replaced_and_no_completed_step_runs_again() {
+    let Some(dev) = DevServer::start("worker_killed").await else {
+        return;
+    };
+    let (out, dir, recovered) = killed_and_replaced(&dev, "killed-1", Placement::Scheduled).await;
     // Each model turn was asked for once: none of the first worker's was asked again.
     assert_eq!(lines(&dir.join("model.log")), ["0", "1", "2", "3", "4"]);
     // Steps 1 and 2 ran once; step 3, in flight when the worker died, ran again with the same
@@ -188,38 +201,7 @@ async fn with_local_activities_a_killed_worker_is_replaced_and_repeats_calls_wit
     let Some(dev) = DevServer::start("worker_killed_local").await else {
         return;
     };
-    let dir = dev.dir().join("run");
-    std::fs::create_dir_all(&dir).unwrap();
-    let target = dev.server(QUEUE).target;
-    let mut first = spawn_worker(&target, &dir, Some(3));
-    let client = dev
-        .client(QUEUE)
-        .await
-        .placement(agentry_temporal::Placement::Local);
-    let handle = client
-        .start("stepper", "go", RunOptions::new().run_id("killed-local"))
-        .await
-        .unwrap();
-    let start = Instant::now();
-    while !dir.join("inflight").exists() {
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "the first worker never reached step 3"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    first.kill().unwrap(); // SIGKILL
-    first.wait().unwrap();
-    let killed_at = Instant::now();
-    let mut second = spawn_worker(&target, &dir, None);
-    let out: RunOutput<(), String> = handle.result().await.unwrap();
-    let recovered = killed_at.elapsed();
-    second.kill().unwrap();
-    second.wait().unwrap();
-
-    assert_eq!(out.stop, StopReason::FinalAnswer);
-    assert_eq!(out.output.as_deref(), Some("all 4 steps done"));
-    assert_eq!(out.steps, 5);
+    let (out, dir, recovered) = killed_and_replaced(&dev, "killed-local", Placement::Local).await;
     let results: Vec<&str> = out
         .messages
         .iter()

@@ -252,6 +252,15 @@ pub async fn approve(
     continue_decided(cli, &project, run, &agent, decisions, color).await
 }
 
+/// The decision `agentry reject --reason R [--stop]` gives a call: the model is told `reason`,
+/// or with `stop` the run ends.
+pub(super) fn rejection(reason: &str, stop: bool) -> impl Fn(&str) -> Decision + Copy + '_ {
+    move |id| match stop {
+        true => Decision::reject_and_stop(id, reason),
+        false => Decision::reject(id, reason),
+    }
+}
+
 /// `agentry reject RUN [CALL] --reason R [--stop]`.
 pub async fn reject(
     cli: &Cli,
@@ -262,14 +271,7 @@ pub async fn reject(
     color: bool,
 ) -> Result<Exit, Failure> {
     let project = open(cli, false).await?;
-    let (agent, decisions) = decisions(&project, run, call, |id| {
-        if stop {
-            Decision::reject_and_stop(id, reason)
-        } else {
-            Decision::reject(id, reason)
-        }
-    })
-    .await?;
+    let (agent, decisions) = decisions(&project, run, call, rejection(reason, stop)).await?;
     continue_decided(cli, &project, run, &agent, decisions, color).await
 }
 

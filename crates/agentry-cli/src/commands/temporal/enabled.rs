@@ -1,5 +1,6 @@
 //! The commands on a Temporal server (the `temporal` feature).
 
+use super::super::manage::rejection;
 use super::super::run::prompt;
 use super::super::{Failure, failed, open, renderer};
 use crate::cli::{Cli, RunArgs};
@@ -163,11 +164,7 @@ pub async fn reject(
     stop: bool,
     color: bool,
 ) -> Result<Exit, Failure> {
-    decide(cli, run, call, color, |id| match stop {
-        true => Decision::reject_and_stop(id, reason),
-        false => Decision::reject(id, reason),
-    })
-    .await
+    decide(cli, run, call, color, rejection(reason, stop)).await
 }
 
 /// Decides run `run`'s waiting calls (`call` only, when named) and follows the run on.
