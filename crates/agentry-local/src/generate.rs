@@ -4,7 +4,7 @@
 
 use crate::detokenize::Detokenizer;
 use crate::sampling::Sampling;
-use crate::weights::Weights;
+use crate::transformer::Transformer;
 use candle_core::{Device, Tensor};
 use tokenizers::Tokenizer;
 
@@ -13,7 +13,7 @@ const PROMPT_CHUNK: usize = 256;
 
 /// The transformer and what its key/value cache holds.
 pub(crate) struct Engine {
-    weights: Weights,
+    transformer: Transformer,
     /// The tokens whose keys and values are cached, in order.
     cached: Vec<u32>,
 }
@@ -58,9 +58,9 @@ pub(crate) struct Outcome {
 
 impl Engine {
     /// An engine with an empty cache.
-    pub(crate) fn new(weights: Weights) -> Self {
+    pub(crate) fn new(transformer: Transformer) -> Self {
         Engine {
-            weights,
+            transformer,
             cached: Vec::new(),
         }
     }
@@ -76,7 +76,6 @@ impl Engine {
         let result = self.run(tokenizer, turn, emit);
         if result.is_err() {
             // The cache may hold a half-written step: start the next turn afresh.
-            self.weights.clear_cache();
             self.cached.clear();
         }
         result
@@ -92,7 +91,6 @@ impl Engine {
         let reused = if self.cached.len() < prompt.len() && prompt.starts_with(&self.cached) {
             self.cached.len()
         } else {
-            self.weights.clear_cache();
             self.cached.clear();
             0
         };
@@ -110,7 +108,7 @@ impl Engine {
             if turn.max_tokens == 0 {
                 break Finish::Length;
             }
-            let logits_1d = logits.squeeze(0)?.to_dtype(candle_core::DType::F32)?;
+            let logits_1d = logits;
             let penalty = turn.sampling.repeat_penalty;
             let logits_1d = if penalty == 1.0 || generated.is_empty() {
                 logits_1d
@@ -153,8 +151,11 @@ impl Engine {
 
     /// Runs `tokens` after the cached ones; the logits of the last.
     fn step(&mut self, tokens: &[u32]) -> candle_core::Result<Tensor> {
-        let input = Tensor::new(tokens, &Device::Cpu)?.unsqueeze(0)?;
-        let logits = self.weights.forward(&input, self.cached.len())?;
+        let logits = self
+            .transformer
+            .forward(tokens, self.cached.len())
+            .map_err(candle_core::Error::Msg)?;
+        let logits = Tensor::from_slice(logits, logits.len(), &Device::Cpu)?;
         self.cached.extend_from_slice(tokens);
         Ok(logits)
     }

@@ -47,6 +47,7 @@ mod progress;
 mod sampling;
 mod template;
 mod tokenizer;
+mod transformer;
 mod weights;
 
 pub use cache::ModelCache;

@@ -3,7 +3,7 @@
 //! ```text
 //! agentry-local fetch [MODEL] [--dir DIR] [--force]   download and verify a catalog model
 //! agentry-local list [--dir DIR]                      the catalog, and what the cache holds
-//! agentry-local bench [MODEL | --file PATH]           load time, prompt and decode speed
+//! agentry-local bench [MODEL | --file PATH]           load time, prompt and decode speed, memory
 //! ```
 
 use agentry_core::{History, Message, Model, ModelEvent, ModelRequest};
@@ -16,7 +16,7 @@ use futures::StreamExt;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 #[derive(Parser)]
 #[command(
@@ -49,7 +49,7 @@ enum Command {
         #[arg(long)]
         dir: Option<PathBuf>,
     },
-    /// Measure load time, prompt and decode tokens per second.
+    /// Measure load time, prompt and decode tokens per second, and peak memory.
     Bench {
         /// The catalog id (default: the default model).
         #[arg(default_value = DEFAULT_MODEL.id)]
@@ -61,8 +61,14 @@ enum Command {
         #[arg(long)]
         dir: Option<PathBuf>,
         /// Tokens to generate.
-        #[arg(long, default_value_t = 64)]
+        #[arg(long, default_value_t = 128)]
         tokens: u32,
+        /// Tokens of prompt to process before generating (at least the chat template's own).
+        #[arg(long, default_value_t = 512)]
+        prompt_tokens: usize,
+        /// Threads to compute on (default: one per core).
+        #[arg(long)]
+        threads: Option<usize>,
     },
 }
 
@@ -77,7 +83,16 @@ async fn main() -> ExitCode {
             file,
             dir,
             tokens,
-        } => bench(&model, file, &cache(dir), tokens).await,
+            prompt_tokens,
+            threads,
+        } => {
+            let settings = BenchSettings {
+                tokens,
+                prompt_tokens,
+                threads,
+            };
+            bench(&model, file, &cache(dir), &settings).await
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -146,16 +161,26 @@ fn list(cache: &ModelCache) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// What `bench` runs.
+struct BenchSettings {
+    tokens: u32,
+    prompt_tokens: usize,
+    threads: Option<usize>,
+}
+
 async fn bench(
     id: &str,
     file: Option<PathBuf>,
     cache: &ModelCache,
-    tokens: u32,
+    settings: &BenchSettings,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let builder = match file {
+    let mut builder = match file {
         Some(path) => LocalModel::builder(path),
         None => LocalModel::in_cache(cache, &CatalogModel::find(id)?)?,
     };
+    if let Some(threads) = settings.threads {
+        builder = builder.threads(threads);
+    }
     let started = Instant::now();
     let model = builder.load_async().await?;
     let load = started.elapsed();
@@ -166,6 +191,7 @@ async fn bench(
         model.context_limit()
     );
     println!("load:    {:.2} s", load.as_secs_f64());
+    println!("threads: {}", model.threads());
 
     // Warm up (first-touch allocations), so that the figures below are steady-state.
     let mut warm = ModelRequest::new(History::new());
@@ -173,59 +199,122 @@ async fn bench(
     warm.params.max_tokens = Some(1);
     run(&model, &warm, false).await?;
 
-    let mut history = History::new();
-    history.push(Message::user(
-        "Write a short story about a lighthouse keeper who finds a message in a bottle. \
-         Describe the sea, the weather, the keeper's daily routine and the message itself.",
-    ));
-    let mut request = ModelRequest::new(history);
-    request.params.max_tokens = Some(tokens);
+    let mut request = prompt_of(&model, settings.prompt_tokens)?;
     // Prompt speed: a turn of one token is almost all prompt processing.
-    let mut first = request.clone();
-    first.params.max_tokens = Some(1);
-    let started = Instant::now();
-    let usage = run(&model, &first, false).await?;
-    let prompt = started.elapsed().as_secs_f64();
+    request.params.max_tokens = Some(1);
+    let first = run(&model, &request, false).await?;
+    let prompt = first.total.as_secs_f64();
     println!(
-        "prompt:  {} tokens in {:.2} s = {:.1} tok/s",
-        usage.0,
-        prompt,
-        usage.0 as f64 / prompt
+        "prompt:  {} tokens in {prompt:.2} s = {:.1} tok/s",
+        first.input_tokens,
+        first.input_tokens as f64 / prompt
     );
 
     // Decode speed: the same prompt again (processed anew: its last token's logits are not
-    // kept), with the prompt time taken off.
-    let started = Instant::now();
-    let usage = run(&model, &request, true).await?;
-    let total = started.elapsed().as_secs_f64();
+    // kept), timed from the first token's text to the last token.
+    request.params.max_tokens = Some(settings.tokens);
+    let turn = run(&model, &request, true).await?;
     println!();
-    let decode = (total - prompt).max(f64::EPSILON);
+    let decoding = turn.total - turn.first_text.unwrap_or(turn.total);
+    let decoded = turn.output_tokens.saturating_sub(1);
     println!(
-        "decode:  {} tokens in {:.2} s = {:.1} tok/s",
-        usage.1,
-        decode,
-        usage.1 as f64 / decode
+        "decode:  {decoded} tokens in {:.2} s = {:.1} tok/s (after {} tokens of prompt)",
+        decoding.as_secs_f64(),
+        decoded as f64 / decoding.as_secs_f64().max(f64::EPSILON),
+        turn.input_tokens
     );
+    match peak_resident_bytes() {
+        Some(bytes) => println!(
+            "memory:  {:.2} GiB peak resident",
+            bytes as f64 / 1073741824.0
+        ),
+        None => println!("memory:  peak resident size not available on this system"),
+    }
     Ok(())
 }
 
-/// Runs one turn; (input, output) tokens.
+/// A request whose rendered prompt is about `tokens` long: numbered notes about a lighthouse,
+/// then a request for a story (so the answer runs long).
+fn prompt_of(
+    model: &LocalModel,
+    tokens: usize,
+) -> Result<ModelRequest, Box<dyn std::error::Error>> {
+    const NOTES: [&str; 4] = [
+        "the tide rose before dawn and the keeper logged the wind from the north-east",
+        "a fishing boat passed the reef at noon, its red sail patched twice",
+        "fog rolled in from the sea and the horn sounded every thirty seconds",
+        "the lamp's brass was polished and the oil store counted, three barrels left",
+    ];
+    let request = |notes: usize| {
+        let mut text = String::from("Here are the keeper's notes:\n");
+        for i in 0..notes {
+            text.push_str(&format!("Note {}: {}.\n", i + 1, NOTES[i % NOTES.len()]));
+        }
+        text.push_str(
+            "Write a long story about this lighthouse keeper, the sea, the weather and a \
+             message in a bottle that the tide brings in.",
+        );
+        let mut history = History::new();
+        history.push(Message::user(text));
+        ModelRequest::new(history)
+    };
+    let length = |notes: usize| -> Result<usize, Box<dyn std::error::Error>> {
+        Ok(model.count_tokens(&model.render_prompt(&request(notes))?))
+    };
+    let mut notes = 0;
+    while length(notes)? < tokens {
+        notes += 1;
+    }
+    Ok(request(notes))
+}
+
+/// The most memory this process has had resident, from `/proc/self/status` (Linux).
+fn peak_resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// What one turn took.
+struct Turn {
+    input_tokens: u64,
+    output_tokens: u64,
+    /// From the start to the first piece of text (the prompt and the first token).
+    first_text: Option<Duration>,
+    /// From the start to the end.
+    total: Duration,
+}
+
+/// Runs one turn, printing its text when `print`.
 async fn run(
     model: &LocalModel,
     request: &ModelRequest,
     print: bool,
-) -> Result<(u64, u64), Box<dyn std::error::Error>> {
+) -> Result<Turn, Box<dyn std::error::Error>> {
+    let started = Instant::now();
     let mut stream = model.stream(request);
-    let mut usage = (0, 0);
+    let mut turn = Turn {
+        input_tokens: 0,
+        output_tokens: 0,
+        first_text: None,
+        total: Duration::ZERO,
+    };
     while let Some(event) = stream.next().await {
         match event? {
-            ModelEvent::TextDelta(t) if print => {
-                print!("{t}");
-                std::io::stdout().flush().ok();
+            ModelEvent::TextDelta(t) => {
+                turn.first_text.get_or_insert_with(|| started.elapsed());
+                if print {
+                    print!("{t}");
+                    std::io::stdout().flush().ok();
+                }
             }
-            ModelEvent::Usage(u) => usage = (u.input_tokens, u.output_tokens),
+            ModelEvent::Usage(u) => {
+                (turn.input_tokens, turn.output_tokens) = (u.input_tokens, u.output_tokens)
+            }
             _ => {}
         }
     }
-    Ok(usage)
+    turn.total = started.elapsed();
+    Ok(turn)
 }

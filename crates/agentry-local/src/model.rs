@@ -44,6 +44,7 @@ struct Inner {
     path: PathBuf,
     architecture: String,
     context_limit: usize,
+    threads: usize,
     sampling: Sampling,
     tokenizer: GgufTokenizer,
     template: ChatTemplate,
@@ -60,6 +61,7 @@ pub struct LocalModelBuilder {
     name: Option<String>,
     sampling: Sampling,
     context_limit: Option<usize>,
+    threads: Option<usize>,
     progress: Option<Box<dyn FnMut(LoadProgress) + Send>>,
 }
 
@@ -70,6 +72,7 @@ impl std::fmt::Debug for LocalModelBuilder {
             .field("name", &self.name)
             .field("sampling", &self.sampling)
             .field("context_limit", &self.context_limit)
+            .field("threads", &self.threads)
             .finish_non_exhaustive()
     }
 }
@@ -129,6 +132,12 @@ impl LocalModelBuilder {
         self
     }
 
+    /// Computes on `threads` threads (default: one per core the process may use).
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = Some(threads.max(1));
+        self
+    }
+
     /// Called as the file is read, with bytes read and the file's size.
     pub fn on_progress(mut self, progress: impl FnMut(LoadProgress) + Send + 'static) -> Self {
         self.progress = Some(Box::new(progress));
@@ -143,10 +152,14 @@ impl LocalModelBuilder {
             name,
             sampling,
             context_limit,
+            threads,
             progress,
         } = self;
         let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
-        let gguf = load(&path, &mut progress)?;
+        let threads = threads.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        });
+        let gguf = load(&path, context_limit, threads, &mut progress)?;
         let tokenizer = from_metadata(&path, &gguf.metadata)?;
         let source = gguf
             .metadata
@@ -162,18 +175,18 @@ impl LocalModelBuilder {
             let stem = path.file_stem().unwrap_or_default().to_string_lossy();
             format!("local:{stem}")
         });
-        let context_limit =
-            context_limit.map_or(gguf.context_length, |c| c.min(gguf.context_length));
+        let context_limit = gguf.transformer.context_length();
         Ok(LocalModel {
             inner: Arc::new(Inner {
                 name,
                 path,
                 architecture: gguf.architecture,
                 context_limit,
+                threads,
                 sampling,
                 tokenizer,
                 template,
-                engine: Mutex::new(Engine::new(gguf.weights)),
+                engine: Mutex::new(Engine::new(gguf.transformer)),
                 call_id_seed: fastrand::u32(..),
                 turns: AtomicU64::new(0),
             }),
@@ -202,6 +215,7 @@ impl LocalModel {
             name: None,
             sampling: Sampling::default(),
             context_limit: None,
+            threads: None,
             progress: None,
         }
     }
@@ -237,6 +251,11 @@ impl LocalModel {
     /// The most tokens a turn's prompt and output may add up to.
     pub fn context_limit(&self) -> usize {
         self.inner.context_limit
+    }
+
+    /// The threads a turn computes on.
+    pub fn threads(&self) -> usize {
+        self.inner.threads
     }
 
     /// The sampling settings turns start from.

@@ -2,9 +2,8 @@
 //! and chat template are built from.
 
 use crate::Error;
+use crate::transformer::Transformer;
 use candle_core::quantized::gguf_file;
-use candle_core::{Device, Tensor};
-use candle_transformers::models::{quantized_llama, quantized_qwen2};
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
@@ -18,46 +17,25 @@ pub struct LoadProgress {
     pub total: u64,
 }
 
-/// The transformer of a supported architecture.
-pub(crate) enum Weights {
-    /// `llama` (SmolLM2, Llama, Mistral-style models).
-    Llama(quantized_llama::ModelWeights),
-    /// `qwen2` (Qwen2 and Qwen2.5).
-    Qwen2(quantized_qwen2::ModelWeights),
-}
-
-impl Weights {
-    /// Runs `tokens` (shape `[1, n]`) at position `pos`; the logits of the last one.
-    pub(crate) fn forward(&mut self, tokens: &Tensor, pos: usize) -> candle_core::Result<Tensor> {
-        match self {
-            Weights::Llama(m) => m.forward(tokens, pos),
-            Weights::Qwen2(m) => m.forward(tokens, pos),
-        }
-    }
-
-    /// Forgets every cached key and value.
-    pub(crate) fn clear_cache(&mut self) {
-        match self {
-            Weights::Llama(m) => m.clear_kv_cache(),
-            Weights::Qwen2(m) => m.clear_kv_cache(),
-        }
-    }
-}
-
 /// A GGUF file, loaded.
 pub(crate) struct Gguf {
     /// The architecture named in the file (`general.architecture`).
     pub(crate) architecture: String,
     /// The transformer.
-    pub(crate) weights: Weights,
-    /// The most positions the model (as run here) can attend to.
-    pub(crate) context_length: usize,
+    pub(crate) transformer: Transformer,
     /// The file's metadata.
     pub(crate) metadata: std::collections::HashMap<String, gguf_file::Value>,
 }
 
-/// Loads the GGUF file at `path` onto the CPU, reporting progress as its bytes are read.
-pub(crate) fn load(path: &Path, progress: &mut dyn FnMut(LoadProgress)) -> Result<Gguf, Error> {
+/// Loads the GGUF file at `path` onto the CPU, reporting progress as its bytes are read, with
+/// room for `context` positions at most (the model's own limit when `None`), computing on
+/// `threads` threads.
+pub(crate) fn load(
+    path: &Path,
+    context: Option<usize>,
+    threads: usize,
+    progress: &mut dyn FnMut(LoadProgress),
+) -> Result<Gguf, Error> {
     let fail = |reason: String| Error::Load {
         path: path.to_owned(),
         reason,
@@ -82,36 +60,15 @@ pub(crate) fn load(path: &Path, progress: &mut dyn FnMut(LoadProgress)) -> Resul
         .and_then(|v| v.to_string().ok())
         .cloned()
         .ok_or_else(|| fail("its metadata names no architecture".into()))?;
-    let declared = metadata
-        .get(&format!("{architecture}.context_length"))
-        .and_then(|v| v.to_u32().ok())
-        .map_or(4096, |n| n as usize);
-    let device = Device::Cpu;
-    let (weights, context_length) = match architecture.as_str() {
-        "llama" => {
-            let w = quantized_llama::ModelWeights::from_gguf(content, &mut reader, &device);
-            let limit = declared.min(quantized_llama::MAX_SEQ_LEN);
-            (w.map(Weights::Llama), limit)
-        }
-        "qwen2" => {
-            let w = quantized_qwen2::ModelWeights::from_gguf(content, &mut reader, &device);
-            (w.map(Weights::Qwen2), declared)
-        }
-        other => {
-            return Err(fail(format!(
-                "its architecture `{other}` is not supported (supported: llama, qwen2)"
-            )));
-        }
-    };
-    let weights = weights.map_err(|e| fail(format!("its weights cannot be read ({e})")))?;
+    let transformer =
+        Transformer::read(&architecture, &content, &mut reader, context, threads).map_err(fail)?;
     (reader.progress)(LoadProgress {
         bytes: total,
         total,
     });
     Ok(Gguf {
         architecture,
-        weights,
-        context_length,
+        transformer,
         metadata,
     })
 }

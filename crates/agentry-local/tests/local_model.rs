@@ -58,8 +58,8 @@ async fn loads_a_llama_gguf_with_its_tokenizer() {
     let model = smollm2().await;
     assert_eq!(model.architecture(), "llama");
     assert_eq!(model.name(), "local:smollm2-135m");
-    // SmolLM2 declares 8192 positions; candle's llama runs 4096.
-    assert_eq!(model.context_limit(), 4096);
+    // The context SmolLM2 declares.
+    assert_eq!(model.context_limit(), 8192);
     let n = model.count_tokens("Hello, world! 12345");
     // Digits are split one per token by this tokenizer: at least 5 of them plus the words.
     assert!((8..=14).contains(&n), "{n} tokens");

@@ -47,3 +47,23 @@ pub fn weather_spec() -> ToolSpec {
         }),
     }
 }
+
+/// The default model (Qwen2.5-Coder-1.5B), greedy, loaded once.
+pub async fn default_model() -> LocalModel {
+    static MODEL: OnceCell<LocalModel> = OnceCell::const_new();
+    MODEL
+        .get_or_init(|| async {
+            let cache = ModelCache::from_env();
+            Fetcher::new(cache.clone())
+                .fetch(&agentry_local::QWEN25_CODER_1_5B, |_| {})
+                .await
+                .expect("the default model could not be fetched into the model cache");
+            LocalModel::in_cache(&cache, &agentry_local::QWEN25_CODER_1_5B)
+                .expect("the cached model is usable")
+                .load_async()
+                .await
+                .expect("the default model loads")
+        })
+        .await
+        .clone()
+}
