@@ -1,6 +1,10 @@
 //! The embedded default model of agentry: a small instruction-tuned GGUF model run in-process
-//! on the CPU with [candle](https://github.com/huggingface/candle), so an agent runs with no API
-//! key and no network.
+//! on the CPU, so an agent runs with no API key and no network. The transformer (Llama and
+//! Qwen2 architectures) is this crate's own, on the GGUF reader, block formats and portable dot
+//! products of [candle](https://github.com/huggingface/candle): weights stay quantized
+//! (`Q4_K`/`Q6_K` repacked at the same size for AVX512-VNNI kernels where the CPU has them),
+//! the key/value cache is written in place, and each fused product is one parallel section on
+//! a pool of [`LocalModelBuilder::threads`] threads.
 //!
 //! - [`LocalModel`] implements the core `Model` trait: it renders the model's own chat template
 //!   (tools included), streams text, extracts tool calls from what the model writes, and reports

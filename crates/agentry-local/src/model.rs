@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// A small instruction-tuned model, loaded from a GGUF file and run on the CPU with candle.
+/// A small instruction-tuned model, loaded from a GGUF file and run on the CPU.
 ///
 /// It renders the model's own chat template (tools included), streams text as it is generated,
 /// and turns tool calls the model writes as text — `<tool_call>` tags, or a JSON object with
