@@ -198,22 +198,23 @@ async fn sampling_with_temperature_follows_the_seed() {
 async fn a_prompt_longer_than_the_context_is_a_context_too_long_error() {
     let path = smollm2().await.path().to_owned();
     let small = LocalModel::builder(path)
-        .context_limit(64)
+        .context_limit(70)
         .load_async()
         .await
         .unwrap();
-    assert_eq!(small.context_limit(), 64);
+    // Not a multiple of anything the cache is laid out in: the limit is kept as given.
+    assert_eq!(small.context_limit(), 70);
     let request = ask(&"Tell me about the sea. ".repeat(20));
     let err = turn(&small, &request).await.unwrap_err();
     assert_eq!(err.kind, ModelErrorKind::ContextTooLong);
-    assert!(err.message.contains("context holds 64"), "{}", err.message);
+    assert!(err.message.contains("context holds 70"), "{}", err.message);
     assert!(err.message.contains("compact"), "{}", err.message);
     // A short prompt still fits, with its output capped by what is left of the context.
     let mut short = ask("Hi");
     short.params.max_tokens = Some(1000);
     let events = turn(&small, &short).await.unwrap();
     let usage = usage_of(&events);
-    assert!(usage.input_tokens + usage.output_tokens <= 64, "{usage:?}");
+    assert!(usage.input_tokens + usage.output_tokens <= 70, "{usage:?}");
 }
 
 #[tokio::test]

@@ -10,7 +10,10 @@ use rayon::prelude::*;
 /// reduction, read from one contiguous span; values as rows. The memory is reserved zeroed,
 /// so the system maps it only as positions are written.
 pub(crate) struct KvCache {
+    /// The most positions it holds.
     capacity: usize,
+    /// Positions each head's storage has room for: `capacity` rounded up to whole blocks.
+    room: usize,
     kv_heads: usize,
     head_dim: usize,
     /// Per layer: `[kv head][position / BLOCK][head_dim][position % BLOCK]`.
@@ -22,10 +25,11 @@ pub(crate) struct KvCache {
 impl KvCache {
     /// A cache of `capacity` positions for `layers` layers.
     pub(crate) fn new(layers: usize, kv_heads: usize, head_dim: usize, capacity: usize) -> Self {
-        let capacity = capacity.next_multiple_of(BLOCK);
-        let size = kv_heads * capacity * head_dim;
+        let room = capacity.next_multiple_of(BLOCK);
+        let size = kv_heads * room * head_dim;
         KvCache {
             capacity,
+            room,
             kv_heads,
             head_dim,
             keys: (0..layers).map(|_| vec![0f32; size]).collect(),
@@ -41,12 +45,12 @@ impl KvCache {
     /// Stores the keys and values of positions `start ..` (`k` and `v` hold one row of all
     /// key/value heads per position).
     pub(crate) fn write(&mut self, layer: usize, start: usize, k: &[f32], v: &[f32]) {
-        let (hd, cap, width) = (self.head_dim, self.capacity, self.kv_heads * self.head_dim);
+        let (hd, room, width) = (self.head_dim, self.room, self.kv_heads * self.head_dim);
         let (keys, values) = (&mut self.keys[layer], &mut self.values[layer]);
         for (t, (k_row, v_row)) in k.chunks_exact(width).zip(v.chunks_exact(width)).enumerate() {
             let position = start + t;
             for h in 0..self.kv_heads {
-                let head = h * hd * cap;
+                let head = h * hd * room;
                 let block = head + position / BLOCK * hd * BLOCK + position % BLOCK;
                 for (d, &value) in k_row[h * hd..(h + 1) * hd].iter().enumerate() {
                     keys[block + d * BLOCK] = value;
@@ -76,7 +80,7 @@ impl KvCache {
             .for_each_init(Vec::new, |scores: &mut Vec<f32>, (i, (out, q))| {
                 let (t, kv_head) = (i / self.kv_heads, i % self.kv_heads);
                 let seen = start + t + 1;
-                let head = kv_head * hd * self.capacity;
+                let head = kv_head * hd * self.room;
                 let group = Group {
                     queries: q,
                     keys: &keys[head..head + seen.next_multiple_of(BLOCK) * hd],
