@@ -9,6 +9,8 @@
 
 mod attention;
 mod config;
+#[cfg(all(test, target_arch = "x86_64"))]
+mod kernel_check;
 #[cfg(target_arch = "x86_64")]
 mod kernel_x86;
 mod matmul;

@@ -682,124 +682,45 @@ fn token_group<P: Packed, const T: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transformer::kernel_check::{check, random_blocks, random_shapes};
     use crate::transformer::kernel_x86::{QK_K, available};
-    use candle_core::quantized::GgmlType;
+    use crate::transformer::tensor::cast;
     use candle_core::quantized::k_quants as candle;
-
-    /// Reinterprets a slice of one block type as another with identical layout.
-    fn cast<A, B>(blocks: &[A]) -> &[B] {
-        assert_eq!(
-            (size_of::<A>(), align_of::<A>()),
-            (size_of::<B>(), align_of::<B>())
-        );
-        // SAFETY: same size and alignment, both are plain-old-data `repr(C)` blocks.
-        unsafe { std::slice::from_raw_parts(blocks.as_ptr().cast(), blocks.len()) }
-    }
-
-    /// Quantizes `rows` rows of `k_blocks · 256` random values into `T` blocks.
-    fn random_blocks<T: GgmlType>(rng: &mut fastrand::Rng, rows: usize, k_blocks: usize) -> Vec<T> {
-        let values: Vec<f32> = (0..rows * k_blocks * QK_K)
-            .map(|i| {
-                // Give each row its own offset so that Q4_K mins are exercised.
-                let offset = ((i / (k_blocks * QK_K)) % 5) as f32 * 0.25 - 0.5;
-                rng.f32() * 2.0 - 1.0 + offset
-            })
-            .collect();
-        let mut blocks = vec![T::zeros(); rows * k_blocks];
-        T::from_float(&values, &mut blocks);
-        blocks
-    }
-
-    /// Dequantizes blocks with candle into rows of `k_blocks · 256` values.
-    fn dequantize<T: GgmlType>(blocks: &[T], k_blocks: usize) -> Vec<Vec<f32>> {
-        blocks
-            .chunks(k_blocks)
-            .map(|row| {
-                let mut values = vec![0.0; k_blocks * QK_K];
-                T::to_float(row, &mut values);
-                values
-            })
-            .collect()
-    }
-
-    /// Runs `gemm` and compares every entry with candle's `vec_dot`, and checks that the
-    /// padding between `n` and `ld` is untouched.
-    ///
-    /// Both sides add up the same integers, so they differ only by f32 rounding, which
-    /// is relative to the size of the summed terms rather than of the result: the
-    /// tolerance is 1e-4 of the larger of the result and a tenth of `Σ |w_i · x_i|`.
-    fn check<W: GgmlType<VecDotType = candle::BlockQ8K>>(
-        w: &[W],
-        x: &[candle::BlockQ8K],
-        k_blocks: usize,
-        ld: usize,
-        gemm: impl FnOnce(&[candle::BlockQ8K], &mut [f32]),
-    ) {
-        let (n, m) = (w.len() / k_blocks, x.len() / k_blocks);
-        let (w_values, x_values) = (dequantize(w, k_blocks), dequantize(x, k_blocks));
-        let mut out = vec![f32::NAN; m * ld];
-        gemm(x, &mut out);
-        for t in 0..m {
-            let xrow = &x[t * k_blocks..][..k_blocks];
-            for r in 0..ld {
-                let got = out[t * ld + r];
-                if r >= n {
-                    assert!(got.is_nan(), "padding written at t={t} r={r}");
-                    continue;
-                }
-                let want = W::vec_dot(k_blocks * QK_K, &w[r * k_blocks..][..k_blocks], xrow);
-                let magnitude: f32 = w_values[r]
-                    .iter()
-                    .zip(&x_values[t])
-                    .map(|(a, b)| (a * b).abs())
-                    .sum();
-                let tolerance = 1e-4 * want.abs().max(0.1 * magnitude);
-                assert!(
-                    (got - want).abs() <= tolerance,
-                    "m={m} n={n} k_blocks={k_blocks} t={t} r={r}: got {got}, want {want}, tolerance {tolerance}"
-                );
-            }
-        }
-    }
-
-    /// Every shape combination of the prompt and decode paths, with random `ld > n`.
-    fn random_shapes(mut run: impl FnMut(&mut fastrand::Rng, usize, usize, usize, usize)) {
-        assert!(available(), "CPU lacks AVX-512 VNNI");
-        let mut rng = fastrand::Rng::with_seed(0x7113);
-        for k_blocks in [1, 6, 35] {
-            for n in [16, 32, 48, 256] {
-                for m in [1, 2, 3, 4, 5, 7, 8, 9, 16, 33] {
-                    let ld = n + rng.usize(1..9);
-                    run(&mut rng, m, n, k_blocks, ld);
-                }
-            }
-        }
-    }
 
     #[test]
     fn q4k_matches_candle() {
-        random_shapes(|rng, m, n, k_blocks, ld| {
-            let w = random_blocks::<candle::BlockQ4K>(rng, n, k_blocks);
-            let x = random_blocks::<candle::BlockQ8K>(rng, m, k_blocks);
-            let tiles = pack_q4k(cast(&w), k_blocks).expect("whole row tiles");
-            check(&w, &x, k_blocks, ld, |x, out| {
-                // SAFETY: `random_shapes` asserted `available()`.
-                unsafe { gemm_packed_q4k(&tiles, cast(x), k_blocks, out, ld) }
-            });
-        });
+        random_shapes(
+            0x7113,
+            &[16, 32, 48, 256],
+            &[1, 2, 3, 4, 5, 7, 8, 9, 16, 33],
+            |rng, m, n, k_blocks, ld| {
+                let w = random_blocks::<candle::BlockQ4K>(rng, n, k_blocks);
+                let x = random_blocks::<candle::BlockQ8K>(rng, m, k_blocks);
+                let tiles = pack_q4k(cast(&w), k_blocks).expect("whole row tiles");
+                check(&w, &x, k_blocks, ld, |x, out| {
+                    // SAFETY: `random_shapes` asserted `available()`.
+                    unsafe { gemm_packed_q4k(&tiles, cast(x), k_blocks, out, ld) }
+                });
+            },
+        );
     }
 
     #[test]
     fn q6k_matches_candle() {
-        random_shapes(|rng, m, n, k_blocks, ld| {
-            let w = random_blocks::<candle::BlockQ6K>(rng, n, k_blocks);
-            let x = random_blocks::<candle::BlockQ8K>(rng, m, k_blocks);
-            let tiles = pack_q6k(cast(&w), k_blocks).expect("whole row tiles");
-            check(&w, &x, k_blocks, ld, |x, out| {
-                // SAFETY: `random_shapes` asserted `available()`.
-                unsafe { gemm_packed_q6k(&tiles, cast(x), k_blocks, out, ld) }
-            });
-        });
+        random_shapes(
+            0x7113,
+            &[16, 32, 48, 256],
+            &[1, 2, 3, 4, 5, 7, 8, 9, 16, 33],
+            |rng, m, n, k_blocks, ld| {
+                let w = random_blocks::<candle::BlockQ6K>(rng, n, k_blocks);
+                let x = random_blocks::<candle::BlockQ8K>(rng, m, k_blocks);
+                let tiles = pack_q6k(cast(&w), k_blocks).expect("whole row tiles");
+                check(&w, &x, k_blocks, ld, |x, out| {
+                    // SAFETY: `random_shapes` asserted `available()`.
+                    unsafe { gemm_packed_q6k(&tiles, cast(x), k_blocks, out, ld) }
+                });
+            },
+        );
     }
 
     /// Activation blocks with every quant equal to `q` (with scale 1).

@@ -1,0 +1,96 @@
+//! What the kernels' tests share: random quantized data, and a comparison of a kernel's
+//! products with candle's dot products.
+
+use super::kernel_x86::{QK_K, available};
+use candle_core::quantized::GgmlType;
+use candle_core::quantized::k_quants as candle;
+
+/// Quantizes `rows` rows of `k_blocks · 256` random values into `T` blocks.
+pub(crate) fn random_blocks<T: GgmlType>(
+    rng: &mut fastrand::Rng,
+    rows: usize,
+    k_blocks: usize,
+) -> Vec<T> {
+    let values: Vec<f32> = (0..rows * k_blocks * QK_K)
+        .map(|i| {
+            // Give each row its own offset so that Q4_K mins are exercised.
+            let offset = ((i / (k_blocks * QK_K)) % 5) as f32 * 0.25 - 0.5;
+            rng.f32() * 2.0 - 1.0 + offset
+        })
+        .collect();
+    let mut blocks = vec![T::zeros(); rows * k_blocks];
+    T::from_float(&values, &mut blocks);
+    blocks
+}
+
+/// Dequantizes blocks with candle into rows of `k_blocks · 256` values.
+fn dequantize<T: GgmlType>(blocks: &[T], k_blocks: usize) -> Vec<Vec<f32>> {
+    blocks
+        .chunks(k_blocks)
+        .map(|row| {
+            let mut values = vec![0.0; k_blocks * QK_K];
+            T::to_float(row, &mut values);
+            values
+        })
+        .collect()
+}
+
+/// Runs `gemm` and compares every entry with candle's `vec_dot`, and checks that the
+/// padding between `n` and `ld` is untouched.
+///
+/// Both sides add up the same integers, so they differ only by f32 rounding, which
+/// is relative to the size of the summed terms rather than of the result: the
+/// tolerance is 1e-4 of the larger of the result and a tenth of `Σ |w_i · x_i|`.
+pub(crate) fn check<W: GgmlType<VecDotType = candle::BlockQ8K>>(
+    w: &[W],
+    x: &[candle::BlockQ8K],
+    k_blocks: usize,
+    ld: usize,
+    gemm: impl FnOnce(&[candle::BlockQ8K], &mut [f32]),
+) {
+    let (n, m) = (w.len() / k_blocks, x.len() / k_blocks);
+    let (w_values, x_values) = (dequantize(w, k_blocks), dequantize(x, k_blocks));
+    let mut out = vec![f32::NAN; m * ld];
+    gemm(x, &mut out);
+    for t in 0..m {
+        let xrow = &x[t * k_blocks..][..k_blocks];
+        for r in 0..ld {
+            let got = out[t * ld + r];
+            if r >= n {
+                assert!(got.is_nan(), "padding written at t={t} r={r}");
+                continue;
+            }
+            let want = W::vec_dot(k_blocks * QK_K, &w[r * k_blocks..][..k_blocks], xrow);
+            let magnitude: f32 = w_values[r]
+                .iter()
+                .zip(&x_values[t])
+                .map(|(a, b)| (a * b).abs())
+                .sum();
+            let tolerance = 1e-4 * want.abs().max(0.1 * magnitude);
+            assert!(
+                (got - want).abs() <= tolerance,
+                "m={m} n={n} k_blocks={k_blocks} t={t} r={r}: got {got}, want {want}, tolerance {tolerance}"
+            );
+        }
+    }
+}
+
+/// Runs `run(rng, m, n, k_blocks, ld)` for every combination of `ms`, `ns` and `k_blocks` in
+/// {1, 6, 35} (the prompt and decode paths, short and long rows), with a random `ld > n`.
+pub(crate) fn random_shapes(
+    seed: u64,
+    ns: &[usize],
+    ms: &[usize],
+    mut run: impl FnMut(&mut fastrand::Rng, usize, usize, usize, usize),
+) {
+    assert!(available(), "CPU lacks AVX-512 VNNI");
+    let mut rng = fastrand::Rng::with_seed(seed);
+    for k_blocks in [1, 6, 35] {
+        for &n in ns {
+            for &m in ms {
+                let ld = n + rng.usize(1..9);
+                run(&mut rng, m, n, k_blocks, ld);
+            }
+        }
+    }
+}
