@@ -248,24 +248,32 @@ fn save_batch(conn: &mut Connection, name: &str, batch: Vec<(Box<SaveJob>, Outco
 }
 
 /// Writes `jobs` in one transaction; for each, whether it was written.
+///
+/// Consecutive checkpoints of one run under one lease (a step's end and the next turn's tool
+/// calls, say) get the same verdict and leave the run's row as the last of them says: they are
+/// written as one update of the row and every row they append.
 fn write(conn: &mut Connection, jobs: &[&SaveJob]) -> rusqlite::Result<Vec<bool>> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let now = now_ms();
     let mut written = Vec::with_capacity(jobs.len());
-    for job in jobs {
-        written.push(save(&tx, job, now)?);
+    for group in jobs.chunk_by(|a, b| a.run_id == b.run_id && a.lease == b.lease) {
+        let ok = save(&tx, group, now)?;
+        written.extend(std::iter::repeat_n(ok, group.len()));
     }
     tx.commit()?;
     Ok(written)
 }
 
-/// Writes one checkpoint in the open transaction, when the run's lease is the checkpoint's.
-fn save(conn: &Connection, job: &SaveJob, now: i64) -> rusqlite::Result<bool> {
-    let mut events = update(conn, job, now)?;
+/// Writes consecutive checkpoints of one run under one lease (`group`, never empty) in the open
+/// transaction, when the run's lease is theirs.
+fn save(conn: &Connection, group: &[&SaveJob], now: i64) -> rusqlite::Result<bool> {
+    let (first, last) = (group[0], group[group.len() - 1]);
+    let added: usize = group.iter().map(|job| job.events.len()).sum();
+    let mut events = update(conn, last, added, now)?;
     // A run saved for the first time (under lease 0 only) is inserted, then updated. An insert
     // that finds the run there after all leaves the verdict to the update: a run under another
     // lease is a conflict.
-    if events.is_none() && job.lease == 0 {
+    if events.is_none() && first.lease == 0 {
         conn.prepare_cached(
             "INSERT INTO runs (run_id, position, agent, session_id, parent_run_id, status, step, \
              lease, created_ms, updated_ms, snapshot) \
@@ -273,29 +281,31 @@ fn save(conn: &Connection, job: &SaveJob, now: i64) -> rusqlite::Result<bool> {
              0, ?7, ?7, '{}') ON CONFLICT (run_id) DO NOTHING",
         )?
         .execute(params![
-            job.run_id,
-            job.agent,
-            job.session_id,
-            job.parent_run_id,
-            job.status,
-            job.step,
+            first.run_id,
+            first.agent,
+            first.session_id,
+            first.parent_run_id,
+            first.status,
+            first.step,
             now
         ])?;
-        events = update(conn, job, now)?;
+        events = update(conn, last, added, now)?;
     }
     let Some(Updated { run_no, events }) = events else {
         return Ok(false);
     };
     let mut add_message =
         conn.prepare_cached("INSERT INTO run_messages (run_no, pos, body) VALUES (?1, ?2, ?3)")?;
-    for (pos, body) in (job.first..).zip(&job.messages) {
-        add_message.execute(params![run_no, pos, body])?;
+    for job in group {
+        for (pos, body) in (job.first..).zip(&job.messages) {
+            add_message.execute(params![run_no, pos, body])?;
+        }
     }
     let mut add_event = conn.prepare_cached(
         "INSERT INTO run_events (run_no, seq, at_ms, kind, data) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
-    let first_seq = events - job.events.len() as i64 + 1;
-    for (seq, (at_ms, kind, data)) in (first_seq..).zip(&job.events) {
+    let recorded = group.iter().flat_map(|job| &job.events);
+    for (seq, (at_ms, kind, data)) in (events - added as i64 + 1..).zip(recorded) {
         add_event.execute(params![run_no, seq, at_ms, kind, data])?;
     }
     Ok(true)
@@ -309,10 +319,15 @@ struct Updated {
     events: i64,
 }
 
-/// Updates the run's row when its lease is the checkpoint's. (A run's agent, session and parent
-/// are set when it is inserted; its status is written only when it changed, so the status index
-/// is left alone by most checkpoints.)
-fn update(conn: &Connection, job: &SaveJob, now: i64) -> rusqlite::Result<Option<Updated>> {
+/// Updates the run's row as `job` says, counting `added` more events, when its lease is the
+/// checkpoint's. (A run's agent, session and parent are set when it is inserted; its status is
+/// written only when it changed, so the status index is left alone by most checkpoints.)
+fn update(
+    conn: &Connection,
+    job: &SaveJob,
+    added: usize,
+    now: i64,
+) -> rusqlite::Result<Option<Updated>> {
     let mut update = conn.prepare_cached(
         "UPDATE runs SET step = ?3, updated_ms = ?4, snapshot = ?5, \
          lease_expires_ms = COALESCE(?4 + ?6, 0), events = events + ?7 \
@@ -325,7 +340,7 @@ fn update(conn: &Connection, job: &SaveJob, now: i64) -> rusqlite::Result<Option
         now,
         job.record,
         job.hold_ms,
-        job.events.len() as i64,
+        added as i64,
     ])?;
     let Some(row) = rows.next()? else {
         return Ok(None);
