@@ -10,14 +10,15 @@
 use crate::cache::{Checked, HistoryCache};
 use crate::events::WireEvent;
 use crate::wire::{
-    BeginInput, Begun, Effect, EndStepInput, Ending, Finish, FinishInput, ModelStep, Opening,
-    RunPlan, RunView, Settled, StepEnd, StepInput, ToolDone, ToolInput,
+    BeginInput, Begun, Effect, EndStepInput, Ending, Failure, Finish, FinishInput, ModelStep,
+    Opening, RunPlan, RunView, Settled, StepEnd, StepInput, SubAgentDone, ToolDone, ToolInput,
 };
 use crate::workflow::AgentRun;
-use agentry::effects::{CallOutcome, RunEffects, StepOpening};
+use agentry::effects::{CallOutcome, Lineage, RunEffects, StepOpening};
 use agentry::hooks::Events;
 use agentry::{
-    AgentDef, Error, RunEvent, RunMachine, RunSnapshot, Runtime, SNAPSHOT_VERSION, StopReason,
+    AgentDef, AgentTool, Error, RunEvent, RunMachine, RunSnapshot, Runtime, SNAPSHOT_VERSION,
+    StopReason,
 };
 use std::collections::HashMap;
 use std::future::Future;
@@ -52,16 +53,35 @@ pub struct AgentActivities {
 }
 
 impl AgentActivities {
-    /// The agent named `name`, or the error that says this worker does not host it.
-    fn agent(&self, name: &str) -> Result<Arc<AgentDef>, ActivityError> {
-        self.hosted.agents.get(name).cloned().ok_or_else(|| {
+    /// The agents of the agent path `path` (`root` or `root/child/...`), from the hosted root
+    /// agent down to the path's last, or the error that says this worker does not host it.
+    fn lineage(&self, path: &str) -> Result<Vec<Arc<AgentDef>>, ActivityError> {
+        let mut names = path.split('/');
+        let root = names.next().unwrap_or_default();
+        let root = self.hosted.agents.get(root).cloned().ok_or_else(|| {
             let mut known: Vec<&str> = self.hosted.agents.keys().map(String::as_str).collect();
             known.sort_unstable();
             non_retryable(format!(
-                "this worker hosts no agent `{name}` (it hosts: {}); register it with `Worker::agent`",
+                "this worker hosts no agent `{root}` (it hosts: {}); register it with `Worker::agent`",
                 known.join(", ")
             ))
-        })
+        })?;
+        let mut lineage = vec![root];
+        for name in names {
+            let parent = lineage.last().expect("the lineage starts with the root");
+            let child = parent.tools.iter().find_map(|tool| match tool {
+                AgentTool::SubAgent { agent, .. } if &*agent.name == name => Some(agent.clone()),
+                _ => None,
+            });
+            let child = child.ok_or_else(|| {
+                non_retryable(format!(
+                    "agent `{}` on this worker has no sub-agent `{name}` (the run's agent path is `{path}`); every worker must host the same agents",
+                    parent.name
+                ))
+            })?;
+            lineage.push(child);
+        }
+        Ok(lineage)
     }
 
     /// The history `run` describes: from this worker's cache, or (when it does not have the
@@ -98,23 +118,37 @@ impl AgentActivities {
         let given = self.history(&run).await?;
         let mut snapshot = run.snapshot;
         snapshot.messages = given.history.clone();
-        let def = self.agent(&snapshot.agent)?;
-        let (effects, events) = self.effects(&def, &snapshot)?;
+        let lineage = self.lineage(&snapshot.agent)?;
+        let root = run.root_run_id.as_deref().unwrap_or(&snapshot.run_id);
+        let (effects, events) = self
+            .effects(&lineage, root, &snapshot)
+            .map_err(|e| non_retryable(e.to_string()))?;
         Ok((effects, given, events))
     }
 
-    /// The effects of `snapshot`'s run of `def`, and the run events they send.
+    /// The effects of `snapshot`'s run of the last agent of `lineage` (under the run
+    /// `root_run_id`, for a sub-agent's run), and the run events they send. Its sub-agent calls
+    /// are handed to the workflow, which runs them as child workflows.
     fn effects(
         &self,
-        def: &Arc<AgentDef>,
+        lineage: &[Arc<AgentDef>],
+        root_run_id: &str,
         snapshot: &RunSnapshot,
-    ) -> Result<(RunEffects, Collected), ActivityError> {
+    ) -> Result<(RunEffects, Collected), Error> {
         let (sender, events) = futures::channel::mpsc::unbounded();
-        let effects = self
-            .hosted
-            .runtime
-            .effects_streaming(def, snapshot, sender)
-            .map_err(|e| non_retryable(e.to_string()))?;
+        let runtime = &self.hosted.runtime;
+        let mut effects = match lineage {
+            [def] => runtime.effects_streaming(def, snapshot, sender)?,
+            [ancestors @ .., def] => {
+                let lineage = Lineage {
+                    ancestors,
+                    root_run_id,
+                };
+                runtime.sub_agent_effects(lineage, def, snapshot, sender)?
+            }
+            [] => return Err(Error::other("a run names no agent")),
+        };
+        effects.delegate_sub_agents();
         Ok((effects, Collected(events)))
     }
 
@@ -162,7 +196,7 @@ async fn heartbeating<T>(
     loop {
         tokio::select! {
             biased;
-            outcome = &mut effect => return Ok(outcome.map_err(|e| e.to_string())),
+            outcome = &mut effect => return Ok(outcome.map_err(|e| Failure::of(&e))),
             () = ctx.cancelled() => {
                 cancel.cancel();
                 return Err(ActivityError::cancelled());
@@ -185,7 +219,11 @@ impl AgentActivities {
         ctx: ActivityContext,
         input: BeginInput,
     ) -> Result<Effect<Begun>, ActivityError> {
-        let def = self.agent(&input.request.agent)?;
+        let lineage = self.lineage(&input.request.agent)?;
+        let def = lineage
+            .last()
+            .expect("a lineage ends with its agent")
+            .clone();
         let state = def
             .initial_state
             .to_json()
@@ -194,7 +232,7 @@ impl AgentActivities {
         let snapshot = RunSnapshot {
             version: SNAPSHOT_VERSION,
             run_id: input.run_id.clone(),
-            parent_run_id: None,
+            parent_run_id: request.parent.as_ref().map(|p| p.run_id.clone()),
             agent: request.agent.clone(),
             session_id: request.session_id.clone(),
             user_id: request.user_id.clone(),
@@ -214,7 +252,16 @@ impl AgentActivities {
             error: None,
             hooks: Vec::new(),
         };
-        let (mut effects, mut events) = self.effects(&def, &snapshot)?;
+        let root = match &request.parent {
+            Some(parent) => parent.root_run_id.as_str(),
+            None => input.run_id.as_str(),
+        };
+        let (mut effects, mut events) = match self.effects(&lineage, root, &snapshot) {
+            Ok(opened) => opened,
+            // Nesting past the limit fails the run (and its parent), as in-process.
+            Err(e @ Error::DepthLimit { .. }) => return Ok(Err(Failure::of(&e))),
+            Err(e) => return Err(non_retryable(e.to_string())),
+        };
         let cancel = effects.cancellation();
         let this = self.clone();
         let run_id = input.run_id.clone();
@@ -304,6 +351,38 @@ impl AgentActivities {
                 CallOutcome::Done(result) => Settled::Done(result),
                 CallOutcome::Pending(pending) => Settled::Pending(pending),
                 CallOutcome::Stop { result, reason } => Settled::Stop { result, reason },
+                CallOutcome::SubAgent(request) => Settled::SubAgent(request),
+            };
+            self.keep(&run_id, &effects, given);
+            Ok(ToolDone {
+                settled,
+                state: effects.state()?,
+                events: events.take(),
+            })
+        })
+        .await
+    }
+
+    /// Closes a sub-agent call with how its child workflow ended: AfterSubAgent or
+    /// SubAgentError, then AfterTool or ToolError.
+    #[activity(name = "agentry.sub_agent_done")]
+    pub async fn sub_agent_done(
+        self: Arc<Self>,
+        ctx: ActivityContext,
+        input: SubAgentDone,
+    ) -> Result<Effect<ToolDone>, ActivityError> {
+        let run_id = input.run.snapshot.run_id.clone();
+        let (mut effects, given, mut events) = self.open(input.run).await?;
+        let cancel = effects.cancellation();
+        heartbeating(&ctx, cancel, async move {
+            let closed = effects
+                .sub_agent_finished(input.index, input.request, input.outcome)
+                .await?;
+            let settled = match closed {
+                CallOutcome::Done(result) => Settled::Done(result),
+                CallOutcome::Pending(pending) => Settled::Pending(pending),
+                CallOutcome::Stop { result, reason } => Settled::Stop { result, reason },
+                CallOutcome::SubAgent(request) => Settled::SubAgent(request),
             };
             self.keep(&run_id, &effects, given);
             Ok(ToolDone {

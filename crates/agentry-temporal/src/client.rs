@@ -127,6 +127,7 @@ impl Client {
             placement: self.placement,
             continue_after: self.continue_after,
             carried: None,
+            parent: None,
         };
         let start =
             WorkflowStartOptions::new(self.server.task_queue.clone(), run_id.clone()).build();
@@ -236,12 +237,15 @@ impl RunHandle {
                     },
                     other => self.interaction(other),
                 })?;
-        match result {
+        match result.unwrapped() {
             RunResult::Finished(run) => self.typed(*run),
-            RunResult::Failed(error) => Err(TemporalError::RunFailed {
-                run_id: self.run_id.clone(),
-                error,
-            }),
+            RunResult::Failed(error) | RunResult::FailedWithParent(error) => {
+                Err(TemporalError::RunFailed {
+                    run_id: self.run_id.clone(),
+                    error,
+                })
+            }
+            RunResult::Child { .. } => unreachable!("unwrapped"),
         }
     }
 

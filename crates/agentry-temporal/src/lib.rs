@@ -19,7 +19,8 @@
 //! |---|---|
 //! | `agentry.begin` | RunStart hooks, MessageAdded for the input; records the run's plan |
 //! | `agentry.model_step` | MessageAdded for what the workflow added, BeforeStep, BeforeModel, around-model middleware, the model's stream with TextDelta and Thinking hooks, AfterModel (and its retries), MessageAdded for the turn |
-//! | `agentry.tool_call` (one per call) | BeforeTool, approval, around-tool middleware, the tool (a sub-agent runs here, in-process), AfterTool or ToolError, ApprovalResolved for a person's decision |
+//! | `agentry.tool_call` (one per call) | BeforeTool, approval, around-tool middleware, the tool, AfterTool or ToolError, ApprovalResolved for a person's decision; for a sub-agent, BeforeTool and BeforeSubAgent, then the call is handed to the workflow |
+//! | `agentry.sub_agent_done` (one per sub-agent call) | AfterSubAgent or SubAgentError, then AfterTool or ToolError |
 //! | `agentry.end_step` | MessageAdded for the results, AfterStep, Stop for a final answer |
 //! | `agentry.finish` | Stop, RunError (which may recover), RunEnd |
 //!
@@ -47,6 +48,12 @@
 //! the workflow records them with the events of the run's course, and the stream reads them
 //! with a query.
 //!
+//! A sub-agent runs as a child workflow (run id `<parent run id>/<call id>`, agent the
+//! sub-agent's path) with its ancestors' hooks around its own, as in-process, and ends as an
+//! in-process sub-agent does: its answer or failure is the call's result, a hook's failure or
+//! the nesting limit fails the parent too, cancelling the parent cancels it. Its events join the
+//! parent's stream when it ends.
+//!
 //! A call that needs approval makes the run wait in its workflow, costing no worker, until
 //! [`RunHandle::decide`] delivers a decision for each waiting call (a Temporal update, checked
 //! before it is accepted); [`RunHandle::pending`] lists them.
@@ -59,9 +66,9 @@
 //!
 //! # Not supported yet
 //! Agents that compact their history, BeforeToolBatch and AfterToolBatch hooks, run-scope hooks
-//! and tool sources, run deadlines set by hooks (`RunContext::stop_at`), the run event stream,
-//! and sub-agents as child workflows (they run inside their tool call's activity). A run that
-//! needs one of the first three fails at once with an error that says so. A run's whole history
+//! and tool sources, run deadlines set by hooks (`RunContext::stop_at`), and streamed pieces of
+//! text and reasoning in the event stream. A run that needs one of the first three fails at once
+//! with an error that says so. A run's whole history
 //! must fit in one Temporal payload: it travels whole in the result, in a continued execution's
 //! input and in the answer to a cache miss.
 //!

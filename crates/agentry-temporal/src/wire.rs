@@ -3,6 +3,7 @@
 
 use crate::events::WireEvent;
 use crate::ledger::{HistoryDelta, Ledger};
+use agentry::effects::{SubAgentOutcome, SubAgentRequest};
 use agentry_core::{
     Decision, FinishReason, History, Message, ModelResponse, PendingApproval, RunMachine,
     RunSnapshot, SNAPSHOT_VERSION, StopReason, ThinkingBlock, ToolCall, ToolResult, Usage,
@@ -42,6 +43,19 @@ pub struct RunRequest {
     /// The run as the execution it continues left it.
     #[serde(default)]
     pub carried: Option<Box<Carried>>,
+    /// The run whose call started this one as a sub-agent (then `agent` is the sub-agent's
+    /// path, `root/child`).
+    #[serde(default)]
+    pub parent: Option<ParentRun>,
+}
+
+/// The run above a sub-agent's run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ParentRun {
+    /// The parent run's id.
+    pub run_id: String,
+    /// The id of the run at the top of the tree.
+    pub root_run_id: String,
 }
 
 /// 10,000 events: a few hundred steps, well within Temporal's history limits (a warning at
@@ -134,6 +148,27 @@ pub enum RunResult {
     Finished(Box<FinishedRun>),
     /// The run failed with this error.
     Failed(String),
+    /// The run failed in a way that fails its parent run too (a hook's failure, the nesting
+    /// limit), as in-process: hooks enforce policy, so a sub-agent cannot route around them.
+    FailedWithParent(String),
+    /// A sub-agent's run ended: how, and the events it recorded, which its parent records in
+    /// its own stream as the in-process runtime streams them.
+    Child {
+        /// How it ended.
+        result: Box<RunResult>,
+        /// Its events.
+        events: Vec<WireEvent>,
+    },
+}
+
+impl RunResult {
+    /// The result without the events of a sub-agent's run.
+    pub fn unwrapped(self) -> RunResult {
+        match self {
+            RunResult::Child { result, .. } => result.unwrapped(),
+            other => other,
+        }
+    }
 }
 
 /// A run that ended.
@@ -161,7 +196,38 @@ pub struct FinishedRun {
 
 /// What one activity settles with: its result, or the error that fails the run (a hook's
 /// failure, a model's after its retries). Recorded in history like a result, never retried.
-pub type Effect<T> = Result<T, String>;
+pub type Effect<T> = Result<T, Failure>;
+
+/// Why an effect failed the run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Failure {
+    /// The error.
+    pub error: String,
+    /// A hook's failure or the nesting limit, which fail a sub-agent's parent run too.
+    #[serde(default)]
+    pub fails_parent: bool,
+}
+
+impl Failure {
+    /// The failure `error` is.
+    pub fn of(error: &agentry_core::Error) -> Self {
+        Failure {
+            error: error.to_string(),
+            fails_parent: matches!(
+                error,
+                agentry_core::Error::Hook(_) | agentry_core::Error::DepthLimit { .. }
+            ),
+        }
+    }
+
+    /// A failure that is the run's own.
+    pub fn own(error: impl Into<String>) -> Self {
+        Failure {
+            error: error.into(),
+            fails_parent: false,
+        }
+    }
+}
 
 /// The plan of a run, decided once by the worker that starts it and recorded in its history:
 /// the workflow decides with it, never with the worker's configuration of the moment.
@@ -309,6 +375,22 @@ pub enum Settled {
         /// Why.
         reason: String,
     },
+    /// A sub-agent call: the workflow runs it as a child workflow, then closes the call with
+    /// [`SubAgentDone`].
+    SubAgent(SubAgentRequest),
+}
+
+/// A sub-agent call to close with how its child run ended.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SubAgentDone {
+    /// The run, its pending turn included.
+    pub run: RunView,
+    /// The call's index in the turn.
+    pub index: usize,
+    /// The call as it was handed over.
+    pub request: SubAgentRequest,
+    /// How the child run ended.
+    pub outcome: SubAgentOutcome,
 }
 
 /// A settled call and the state after it.
@@ -399,6 +481,9 @@ pub struct RunView {
     pub snapshot: RunSnapshot,
     /// Its history.
     pub history: HistoryDelta,
+    /// The id of the run at the top of the tree, for a sub-agent's run.
+    #[serde(default)]
+    pub root_run_id: Option<String>,
 }
 
 /// The run's identity, kept by the workflow to describe the run to activities.
@@ -416,6 +501,8 @@ pub struct Identity {
     pub tags: Vec<String>,
     /// Metadata.
     pub metadata: serde_json::Map<String, Value>,
+    /// The run above it, for a sub-agent's run.
+    pub parent: Option<ParentRun>,
 }
 
 impl Identity {
@@ -428,6 +515,7 @@ impl Identity {
             user_id: request.user_id.clone(),
             tags: request.tags.clone(),
             metadata: request.metadata.clone(),
+            parent: request.parent.clone(),
         }
     }
 
@@ -436,6 +524,7 @@ impl Identity {
         RunView {
             snapshot: self.snapshot(machine, state, History::new()),
             history: ledger.delta(&machine.messages),
+            root_run_id: self.parent.as_ref().map(|p| p.root_run_id.clone()),
         }
     }
 
@@ -444,7 +533,7 @@ impl Identity {
         RunSnapshot {
             version: SNAPSHOT_VERSION,
             run_id: self.run_id.clone(),
-            parent_run_id: None,
+            parent_run_id: self.parent.as_ref().map(|p| p.run_id.clone()),
             agent: self.agent.clone(),
             session_id: self.session_id.clone(),
             user_id: self.user_id.clone(),

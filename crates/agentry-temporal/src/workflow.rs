@@ -7,10 +7,11 @@ use crate::activities::AgentActivities;
 use crate::events::WireEvent;
 use crate::ledger::Ledger;
 use crate::wire::{
-    BeginInput, Carried, Effect, EndStepInput, Ending, EventPage, Finish, FinishInput, FinishedRun,
-    Identity, Limits, ModelStep, Opening, Placement, RunPlan, RunRequest, RunResult, RunView,
-    Settled, StepEnd, StepInput, ToolDone, ToolInput,
+    BeginInput, Carried, Effect, EndStepInput, Ending, EventPage, Failure, Finish, FinishInput,
+    FinishedRun, Identity, Limits, ModelStep, Opening, ParentRun, Placement, RunPlan, RunRequest,
+    RunResult, RunView, Settled, StepEnd, StepInput, SubAgentDone, ToolDone, ToolInput,
 };
+use agentry::effects::{SubAgentOutcome, SubAgentRequest};
 use agentry_core::hooks::Events;
 use agentry_core::{
     Decision, Error, FinishReason, History, Message, ModelResponse, OutputSpec, PendingApproval,
@@ -23,8 +24,9 @@ use temporalio_common::data_converters::TemporalDeserializable;
 use temporalio_common::error::ActivityExecutionError;
 use temporalio_macros::{workflow, workflow_methods};
 use temporalio_sdk::{
-    ActivityOptions, ContinueAsNewOptions, LocalActivityOptions, SyncWorkflowContext,
-    WorkflowCancellationToken, WorkflowContext, WorkflowContextView, WorkflowResult,
+    ActivityOptions, ChildWorkflowOptions, ContinueAsNewOptions, LocalActivityOptions,
+    SyncWorkflowContext, WorkflowCancellationToken, WorkflowContext, WorkflowContextView,
+    WorkflowResult,
 };
 
 /// The workflow type's name.
@@ -70,6 +72,7 @@ impl AgentRun {
             plan: RunPlan::default(),
             in_step: false,
             ledger: Ledger::default(),
+            fails_parent: false,
         };
         let outcome = match carried {
             Some(carried) => {
@@ -84,7 +87,8 @@ impl AgentRun {
                 run.body(request.clone()).await
             }
         };
-        Ok(match outcome {
+        let child = request.parent.is_some();
+        let result = match outcome {
             Err(Exit::Continue) => {
                 let next = RunRequest {
                     input: String::new(),
@@ -103,8 +107,18 @@ impl AgentRun {
                 };
                 run.finish(Some(stop), ending).await
             }
-            Err(Exit::Failed(error)) => run.finish(None, Ending::Failed(error)).await,
+            Err(Exit::Failed(failure)) => {
+                run.fails_parent = failure.fails_parent;
+                run.finish(None, Ending::Failed(failure.error)).await
+            }
             Err(Exit::Cancelled) => run.cancelled().await,
+        };
+        Ok(match child {
+            true => RunResult::Child {
+                result: Box::new(result),
+                events: ctx.state(|s| s.events.clone()),
+            },
+            false => result,
         })
     }
 
@@ -196,7 +210,7 @@ enum Exit {
     /// A stop whose Stop hooks have not run.
     Stop(StopReason),
     /// The run failed.
-    Failed(String),
+    Failed(Failure),
     /// The workflow was cancelled.
     Cancelled,
     /// The run goes on in a new execution (its history grew long).
@@ -230,6 +244,8 @@ struct Loop {
     in_step: bool,
     /// The history's digests, and how much of it the last activity left.
     ledger: Ledger,
+    /// The run failed in a way that fails its parent too.
+    fails_parent: bool,
 }
 
 impl Loop {
@@ -357,12 +373,12 @@ impl Loop {
     fn settle<T>(outcome: Result<Effect<T>, ActivityExecutionError>) -> Result<T, Exit> {
         match outcome {
             Ok(Ok(value)) => Ok(value),
-            Ok(Err(error)) => Err(Exit::Failed(error)),
+            Ok(Err(failure)) => Err(Exit::Failed(failure)),
             Err(ActivityExecutionError::Cancelled(_)) => Err(Exit::Cancelled),
-            Err(e) => Err(Exit::Failed(match e.cause() {
+            Err(e) => Err(Exit::Failed(Failure::own(match e.cause() {
                 Some(cause) => format!("{e}: {cause}"),
                 None => e.to_string(),
-            })),
+            }))),
         }
     }
 
@@ -389,7 +405,7 @@ impl Loop {
         let output_spec = match &self.plan.output_schema {
             Some(schema) => Some(
                 OutputSpec::new(schema.clone())
-                    .map_err(|e| Exit::Failed(format!("the output schema: {e}")))?,
+                    .map_err(|e| Exit::Failed(Failure::own(format!("the output schema: {e}"))))?,
             ),
             None => None,
         };
@@ -424,7 +440,9 @@ impl Loop {
             let response: ModelResponse = match done.opening {
                 Opening::Go => match done.response {
                     Some(r) => r.into(),
-                    None => return Err(Exit::Failed("a model step returned no turn".into())),
+                    None => {
+                        return Err(Exit::Failed(Failure::own("a model step returned no turn")));
+                    }
                 },
                 Opening::Skip => {
                     self.reported = self.machine.messages.len();
@@ -489,14 +507,14 @@ impl Loop {
                             self.added_from(from);
                         }
                         Verdict::Fail { attempts, error } => {
-                            return Err(Exit::Failed(
+                            return Err(Exit::Failed(Failure::own(
                                 Error::InvalidOutput {
                                     agent: self.id.agent.clone(),
                                     attempts,
                                     error,
                                 }
                                 .to_string(),
-                            ));
+                            )));
                         }
                     }
                 }
@@ -606,9 +624,14 @@ impl Loop {
                     )?;
                     self.state = done.state;
                     self.absorb(done.events);
-                    settled[index] = Some(done.settled);
+                    settled[index] = Some(match done.settled {
+                        // Run now, before the next call starts, as in-process.
+                        Settled::SubAgent(request) => self.sub_agent(index, request).await?,
+                        other => other,
+                    });
                 }
             }
+            self.run_sub_agents(&mut settled).await?;
             let calls = self.machine.pending_calls().to_vec();
             let stopped = settled.iter().find_map(|s| match s {
                 Some(Settled::Stop { result, reason }) => {
@@ -662,6 +685,13 @@ impl Loop {
                     _ => None,
                 })
                 .collect();
+            if self.id.parent.is_some() {
+                // A sub-agent's calls cannot wait for a person, as in-process: its run stops,
+                // and its parent's model hears why.
+                return Err(Exit::Stop(StopReason::AwaitingApproval {
+                    pending: waiting,
+                }));
+            }
             self.emit(WireEvent::AwaitingApproval {
                 pending: waiting.clone(),
                 agent_path: self.id.agent.clone(),
@@ -680,6 +710,152 @@ impl Loop {
                 decided[index] = Some((pending, decision));
                 settled[index] = None;
             }
+        }
+    }
+
+    /// Runs the sub-agent calls among `settled` (those of a turn whose calls ran concurrently) as
+    /// child workflows, concurrently too, and closes each with how its child ended.
+    async fn run_sub_agents(&mut self, settled: &mut [Option<Settled>]) -> Result<(), Exit> {
+        let handed: Vec<(usize, SubAgentRequest)> = settled
+            .iter()
+            .enumerate()
+            .filter_map(|(index, s)| match s {
+                Some(Settled::SubAgent(request)) => Some((index, request.clone())),
+                _ => None,
+            })
+            .collect();
+        if handed.is_empty() {
+            return Ok(());
+        }
+        let calls = self.machine.pending_calls().to_vec();
+        let parallel = self.plan.parallel_tool_calls && self.state.is_null() && handed.len() > 1;
+        if parallel {
+            let children = handed
+                .iter()
+                .map(|(index, request)| self.child_run(&calls[*index].id, request));
+            let outcomes = futures::future::join_all(children).await;
+            let run = self.view();
+            let this = &*self;
+            let closing = handed
+                .into_iter()
+                .zip(outcomes)
+                .map(|((index, request), outcome)| {
+                    let run = run.clone();
+                    async move {
+                        let input = SubAgentDone {
+                            run,
+                            index,
+                            request,
+                            outcome: outcome?,
+                        };
+                        let limit = this.limits.hooks;
+                        let done = this
+                            .activity(AgentActivities::sub_agent_done, input, limit, true, None)
+                            .await;
+                        Ok::<_, Exit>((index, Self::settle(done)?))
+                    }
+                });
+            let closed = futures::future::join_all(closing).await;
+            for closed in closed {
+                let (index, done): (usize, ToolDone) = closed?;
+                self.absorb(done.events);
+                settled[index] = Some(done.settled);
+            }
+        } else {
+            for (index, request) in handed {
+                settled[index] = Some(self.sub_agent(index, request).await?);
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs sub-agent call `index` (handed over as `request`) as a child workflow and closes it
+    /// with how the child ended.
+    async fn sub_agent(&mut self, index: usize, request: SubAgentRequest) -> Result<Settled, Exit> {
+        let call_id = self.machine.pending_calls()[index].id.clone();
+        let outcome = self.child_run(&call_id, &request).await?;
+        let input = SubAgentDone {
+            run: self.view(),
+            index,
+            request,
+            outcome,
+        };
+        let limit = self.limits.hooks;
+        let done: ToolDone = Self::settle(
+            self.activity(AgentActivities::sub_agent_done, input, limit, true, None)
+                .await,
+        )?;
+        self.state = done.state;
+        self.absorb(done.events);
+        Ok(done.settled)
+    }
+
+    /// Runs the sub-agent `request` asks for, for call `call_id`, as a child workflow (its run id
+    /// `<this run's id>/<call id>`), and says how it ended. Cancelling this run cancels it.
+    async fn child_run(
+        &self,
+        call_id: &str,
+        request: &SubAgentRequest,
+    ) -> Result<SubAgentOutcome, Exit> {
+        let run_id = format!("{}/{call_id}", self.id.run_id);
+        let root_run_id = match &self.id.parent {
+            Some(parent) => parent.root_run_id.clone(),
+            None => self.id.run_id.clone(),
+        };
+        let child = RunRequest {
+            agent: format!("{}/{}", self.id.agent, request.agent),
+            input: request.task.clone(),
+            session_id: self.id.session_id.clone(),
+            user_id: self.id.user_id.clone(),
+            tags: self.id.tags.clone(),
+            metadata: self.id.metadata.clone(),
+            limits: self.limits,
+            placement: self.placement,
+            continue_after: self.continue_after,
+            carried: None,
+            parent: Some(ParentRun {
+                run_id: self.id.run_id.clone(),
+                root_run_id,
+            }),
+        };
+        let options = ChildWorkflowOptions::workflow_id(run_id.clone());
+        let started = match self
+            .ctx
+            .start_child_workflow(AgentRun::run, child, options)
+            .await
+        {
+            Ok(started) => started,
+            Err(_) if self.cancelled_now() => return Err(Exit::Cancelled),
+            Err(e) => {
+                return Err(Exit::Failed(Failure::own(format!(
+                    "starting sub-agent `{}` as child workflow `{run_id}` failed: {e}",
+                    request.agent
+                ))));
+            }
+        };
+        let agent = &request.agent;
+        let ended = match started.result().await {
+            Ok(RunResult::Child { result, events }) => {
+                self.absorb(events);
+                Ok(*result)
+            }
+            other => other,
+        };
+        match ended {
+            Ok(RunResult::Finished(done)) => Ok(SubAgentOutcome::of_run(
+                agent,
+                run_id,
+                done.output,
+                &done.stop,
+            )),
+            Ok(RunResult::Failed(error)) => Ok(SubAgentOutcome::failed(agent, &error)),
+            Ok(RunResult::FailedWithParent(error)) => Err(Exit::Failed(Failure {
+                error,
+                fails_parent: true,
+            })),
+            Ok(RunResult::Child { .. }) => unreachable!("a child's result is unwrapped once"),
+            Err(_) if self.cancelled_now() => Err(Exit::Cancelled),
+            Err(e) => Ok(SubAgentOutcome::failed(agent, &e)),
         }
     }
 
@@ -743,7 +919,10 @@ impl Loop {
                 .await;
             match Self::settle(outcome) {
                 Ok(finish) => finish,
-                Err(Exit::Failed(error)) => return self.failed(error),
+                Err(Exit::Failed(failure)) => {
+                    self.fails_parent |= failure.fails_parent;
+                    return self.failed(failure.error);
+                }
                 Err(Exit::Cancelled) => Finish {
                     stop: StopReason::Cancelled,
                     output: None,
@@ -789,7 +968,10 @@ impl Loop {
             error: error.clone(),
             agent_path: self.id.agent.clone(),
         });
-        RunResult::Failed(error)
+        match self.fails_parent {
+            true => RunResult::FailedWithParent(error),
+            false => RunResult::Failed(error),
+        }
     }
 
     /// Ends a cancelled run as the in-process runtime does: the step under way does not count,

@@ -435,3 +435,148 @@ async fn the_child_events_reach_the_parent_event_stream_under_the_child_path() {
         .unwrap();
     assert_eq!(note, json!({"from": "parent/child"}));
 }
+
+/// A new run's snapshot, as an engine that drives runs itself opens its effects with.
+fn fresh(run_id: &str, agent: &str, parent: Option<&str>) -> agentry::RunSnapshot {
+    agentry::RunSnapshot {
+        version: agentry::SNAPSHOT_VERSION,
+        run_id: run_id.into(),
+        parent_run_id: parent.map(String::from),
+        agent: agent.into(),
+        session_id: None,
+        user_id: None,
+        tags: Vec::new(),
+        metadata: Default::default(),
+        messages: Default::default(),
+        state: serde_json::Value::Null,
+        step: 0,
+        usage: Default::default(),
+        retried_usage: Default::default(),
+        model_calls: 0,
+        output_attempts: 0,
+        pending_tool_calls: Vec::new(),
+        settled_results: Vec::new(),
+        stop: None,
+        output: None,
+        error: None,
+        hooks: Vec::new(),
+    }
+}
+
+#[tokio::test]
+async fn a_delegated_sub_agent_call_runs_the_same_hooks_as_one_run_in_process() {
+    use agentry::effects::{CallOutcome, Lineage, SubAgentOutcome};
+    let build = |log: &Log| {
+        let child = child_builder(&ScriptedModel::new().text("Paris"))
+            .with(Recorder::new(log).tagged("ca").with_path())
+            .build()
+            .unwrap();
+        let agent = parent(&parent_model(), &child)
+            .with(Recorder::new(log).tagged("pa").with_path())
+            .build()
+            .unwrap();
+        let runtime = Runtime::new().with(Recorder::new(log).tagged("rt").with_path());
+        (runtime, agent, child)
+    };
+
+    // In-process, up to the end of the parent's tool call.
+    let in_process = new_log();
+    let (runtime, agent, _) = build(&in_process);
+    runtime.run(&agent, "Capital?").await.unwrap();
+    let mut expected = entries(&in_process);
+    let last = expected
+        .iter()
+        .rposition(|l| l.ends_with("parent AfterTool:child"))
+        .unwrap();
+    expected.truncate(last + 1);
+
+    // Driven step by step, the sub-agent handed over and run as a run of its own.
+    let log = new_log();
+    let (runtime, agent, child) = build(&log);
+    let mut effects = runtime
+        .effects(agent.def(), &fresh("p-1", "parent", None))
+        .unwrap();
+    effects.delegate_sub_agents();
+    effects.run_start("Capital?".into()).await.unwrap();
+    effects.before_step(1).await.unwrap();
+    let turn = effects.model_turn(1).await.unwrap();
+    effects.accept_turn(turn).await.unwrap();
+    let CallOutcome::SubAgent(request) = effects.tool_call(0, None).await.unwrap() else {
+        panic!("the sub-agent call is handed over");
+    };
+    assert_eq!(
+        (request.agent.as_str(), request.task.as_str()),
+        ("child", "find the capital of France")
+    );
+
+    let (events, _) = futures::channel::mpsc::unbounded();
+    let ancestors = [agent.def().clone()];
+    let lineage = Lineage {
+        ancestors: &ancestors,
+        root_run_id: "p-1",
+    };
+    let mut sub = runtime
+        .sub_agent_effects(
+            lineage,
+            child.def(),
+            &fresh("c-1", "child", Some("p-1")),
+            events,
+        )
+        .unwrap();
+    sub.run_start(request.task.clone()).await.unwrap();
+    sub.before_step(1).await.unwrap();
+    let turn = sub.model_turn(1).await.unwrap();
+    sub.accept_turn(turn).await.unwrap();
+    sub.end_step(1).await.unwrap();
+    let answer = json!("Paris");
+    sub.stop(StopReason::FinalAnswer, Some(&answer))
+        .await
+        .unwrap();
+    sub.run_end(StopReason::FinalAnswer, Some(answer.clone()))
+        .await
+        .unwrap();
+    let outcome = SubAgentOutcome::of_run(
+        "child",
+        "c-1".into(),
+        Some(answer),
+        &StopReason::FinalAnswer,
+    );
+
+    let closed = effects
+        .sub_agent_finished(0, request, outcome)
+        .await
+        .unwrap();
+    let CallOutcome::Done(result) = closed else {
+        panic!("the call closes with a result: {closed:?}");
+    };
+    assert_eq!(result.content, "Paris");
+    assert_eq!(entries(&log), expected);
+}
+
+#[tokio::test]
+async fn a_delegated_sub_agent_past_the_nesting_limit_is_refused() {
+    use agentry::effects::Lineage;
+    let child = child_builder(&ScriptedModel::new().text("Paris"))
+        .build()
+        .unwrap();
+    let agent = parent(&parent_model(), &child).build().unwrap();
+    let runtime = Runtime::new().max_depth(1);
+    let ancestors = [agent.def().clone(), agent.def().clone()];
+    let lineage = Lineage {
+        ancestors: &ancestors,
+        root_run_id: "p-1",
+    };
+    let (events, _) = futures::channel::mpsc::unbounded();
+    let refused = runtime
+        .sub_agent_effects(
+            lineage,
+            child.def(),
+            &fresh("c-1", "child", Some("p-1")),
+            events,
+        )
+        .unwrap_err();
+    assert!(
+        matches!(refused, Error::DepthLimit { depth: 2, limit: 1, ref path } if path == "parent/parent"),
+        "{refused}"
+    );
+}

@@ -68,6 +68,8 @@ pub(crate) struct Driver {
     pub decisions: HashMap<String, Decision>,
     /// The calls the run paused on, when it resumes with decisions.
     pub last_paused: Option<Vec<PendingApproval>>,
+    /// Sub-agent calls are handed to the caller of the run's effects instead of run here.
+    pub delegate_sub_agents: bool,
     /// Calls whose Before event fired and whose closing event has not.
     pub open_calls: OpenCalls,
     /// The run's hooks that are data, stored with each checkpoint.
@@ -170,6 +172,7 @@ impl Driver {
             prompt_size: None,
             decisions: HashMap::new(),
             last_paused: None,
+            delegate_sub_agents: false,
             open_calls: OpenCalls::default(),
             stored_hooks: Vec::new(),
             model_open: false,

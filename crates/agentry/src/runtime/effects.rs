@@ -109,6 +109,81 @@ pub enum CallOutcome {
         /// Why the run stops.
         reason: String,
     },
+    /// A call of a sub-agent, handed to the caller to run as a run of its own (only when the
+    /// effects [delegate sub-agents](RunEffects::delegate_sub_agents)): the caller runs it and
+    /// closes the call with [`RunEffects::sub_agent_finished`].
+    SubAgent(SubAgentRequest),
+}
+
+/// A sub-agent's run that a call asks for, after its BeforeTool and BeforeSubAgent hooks.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SubAgentRequest {
+    /// The sub-agent's name.
+    pub agent: String,
+    /// Its task: the run's input, as BeforeSubAgent hooks left it.
+    pub task: String,
+    /// The call's input as BeforeTool hooks left it (AfterTool and ToolError hooks see it).
+    pub input: Value,
+}
+
+/// How a sub-agent's run ended, as its parent's call sees it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum SubAgentOutcome {
+    /// It answered.
+    Answered {
+        /// The sub-agent's run id.
+        run_id: String,
+        /// Its answer (a JSON text for an agent with an output schema).
+        output: String,
+    },
+    /// It failed or stopped without an answer: the error the parent's model hears.
+    Failed(String),
+}
+
+impl std::fmt::Debug for Lineage<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.ancestors.iter().map(|a| &*a.name).collect();
+        f.debug_struct("Lineage")
+            .field("ancestors", &names)
+            .field("root_run_id", &self.root_run_id)
+            .finish()
+    }
+}
+
+impl SubAgentOutcome {
+    /// The outcome of sub-agent `agent`'s run `run_id`, which ended with `output` (if it
+    /// answered) and `stop`.
+    pub fn of_run(agent: &str, run_id: String, output: Option<Value>, stop: &StopReason) -> Self {
+        match output {
+            Some(Value::String(output)) => SubAgentOutcome::Answered { run_id, output },
+            Some(other) => SubAgentOutcome::Answered {
+                run_id,
+                output: other.to_string(),
+            },
+            None if stop.is_paused() => SubAgentOutcome::Failed(format!(
+                "sub-agent `{agent}` stopped, {stop}: calls inside a sub-agent cannot wait for a person (require approval for the `{agent}` call itself)"
+            )),
+            None => SubAgentOutcome::Failed(format!(
+                "sub-agent `{agent}` stopped without an answer: {stop}"
+            )),
+        }
+    }
+
+    /// The outcome of sub-agent `agent`'s run, which failed with `error`. (A hook's failure and
+    /// the nesting limit fail the parent run instead, as they do in-process.)
+    pub fn failed(agent: &str, error: &dyn std::fmt::Display) -> Self {
+        SubAgentOutcome::Failed(format!("sub-agent `{agent}` failed: {error}"))
+    }
+}
+
+/// Where a sub-agent's run opened with [`Runtime::sub_agent_effects`] sits.
+#[derive(Clone, Copy)]
+pub struct Lineage<'a> {
+    /// The agents of the runs above it, from the root run's down to its parent's: their hooks
+    /// wrap its own, as in-process.
+    pub ancestors: &'a [Arc<AgentDef>],
+    /// The root run's id.
+    pub root_run_id: &'a str,
 }
 
 impl Runtime {
@@ -122,7 +197,7 @@ impl Runtime {
         agent: &Arc<AgentDef>,
         snapshot: &RunSnapshot,
     ) -> Result<RunEffects, Error> {
-        self.effects_with(agent, snapshot, None)
+        self.effects_with(agent, snapshot, None, None)
     }
 
     /// [`effects`](Self::effects) whose run events go to `events`: what the effects do
@@ -136,7 +211,32 @@ impl Runtime {
         snapshot: &RunSnapshot,
         events: UnboundedSender<RunEvent>,
     ) -> Result<RunEffects, Error> {
-        self.effects_with(agent, snapshot, Some(events))
+        self.effects_with(agent, snapshot, Some(events), None)
+    }
+
+    /// [`effects_streaming`](Self::effects_streaming) of a sub-agent's run: `snapshot` (whose
+    /// `parent_run_id` names the parent run) of `agent`, called by the runs of `lineage`. Its
+    /// hooks are the runtime's, every ancestor's and its own, its agent path is the ancestors'
+    /// names and its own, and it counts toward the nesting limit (`Runtime::max_depth`): opening
+    /// one past the limit is [`Error::DepthLimit`].
+    pub fn sub_agent_effects(
+        &self,
+        lineage: Lineage<'_>,
+        agent: &Arc<AgentDef>,
+        snapshot: &RunSnapshot,
+        events: UnboundedSender<RunEvent>,
+    ) -> Result<RunEffects, Error> {
+        let depth = lineage.ancestors.len() as u32;
+        let limit = self.inner.limits.max_depth;
+        if depth > limit {
+            let path: Vec<&str> = lineage.ancestors.iter().map(|def| &*def.name).collect();
+            return Err(Error::DepthLimit {
+                path: path.join("/"),
+                depth,
+                limit,
+            });
+        }
+        self.effects_with(agent, snapshot, Some(events), Some(lineage))
     }
 
     fn effects_with(
@@ -144,6 +244,7 @@ impl Runtime {
         agent: &Arc<AgentDef>,
         snapshot: &RunSnapshot,
         events: Option<UnboundedSender<RunEvent>>,
+        lineage: Option<Lineage<'_>>,
     ) -> Result<RunEffects, Error> {
         if !snapshot.hooks.is_empty() {
             return Err(Error::other(format!(
@@ -171,7 +272,8 @@ impl Runtime {
         } else {
             self
         };
-        let mut driver = runtime.driver(agent, options, events, None)?;
+        let nested = lineage.map(|lineage| (lineage, snapshot.parent_run_id.clone()));
+        let mut driver = runtime.driver_under(agent, options, events, None, nested)?;
         let state = agent.initial_state.parse_json(snapshot.state.clone())?;
         driver.scope.ctx.take_state(state);
         driver.machine = RunMachine::restore(snapshot);
@@ -352,6 +454,47 @@ impl RunEffects {
             Settled::Done(result) => CallOutcome::Done(result),
             Settled::Pending(pending) => CallOutcome::Pending(pending),
             Settled::Stop { result, reason, .. } => CallOutcome::Stop { result, reason },
+            Settled::SubAgent(request) => CallOutcome::SubAgent(*request),
+        })
+    }
+
+    /// From now on, a call of a sub-agent settles as [`CallOutcome::SubAgent`] once its BeforeTool
+    /// and BeforeSubAgent hooks ran, instead of running the sub-agent here: the caller runs it
+    /// (a durable engine, as a run of its own) and closes the call with
+    /// [`sub_agent_finished`](Self::sub_agent_finished).
+    pub fn delegate_sub_agents(&mut self) {
+        self.driver.delegate_sub_agents = true;
+    }
+
+    /// Closes call `index` of the pending turn, a sub-agent call handed over as `request`, with
+    /// how the sub-agent's run ended: AfterSubAgent or SubAgentError hooks, then AfterTool or
+    /// ToolError, as when the sub-agent runs in-process.
+    ///
+    /// # Errors
+    /// A hook's failure (it fails the run), or no pending call at `index`.
+    pub async fn sub_agent_finished(
+        &mut self,
+        index: usize,
+        request: SubAgentRequest,
+        outcome: SubAgentOutcome,
+    ) -> Result<CallOutcome, Error> {
+        let d = &mut self.driver;
+        let turn = match d.machine.pending.clone() {
+            Some(turn) if index < turn.tool_calls().len() => turn,
+            _ => {
+                return Err(Error::other(format!(
+                    "the run has no pending call {}; run the sub-agent call's turn first",
+                    index + 1
+                )));
+            }
+        };
+        let ctx = d.scope.ctx.clone();
+        let settled = nesting::inside(ctx, d.sub_agent_finished(&turn, index, request, outcome));
+        Ok(match settled.await? {
+            Settled::Done(result) => CallOutcome::Done(result),
+            Settled::Pending(pending) => CallOutcome::Pending(pending),
+            Settled::Stop { result, reason, .. } => CallOutcome::Stop { result, reason },
+            Settled::SubAgent(request) => CallOutcome::SubAgent(*request),
         })
     }
 

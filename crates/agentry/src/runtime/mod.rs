@@ -640,27 +640,58 @@ impl Runtime {
         events: Option<UnboundedSender<RunEvent>>,
         cancel: Option<CancellationToken>,
     ) -> Result<Box<Driver>, Error> {
+        self.driver_under(def, options, events, cancel, None)
+    }
+
+    /// [`driver`](Self::driver), for a sub-agent's run when `nested` says where it sits (and its
+    /// parent run's id): the ancestors' hooks wrap its own, and its agent path, root run and depth
+    /// are theirs.
+    pub(crate) fn driver_under(
+        &self,
+        def: &Arc<AgentDef>,
+        options: RunOptions,
+        events: Option<UnboundedSender<RunEvent>>,
+        cancel: Option<CancellationToken>,
+        nested: Option<(effects::Lineage<'_>, Option<String>)>,
+    ) -> Result<Box<Driver>, Error> {
         let live = self.inner.live.snapshot();
-        let hooks = match &live {
-            Some(live) => scoped_hooks(&self.inner.hooks, &[live, &def.hooks, &options.hooks]),
-            None => scoped_hooks(&self.inner.hooks, &[&def.hooks, &options.hooks]),
-        };
-        let depth = match nesting::enclosing() {
-            Some(parent) => nesting::nested_depth(&parent, self.inner.limits.max_depth)?,
-            None => 0,
+        let mut scopes: Vec<&Hooks> = Vec::new();
+        scopes.extend(live.as_deref());
+        if let Some((lineage, _)) = &nested {
+            scopes.extend(lineage.ancestors.iter().map(|a| &a.hooks));
+        }
+        scopes.extend([&def.hooks, &options.hooks]);
+        let hooks = scoped_hooks(&self.inner.hooks, &scopes);
+        let depth = match (&nested, nesting::enclosing()) {
+            (Some((lineage, _)), _) => lineage.ancestors.len() as u32,
+            (None, Some(parent)) => nesting::nested_depth(&parent, self.inner.limits.max_depth)?,
+            (None, None) => 0,
         };
         let run_id = options.run_id.unwrap_or_else(new_run_id);
+        let (parent_run_id, agent_path, root_run_id) = match &nested {
+            Some((lineage, parent)) => {
+                let path: Vec<&str> = lineage
+                    .ancestors
+                    .iter()
+                    .chain(std::iter::once(def))
+                    .map(|a| &*a.name)
+                    .collect();
+                let path: Arc<str> = path.join("/").into();
+                (parent.clone(), path, lineage.root_run_id.to_string())
+            }
+            None => (None, def.name.clone(), run_id.clone()),
+        };
         let spec = RunContextSpec {
             run_id: run_id.clone(),
-            parent_run_id: None,
+            parent_run_id,
             agent_name: def.name.clone(),
-            agent_path: def.name.clone(),
+            agent_path,
             info: Arc::new(RunInfo {
                 session_id: options.session_id,
                 user_id: options.user_id,
                 tags: options.tags,
                 metadata: options.metadata,
-                root_run_id: Some(run_id),
+                root_run_id: Some(root_run_id),
             }),
             cancel: cancel.unwrap_or_default(),
             state: def.initial_state.clone_box(),

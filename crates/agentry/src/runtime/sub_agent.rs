@@ -3,6 +3,7 @@
 //! under its agent path, and is cancelled with its parent.
 
 use super::driver::{Driver, Start, scoped_hooks};
+use super::effects::SubAgentOutcome;
 use super::nesting;
 use super::open_calls::OpenCall;
 use agentry_core::hooks::{AfterSubAgent, BeforeSubAgent, Events, SubAgentError};
@@ -36,6 +37,31 @@ impl Driver {
         call: &ToolCall,
         input: &Value,
     ) -> Result<Result<ToolResult, ToolFailure>, Error> {
+        let task = match self.open_sub_agent(child, call, input).await? {
+            Ok(task) => task,
+            Err(blocked) => return Ok(blocked),
+        };
+        let driver = self.child_driver(child)?;
+        let child_run_id = driver.scope.ctx.run_id().to_string();
+        // On a task of its own: however deep sub-agents nest, the stack does not grow.
+        let outcome = match nesting::drive_nested(driver, Start::New(task.clone())).await {
+            Ok(done) => SubAgentOutcome::of_run(&child.name, child_run_id, done.output, &done.stop),
+            // A hook's failure fails the parent too (hooks enforce policy), and so does nesting
+            // past the limit (an agent that calls itself would otherwise go on at every level).
+            Err(e @ (Error::Hook(_) | Error::DepthLimit { .. })) => return Err(e),
+            Err(e) => SubAgentOutcome::failed(&child.name, &e),
+        };
+        self.close_sub_agent(&child.name, call, task, outcome).await
+    }
+
+    /// Opens a sub-agent call: BeforeSubAgent hooks may rewrite its task or block it. The task
+    /// to run, or (blocked) the call's outcome.
+    pub(crate) async fn open_sub_agent(
+        &self,
+        child: &Arc<AgentDef>,
+        call: &ToolCall,
+        input: &Value,
+    ) -> Result<Result<String, Result<ToolResult, ToolFailure>>, Error> {
         let scope = &self.scope;
         let mut task = input
             .get("input")
@@ -48,9 +74,10 @@ impl Driver {
             task = ev.input.clone();
             if let Some(reason) = ev.blocked() {
                 // Closed like a failure: SubAgentError hooks may still answer in its place.
-                return self
-                    .sub_agent_failed(child, call, task, reason.to_string())
-                    .await;
+                let outcome = self
+                    .sub_agent_failed(&child.name, call, task, reason.to_string())
+                    .await?;
+                return Ok(Err(outcome));
             }
             if scope.wants(Events::SUB_AGENT_ERROR) {
                 let open = OpenCall::SubAgent {
@@ -60,39 +87,29 @@ impl Driver {
                 self.open_calls.open(&call.id, open);
             }
         }
-        let driver = self.child_driver(child)?;
-        let child_run_id = driver.scope.ctx.run_id().to_string();
-        // On a task of its own: however deep sub-agents nest, the stack does not grow.
-        let outcome = nesting::drive_nested(driver, Start::New(task.clone())).await;
-        let failure = match outcome {
-            Ok(done) => match done.output {
-                Some(Value::String(text)) => Ok(text),
-                Some(other) => Ok(other.to_string()),
-                None if done.stop.is_paused() => Err(format!(
-                    "sub-agent `{}` stopped, {}: calls inside a sub-agent cannot wait for a person (require approval for the `{}` call itself)",
-                    child.name, done.stop, child.name
-                )),
-                None => Err(format!(
-                    "sub-agent `{}` stopped without an answer: {}",
-                    child.name, done.stop
-                )),
-            },
-            // A hook's failure fails the parent too (hooks enforce policy), and so does nesting
-            // past the limit (an agent that calls itself would otherwise go on at every level).
-            Err(e @ (Error::Hook(_) | Error::DepthLimit { .. })) => return Err(e),
-            Err(e) => Err(format!("sub-agent `{}` failed: {e}", child.name)),
-        };
-        match failure {
-            Ok(output) => {
-                let output = if scope.wants(Events::AFTER_SUB_AGENT) {
-                    let ev = AfterSubAgent::new(child.name.to_string(), child_run_id, task, output);
-                    scope.hook(ev).await?.output
+        Ok(Ok(task))
+    }
+
+    /// Closes a sub-agent call with how its run ended: AfterSubAgent hooks see an answer,
+    /// SubAgentError hooks a failure (and may answer in its place).
+    pub(crate) async fn close_sub_agent(
+        &self,
+        child: &str,
+        call: &ToolCall,
+        task: String,
+        outcome: SubAgentOutcome,
+    ) -> Result<Result<ToolResult, ToolFailure>, Error> {
+        match outcome {
+            SubAgentOutcome::Answered { run_id, output } => {
+                let output = if self.scope.wants(Events::AFTER_SUB_AGENT) {
+                    let ev = AfterSubAgent::new(child.to_string(), run_id, task, output);
+                    self.scope.hook(ev).await?.output
                 } else {
                     output
                 };
                 Ok(Ok(ToolResult::ok(&call.id, &call.name, output)))
             }
-            Err(error) => self.sub_agent_failed(child, call, task, error).await,
+            SubAgentOutcome::Failed(error) => self.sub_agent_failed(child, call, task, error).await,
         }
     }
 
@@ -100,13 +117,13 @@ impl Driver {
     /// output; otherwise the parent model hears `error`.
     async fn sub_agent_failed(
         &self,
-        child: &Arc<AgentDef>,
+        child: &str,
         call: &ToolCall,
         task: String,
         error: String,
     ) -> Result<Result<ToolResult, ToolFailure>, Error> {
         if self.scope.wants(Events::SUB_AGENT_ERROR) {
-            let ev = SubAgentError::new(child.name.to_string(), task, error.clone());
+            let ev = SubAgentError::new(child.to_string(), task, error.clone());
             let ev = self.scope.hook(ev).await?;
             if let Some(output) = ev.recovery() {
                 return Ok(Ok(ToolResult::ok(&call.id, &call.name, output)));

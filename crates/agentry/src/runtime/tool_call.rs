@@ -3,6 +3,7 @@
 //! one turn run concurrently unless the agent turns that off.
 
 use super::driver::Driver;
+use super::effects::{SubAgentOutcome, SubAgentRequest};
 use super::open_calls::OpenCall;
 use agentry_core::deadline::{Elapsed, within};
 use agentry_core::hooks::{
@@ -31,6 +32,8 @@ pub(crate) enum Settled {
         reason: String,
         by: Resolver,
     },
+    /// A sub-agent call handed to the caller of the run's effects (which delegates them).
+    SubAgent(Box<SubAgentRequest>),
 }
 
 /// How a tool phase that did not settle every call with a result ended.
@@ -211,11 +214,9 @@ impl Driver {
                     });
                     results.push(result);
                 }
-                Settled::Pending(_) | Settled::Done(_) => results.push(ToolResult::error(
-                    &call.id,
-                    &call.name,
-                    "not run: the run was stopped",
-                )),
+                Settled::Pending(_) | Settled::Done(_) | Settled::SubAgent(_) => results.push(
+                    ToolResult::error(&call.id, &call.name, "not run: the run was stopped"),
+                ),
             }
         }
         for message in self.machine.accept_tool_results(results) {
@@ -281,7 +282,36 @@ impl Driver {
         let settled = settled?;
         match &settled {
             Settled::Done(result) | Settled::Stop { result, .. } => self.tool_finished(result),
-            Settled::Pending(_) => {}
+            Settled::Pending(_) | Settled::SubAgent(_) => {}
+        }
+        Ok(settled)
+    }
+
+    /// Closes call `index` of `turn`, a sub-agent call handed over as `request`, with how the
+    /// sub-agent's run ended: AfterSubAgent or SubAgentError, then AfterTool or ToolError, as
+    /// when it runs here.
+    pub(crate) async fn sub_agent_finished(
+        &self,
+        turn: &Arc<Message>,
+        index: usize,
+        request: SubAgentRequest,
+        outcome: SubAgentOutcome,
+    ) -> Result<Settled, Error> {
+        let call = &turn.tool_calls()[index];
+        let SubAgentRequest { agent, task, input } = request;
+        let settled = match self.close_sub_agent(&agent, call, task, outcome).await {
+            Ok(outcome) => self.close_call(turn, index, input, None, outcome).await,
+            Err(e) => Err(e),
+        };
+        if self
+            .scope
+            .wants(Events::BEFORE_TOOL | Events::TOOL_ERROR | Events::SUB_AGENT_ERROR)
+        {
+            self.open_calls.close(&call.id, false);
+        }
+        let settled = settled?;
+        if let Settled::Done(result) = &settled {
+            self.tool_finished(result);
         }
         Ok(settled)
     }
@@ -494,7 +524,7 @@ impl Driver {
                     let result = self.after_tool(input, result, info).await?;
                     return Ok(Settled::Stop { result, reason, by });
                 }
-                Some(pending @ Settled::Pending(_)) => return Ok(pending),
+                Some(held @ (Settled::Pending(_) | Settled::SubAgent(_))) => return Ok(held),
             }
         }
         let outcome = match decision {
@@ -528,6 +558,20 @@ impl Driver {
                                 .await
                                 .map(|out| ToolResult::ok(&call.id, &call.name, out.content))
                         }
+                        AgentTool::SubAgent { agent, .. } if self.delegate_sub_agents => {
+                            match self.open_sub_agent(agent, call, &input).await? {
+                                Ok(task) => {
+                                    scope.flush().await?;
+                                    let request = SubAgentRequest {
+                                        agent: agent.name.to_string(),
+                                        task,
+                                        input,
+                                    };
+                                    return Ok(Settled::SubAgent(Box::new(request)));
+                                }
+                                Err(blocked) => blocked,
+                            }
+                        }
                         AgentTool::SubAgent { agent, .. } => {
                             self.sub_agent(agent, call, &input).await?
                         }
@@ -537,6 +581,21 @@ impl Driver {
                 }
             }
         };
+        self.close_call(turn, index, input, info, outcome).await
+    }
+
+    /// Closes call `index` of `turn` with its outcome: AfterTool hooks see a result, ToolError
+    /// hooks a failure (and may recover or rewrite it).
+    async fn close_call(
+        &self,
+        turn: &Arc<Message>,
+        index: usize,
+        input: Value,
+        info: Option<&Arc<ToolInfo>>,
+        outcome: Result<ToolResult, ToolFailure>,
+    ) -> Result<Settled, Error> {
+        let call = &turn.tool_calls()[index];
+        let scope = &self.scope;
         match outcome {
             Ok(result) => Ok(Settled::Done(self.after_tool(input, result, info).await?)),
             Err(failure) => {

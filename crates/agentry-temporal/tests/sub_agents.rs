@@ -1,0 +1,315 @@
+//! Sub-agents on a real Temporal dev server (started by the test, see `support`): each runs as
+//! a child workflow of its own (`<run id>/<call id>`) with its parent's hooks around its own, and
+//! ends as it does in-process: a failure or a call that would wait for a person is an error
+//! result for the parent's model, a hook's failure and the nesting limit fail the parent, and
+//! cancelling the parent cancels the child mid call.
+
+mod support;
+
+use agentry::prelude::*;
+use agentry::{ModelErrorKind, RunOutput};
+use agentry_temporal::{TemporalError, Worker};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use support::DevServer;
+use support::agents::results_in;
+
+#[derive(Deserialize, JsonSchema)]
+struct Nothing {}
+
+/// The contents of the tool results in `messages`.
+fn results(messages: &History) -> Vec<String> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool(r) => Some(r.content.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A parent that calls `flaky` (whose model fails), `asker` (whose tool needs approval) and
+/// `helper` in turn, then answers.
+fn boss() -> Agent {
+    let flaky = Agent::builder("flaky")
+        .model(ScriptedModel::from_fn(|_, _| {
+            ScriptedTurn::error(ModelErrorKind::InvalidRequest, "flaky's model is down")
+        }))
+        .build()
+        .unwrap();
+    let approve_me = tool(
+        "approve_me",
+        "Needs a person.",
+        |_: Nothing, _ctx: ToolCtx| async move { Ok("approved") },
+    )
+    .needs_approval();
+    let asker = Agent::builder("asker")
+        .model(ScriptedModel::from_fn(|_, _| {
+            ScriptedTurn::tool_call("approve_me", json!({}))
+        }))
+        .tool(approve_me)
+        .build()
+        .unwrap();
+    let helper = Agent::builder("helper")
+        .model(ScriptedModel::from_fn(|_, req| {
+            ScriptedTurn::text(format!(
+                "helped with {}",
+                req.messages.last().unwrap().text()
+            ))
+        }))
+        .build()
+        .unwrap();
+    let model = ScriptedModel::from_fn(|_, req| match results_in(req) {
+        0 => ScriptedTurn::new()
+            .with_tool_call_id("f1", "flaky", json!({"input": "try"}))
+            .with_tool_call_id("a1", "asker", json!({"input": "ask"}))
+            .with_tool_call_id("h1", "helper", json!({"input": "help"})),
+        _ => ScriptedTurn::text("done"),
+    });
+    Agent::builder("boss")
+        .model(model)
+        .sub_agent(&flaky)
+        .sub_agent(&asker)
+        .sub_agent(&helper)
+        .parallel_tool_calls(false)
+        .build()
+        .unwrap()
+}
+
+/// A runtime whose AfterSubAgent and SubAgentError hooks log what they saw.
+fn logging(log: &Arc<std::sync::Mutex<Vec<String>>>) -> Runtime {
+    let (a, b) = (log.clone(), log.clone());
+    Runtime::new()
+        .with(on::after_sub_agent(move |ev, ctx| {
+            let line = format!(
+                "AfterSubAgent {} {} {}",
+                ctx.agent_path(),
+                ev.agent(),
+                ev.output
+            );
+            a.lock().unwrap().push(line);
+            std::future::ready(Ok(ev))
+        }))
+        .with(on::sub_agent_error(move |ev, ctx| {
+            let line = format!("SubAgentError {} {}", ctx.agent_path(), ev.agent());
+            b.lock().unwrap().push(line);
+            std::future::ready(Ok(ev))
+        }))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sub_agents_run_as_child_workflows_and_end_as_in_process() {
+    let Some(dev) = DevServer::start("children").await else {
+        return;
+    };
+    let local_log = Arc::default();
+    let local = logging(&local_log).run(&boss(), "go").await.unwrap();
+    let local_results = results(&local.messages);
+    assert!(local_results[0].starts_with("sub-agent `flaky` failed: "));
+    assert!(local_results[1].contains("cannot wait for a person"));
+    assert_eq!(local_results[2], "helped with help");
+
+    let log = Arc::default();
+    let worker = Worker::new(dev.server("children"), logging(&log))
+        .agent(&boss())
+        .spawn();
+    let client = dev.client("children").await;
+    let remote: RunOutput<(), String> = client
+        .run("boss", "go", RunOptions::new().run_id("boss-1"))
+        .await
+        .unwrap();
+    worker.stop().unwrap();
+
+    assert_eq!(remote.output.as_deref(), Some("done"));
+    assert_eq!(results(&remote.messages), local_results);
+    assert_eq!(remote.messages.to_vec(), local.messages.to_vec());
+    assert_eq!(*log.lock().unwrap(), *local_log.lock().unwrap());
+    // Each sub-agent was a child workflow, started and awaited by the parent's workflow.
+    let parent = dev.history_event_types("boss-1");
+    let started = parent
+        .iter()
+        .filter(|t| *t == "EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED")
+        .count();
+    assert_eq!(started, 3, "{parent:?}");
+    for call in ["f1", "a1", "h1"] {
+        let child = dev.history_event_types(&format!("boss-1/{call}"));
+        assert_eq!(
+            child.first().map(String::as_str),
+            Some("EVENT_TYPE_WORKFLOW_EXECUTION_STARTED"),
+            "{call}"
+        );
+        assert!(
+            child.contains(&"EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED".to_string()),
+            "{call}: {child:?}"
+        );
+    }
+}
+
+/// `top` → `middle` → `bottom`, each a sub-agent of the one above; `bottom` answers.
+fn tower() -> Agent {
+    let bottom = Agent::builder("bottom")
+        .model(ScriptedModel::from_fn(|_, _| ScriptedTurn::text("ground")))
+        .build()
+        .unwrap();
+    let delegate = |name: &str, to: &Agent| {
+        let next = to.name().to_string();
+        Agent::builder(name)
+            .model(ScriptedModel::from_fn(move |_, req| {
+                match results_in(req) {
+                    0 => ScriptedTurn::new().with_tool_call_id(
+                        "d1",
+                        next.as_str(),
+                        json!({"input": "down"}),
+                    ),
+                    _ => ScriptedTurn::text(req.messages.last().unwrap().text().to_string()),
+                }
+            }))
+            .sub_agent(to)
+            .build()
+            .unwrap()
+    };
+    let middle = delegate("middle", &bottom);
+    delegate("top", &middle)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nesting_past_the_limit_and_a_sub_agent_hook_failure_fail_the_parent() {
+    let Some(dev) = DevServer::start("tower").await else {
+        return;
+    };
+    // Two levels deep is within the default limit: the answer comes up from the bottom.
+    let worker = Worker::new(dev.server("tower"), Runtime::new())
+        .agent(&tower())
+        .spawn();
+    let out: RunOutput<(), String> = dev
+        .client("tower")
+        .await
+        .run("top", "go", RunOptions::new().run_id("tower-1"))
+        .await
+        .unwrap();
+    worker.stop().unwrap();
+    assert_eq!(out.output.as_deref(), Some("ground"));
+    assert!(!dev.history_event_types("tower-1/d1/d1").is_empty());
+
+    // With a limit of one level, `bottom` may not start: the whole run fails, as in-process.
+    let local = Runtime::new().max_depth(1).run(&tower(), "go").await;
+    assert!(matches!(local, Err(Error::DepthLimit { .. })), "{local:?}");
+    let worker = Worker::new(dev.server("tower-limit"), Runtime::new().max_depth(1))
+        .agent(&tower())
+        .spawn();
+    let failed = dev
+        .client("tower-limit")
+        .await
+        .run::<(), String>("top", "go", RunOptions::new())
+        .await
+        .unwrap_err();
+    worker.stop().unwrap();
+    assert!(
+        matches!(&failed, TemporalError::RunFailed { error, .. }
+            if error.contains("`top/middle` cannot start a run nested 2 levels deep")),
+        "{failed}"
+    );
+
+    // A hook that fails inside a sub-agent's run fails the parent too.
+    let refusing = || {
+        Runtime::new().with(on::run_start(|ev, ctx| {
+            let nested = ctx.agent_path().contains('/');
+            std::future::ready(match nested {
+                true => Err("no nested runs today".into()),
+                false => Ok(ev),
+            })
+        }))
+    };
+    let local = refusing().run(&tower(), "go").await;
+    assert!(matches!(local, Err(Error::Hook(_))), "{local:?}");
+    let worker = Worker::new(dev.server("tower-hook"), refusing())
+        .agent(&tower())
+        .spawn();
+    let failed = dev
+        .client("tower-hook")
+        .await
+        .run::<(), String>("top", "go", RunOptions::new())
+        .await
+        .unwrap_err();
+    worker.stop().unwrap();
+    assert!(
+        matches!(&failed, TemporalError::RunFailed { error, .. } if error.contains("no nested runs today")),
+        "{failed}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_run_cancels_its_sub_agent_mid_call() {
+    let Some(dev) = DevServer::start("child-cancel").await else {
+        return;
+    };
+    let started = Arc::new(AtomicUsize::new(0));
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let (s, d) = (started.clone(), dropped.clone());
+    let wait = tool("wait", "Waits.", move |_: Nothing, _ctx: ToolCtx| {
+        let (s, guard) = (s.clone(), Dropped(d.clone()));
+        async move {
+            let _guard = guard;
+            s.fetch_add(1, Ordering::SeqCst);
+            std::future::pending::<()>().await;
+            Ok("never seen")
+        }
+    });
+    let waiter = Agent::builder("waiter")
+        .model(ScriptedModel::from_fn(|_, _| {
+            ScriptedTurn::tool_call("wait", json!({}))
+        }))
+        .tool(wait)
+        .build()
+        .unwrap();
+    let parent = Agent::builder("parent")
+        .model(ScriptedModel::from_fn(|_, _| {
+            ScriptedTurn::new().with_tool_call_id("w1", "waiter", json!({"input": "wait"}))
+        }))
+        .sub_agent(&waiter)
+        .build()
+        .unwrap();
+    let worker = Worker::new(dev.server("child-cancel"), Runtime::new())
+        .agent(&parent)
+        .spawn();
+    let handle = dev
+        .client("child-cancel")
+        .await
+        .start("parent", "go", RunOptions::new().run_id("parent-1"))
+        .await
+        .unwrap();
+    let start = Instant::now();
+    while started.load(Ordering::SeqCst) == 0 {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the child's call never started"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    handle.cancel().await.unwrap();
+    let out: RunOutput<(), String> = handle.result().await.unwrap();
+    assert_eq!(out.stop, StopReason::Cancelled);
+    while dropped.load(Ordering::SeqCst) == 0 {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the child's call was never interrupted"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    worker.stop().unwrap();
+    let child = dev.history_event_types("parent-1/w1");
+    assert!(
+        child.contains(&"EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED".to_string()),
+        "{child:?}"
+    );
+}
+
+/// Counts its drops: a tool call's future dropped mid-call.
+struct Dropped(Arc<AtomicUsize>);
+
+impl Drop for Dropped {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
