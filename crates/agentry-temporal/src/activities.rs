@@ -9,6 +9,7 @@
 
 use crate::cache::{Checked, HistoryCache};
 use crate::events::WireEvent;
+use crate::scopes::ScopeCache;
 use crate::wire::{
     BeginInput, Begun, Effect, EndStepInput, Ending, Failure, Finish, FinishInput, ModelStep,
     Opening, RunPlan, RunView, Settled, StepEnd, StepInput, SubAgentDone, ToolDone, ToolInput,
@@ -48,6 +49,8 @@ pub struct AgentActivities {
     pub hosted: Arc<Hosted>,
     /// The histories of the runs this worker ran activities of lately.
     pub cache: Arc<HistoryCache>,
+    /// Their run-scope hooks and tool sources that are data, built again.
+    pub scopes: Arc<ScopeCache>,
     /// The worker's client, to ask a run's workflow for its history on a cache miss.
     pub client: temporalio_client::Client,
 }
@@ -137,16 +140,28 @@ impl AgentActivities {
     ) -> Result<(RunEffects, Collected), Error> {
         let (sender, events) = futures::channel::mpsc::unbounded();
         let runtime = &self.hosted.runtime;
-        let mut effects = match lineage {
-            [def] => runtime.effects_streaming(def, snapshot, sender)?,
-            [ancestors @ .., def] => {
-                let lineage = Lineage {
+        let (def, lineage) = match lineage {
+            [def] => (def, None),
+            [ancestors @ .., def] => (
+                def,
+                Some(Lineage {
                     ancestors,
                     root_run_id,
-                };
-                runtime.sub_agent_effects(lineage, def, snapshot, sender)?
-            }
+                }),
+            ),
             [] => return Err(Error::other("a run names no agent")),
+        };
+        let mut effects = if snapshot.hooks.is_empty() {
+            match lineage {
+                None => runtime.effects_streaming(def, snapshot, sender)?,
+                Some(lineage) => runtime.sub_agent_effects(lineage, def, snapshot, sender)?,
+            }
+        } else {
+            let scope = self
+                .scopes
+                .scope(&snapshot.run_id, &snapshot.hooks, runtime)
+                .map_err(|e| Error::other(format!("run `{}`: {e}", snapshot.run_id)))?;
+            runtime.effects_scoped(def, snapshot, sender, lineage, &scope)?
         };
         effects.delegate_sub_agents();
         Ok((effects, Collected(events)))
@@ -250,7 +265,7 @@ impl AgentActivities {
             stop: None,
             output: None,
             error: None,
-            hooks: Vec::new(),
+            hooks: request.hooks.clone(),
         };
         let root = match &request.parent {
             Some(parent) => parent.root_run_id.as_str(),
@@ -434,6 +449,7 @@ impl AgentActivities {
         let run_id = input.run.snapshot.run_id.clone();
         let (mut effects, _given, mut events) = self.open(input.run).await?;
         self.cache.forget(&run_id);
+        self.scopes.forget(&run_id);
         let cancel = effects.cancellation();
         heartbeating(&ctx, cancel, async move {
             effects.report_added(input.report_from).await?;

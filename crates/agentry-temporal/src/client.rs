@@ -97,20 +97,22 @@ impl Client {
     /// Starts a run of the agent a worker hosts as `agent` on `input`. The run id (the
     /// workflow id) is `options.run_id`, or a fresh UUID; a run id already running is an error.
     ///
-    /// Run-scope hooks and tool sources cannot travel to a worker: options with them are an
-    /// error (register hooks on the worker's runtime or the agent).
+    /// Run-scope hooks and tool sources travel to the workers when they are data
+    /// (`RunOptions::with_stored`, `RunOptions::with_stored_tools`: command hooks, MCP servers),
+    /// which build them again with their runtime's restorers (`Runtime::restores`,
+    /// `Runtime::restores_tools`). Closures cannot travel: options with run-scope hooks or tool
+    /// sources that are not data are an error (register those on the worker's runtime or the
+    /// agent).
     pub async fn start(
         &self,
         agent: &str,
         input: impl Into<String>,
         options: RunOptions,
     ) -> Result<RunHandle, TemporalError> {
-        if !options.hooks.is_empty()
-            || !options.stored_hooks.is_empty()
-            || !options.tool_sources.is_empty()
-        {
+        // Each stored hook or source is one registration and one record.
+        if options.hooks.len() + options.tool_sources.len() != options.stored_hooks.len() {
             return Err(TemporalError::Options(
-                "runs on Temporal take no run-scope hooks or tool sources: the worker runs the run, so register them on the worker's runtime or on the agent".into(),
+                "runs on Temporal take run-scope hooks and tool sources only when they are data (`RunOptions::with_stored`, `with_stored_tools`): the worker runs the run, so register closures on the worker's runtime or on the agent".into(),
             ));
         }
         let run_id = options
@@ -128,6 +130,7 @@ impl Client {
             continue_after: self.continue_after,
             carried: None,
             parent: None,
+            hooks: options.stored_hooks,
         };
         let start =
             WorkflowStartOptions::new(self.server.task_queue.clone(), run_id.clone()).build();

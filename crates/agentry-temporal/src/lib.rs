@@ -54,6 +54,11 @@
 //! the nesting limit fails the parent too, cancelling the parent cancels it. Its events join the
 //! parent's stream when it ends.
 //!
+//! Run-scope hooks and tool sources that are data (`RunOptions::with_stored`,
+//! `RunOptions::with_stored_tools`: command hooks, MCP servers) travel with the run: each worker
+//! builds them again with its runtime's restorers (`Runtime::restores`, `restores_tools`), once
+//! per run it runs activities of, and a sub-agent's run gets its parent's.
+//!
 //! A call that needs approval makes the run wait in its workflow, costing no worker, until
 //! [`RunHandle::decide`] delivers a decision for each waiting call (a Temporal update, checked
 //! before it is accepted); [`RunHandle::pending`] lists them.
@@ -66,9 +71,9 @@
 //!
 //! # Not supported yet
 //! Agents that compact their history, BeforeToolBatch and AfterToolBatch hooks, run-scope hooks
-//! and tool sources, run deadlines set by hooks (`RunContext::stop_at`), and streamed pieces of
-//! text and reasoning in the event stream. A run that needs one of the first three fails at once
-//! with an error that says so. A run's whole history
+//! and tool sources that are closures rather than data, run deadlines set by hooks
+//! (`RunContext::stop_at`), and streamed pieces of text and reasoning in the event stream. A run
+//! that needs one of the first three fails at once with an error that says so. A run's whole history
 //! must fit in one Temporal payload: it travels whole in the result, in a continued execution's
 //! input and in the answer to a cache miss.
 //!
@@ -83,6 +88,7 @@ mod connect;
 mod error;
 mod events;
 mod ledger;
+mod scopes;
 mod wire;
 mod worker;
 mod workflow;

@@ -4,6 +4,7 @@
 use crate::events::WireEvent;
 use crate::ledger::{HistoryDelta, Ledger};
 use agentry::effects::{SubAgentOutcome, SubAgentRequest};
+use agentry::hooks::HookSpecRecord;
 use agentry_core::{
     Decision, FinishReason, History, Message, ModelResponse, PendingApproval, RunMachine,
     RunSnapshot, SNAPSHOT_VERSION, StopReason, ThinkingBlock, ToolCall, ToolResult, Usage,
@@ -47,6 +48,11 @@ pub struct RunRequest {
     /// path, `root/child`).
     #[serde(default)]
     pub parent: Option<ParentRun>,
+    /// The run's run-scope hooks and tool sources that are data (`RunOptions::with_stored`,
+    /// `RunOptions::with_stored_tools`), which the workers build again with their runtime's
+    /// restorers. A sub-agent's run gets its parent's, as in-process.
+    #[serde(default)]
+    pub hooks: Vec<HookSpecRecord>,
 }
 
 /// The run above a sub-agent's run.
@@ -503,6 +509,8 @@ pub struct Identity {
     pub metadata: serde_json::Map<String, Value>,
     /// The run above it, for a sub-agent's run.
     pub parent: Option<ParentRun>,
+    /// Its run-scope hooks and tool sources that are data.
+    pub hooks: Vec<HookSpecRecord>,
 }
 
 impl Identity {
@@ -516,6 +524,7 @@ impl Identity {
             tags: request.tags.clone(),
             metadata: request.metadata.clone(),
             parent: request.parent.clone(),
+            hooks: request.hooks.clone(),
         }
     }
 
@@ -551,7 +560,7 @@ impl Identity {
             stop: None,
             output: None,
             error: None,
-            hooks: Vec::new(),
+            hooks: self.hooks.clone(),
         }
     }
 }

@@ -5,6 +5,7 @@ use crate::TemporalError;
 use crate::activities::{AgentActivities, Hosted};
 use crate::cache::HistoryCache;
 use crate::connect::Server;
+use crate::scopes::ScopeCache;
 use crate::workflow::AgentRun;
 use agentry::{Agent, AgentDef, Runtime};
 use std::collections::HashMap;
@@ -96,6 +97,7 @@ impl Worker {
                 agents: self.agents,
             }),
             cache: Arc::new(HistoryCache::new(self.max_cached_runs)),
+            scopes: Arc::new(ScopeCache::new(self.max_cached_runs)),
             client: client.clone(),
         };
         let (workflow_pollers, activity_pollers) = match self.pollers {

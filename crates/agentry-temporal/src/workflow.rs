@@ -817,6 +817,7 @@ impl Loop {
                 run_id: self.id.run_id.clone(),
                 root_run_id,
             }),
+            hooks: self.id.hooks.clone(),
         };
         let options = ChildWorkflowOptions::workflow_id(run_id.clone());
         let started = match self

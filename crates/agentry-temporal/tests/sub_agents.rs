@@ -6,6 +6,7 @@
 
 mod support;
 
+use agentry::hooks::StoredHook;
 use agentry::prelude::*;
 use agentry::{ModelErrorKind, RunOutput};
 use agentry_temporal::{TemporalError, Worker};
@@ -312,4 +313,95 @@ impl Drop for Dropped {
     fn drop(&mut self) {
         self.0.fetch_add(1, Ordering::SeqCst);
     }
+}
+
+/// How many times a worker built [`Suffix`] from its record.
+static SUFFIX_BUILDS: AtomicUsize = AtomicUsize::new(0);
+
+/// A run-scope hook that is data: RunStart appends its suffix to the input.
+struct Suffix(String);
+
+impl IntoHook for Suffix {
+    fn into_hook(self) -> HookRegistration {
+        let suffix = self.0;
+        on::run_start(move |mut ev, _ctx| {
+            ev.input.push_str(&suffix);
+            std::future::ready(Ok(ev))
+        })
+        .into_hook()
+    }
+}
+
+impl StoredHook for Suffix {
+    const KIND: &'static str = "test/suffix";
+
+    fn spec(&self) -> serde_json::Value {
+        json!({ "suffix": self.0 })
+    }
+
+    fn from_spec(spec: &serde_json::Value) -> Result<Self, BoxError> {
+        SUFFIX_BUILDS.fetch_add(1, Ordering::SeqCst);
+        let suffix = spec["suffix"]
+            .as_str()
+            .ok_or("a suffix spec has `suffix`")?;
+        Ok(Suffix(suffix.to_string()))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stored_run_scope_hooks_travel_to_the_workers_and_to_sub_agents() {
+    let Some(dev) = DevServer::start("stored").await else {
+        return;
+    };
+    let helper = Agent::builder("helper")
+        .model(ScriptedModel::from_fn(|_, req| {
+            ScriptedTurn::text(format!(
+                "helped with {}",
+                req.messages.last().unwrap().text()
+            ))
+        }))
+        .build()
+        .unwrap();
+    let agent = Agent::builder("asks")
+        .model(ScriptedModel::from_fn(|_, req| match results_in(req) {
+            0 => ScriptedTurn::new().with_tool_call_id("h1", "helper", json!({"input": "help"})),
+            _ => ScriptedTurn::text(req.messages.last().unwrap().text().to_string()),
+        }))
+        .sub_agent(&helper)
+        .build()
+        .unwrap();
+    let options = || RunOptions::new().with_stored(Suffix("!".into()));
+    let local = Runtime::new()
+        .run_with(&agent, "go", options())
+        .await
+        .unwrap();
+    assert_eq!(local.output.as_deref(), Some("helped with help!"));
+    assert_eq!(local.messages.get(0).unwrap().text(), "go!");
+
+    let worker = Worker::new(dev.server("stored"), Runtime::new().restores::<Suffix>())
+        .agent(&agent)
+        .spawn();
+    let client = dev.client("stored").await;
+    let remote: RunOutput<(), String> = client
+        .run("asks", "go", options().run_id("stored-1"))
+        .await
+        .unwrap();
+    worker.stop().unwrap();
+    assert_eq!(remote.messages.to_vec(), local.messages.to_vec());
+    // Built once for the run and once for its sub-agent's, not once per activity.
+    assert_eq!(SUFFIX_BUILDS.load(Ordering::SeqCst), 2);
+
+    // A closure cannot travel: the client says so before anything starts.
+    let refused = client
+        .start(
+            "asks",
+            "go",
+            RunOptions::new().with(on::run_start(|ev, _ctx| std::future::ready(Ok(ev)))),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&refused, TemporalError::Options(why) if why.contains("only when they are data")),
+        "{refused}"
+    );
 }

@@ -140,6 +140,29 @@ pub enum SubAgentOutcome {
     Failed(String),
 }
 
+/// A run's run-scope hooks and tool sources that are data (`RunOptions::with_stored`,
+/// `RunOptions::with_stored_tools`), built again from their records by
+/// [`Runtime::restore_scope`]. An engine that opens a run's effects many times keeps it, so the
+/// hooks and sources (a persistent hook process, an MCP server) are built once per run.
+#[derive(Clone, Default)]
+pub struct StoredScope {
+    /// The records they were built from.
+    pub records: Vec<agentry_core::hooks::HookSpecRecord>,
+    /// The hooks.
+    pub hooks: agentry_core::hooks::Hooks,
+    /// The tool sources.
+    pub tool_sources: Vec<Arc<dyn agentry_core::ToolSource>>,
+}
+
+impl std::fmt::Debug for StoredScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kinds: Vec<&str> = self.records.iter().map(|r| r.kind.as_str()).collect();
+        f.debug_struct("StoredScope")
+            .field("kinds", &kinds)
+            .finish()
+    }
+}
+
 impl std::fmt::Debug for Lineage<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let names: Vec<&str> = self.ancestors.iter().map(|a| &*a.name).collect();
@@ -190,14 +213,15 @@ impl Runtime {
     /// The effects of the run `snapshot` describes, run as this runtime runs them: with its
     /// hooks (runtime, live and `agent`'s), default model and limits, but never its store.
     ///
-    /// Runs with hooks or tool sources that are data (`RunOptions::with_stored`) are not
-    /// supported here yet: opening one is an error that says so.
+    /// The run's hooks and tool sources that are data (`snapshot.hooks`, from
+    /// `RunOptions::with_stored`) are built again with this runtime's restorers, as a resume
+    /// builds them ([`restore_scope`](Self::restore_scope)).
     pub fn effects(
         &self,
         agent: &Arc<AgentDef>,
         snapshot: &RunSnapshot,
     ) -> Result<RunEffects, Error> {
-        self.effects_with(agent, snapshot, None, None)
+        self.effects_with(agent, snapshot, None, None, None)
     }
 
     /// [`effects`](Self::effects) whose run events go to `events`: what the effects do
@@ -211,7 +235,7 @@ impl Runtime {
         snapshot: &RunSnapshot,
         events: UnboundedSender<RunEvent>,
     ) -> Result<RunEffects, Error> {
-        self.effects_with(agent, snapshot, Some(events), None)
+        self.effects_with(agent, snapshot, Some(events), None, None)
     }
 
     /// [`effects_streaming`](Self::effects_streaming) of a sub-agent's run: `snapshot` (whose
@@ -226,6 +250,29 @@ impl Runtime {
         snapshot: &RunSnapshot,
         events: UnboundedSender<RunEvent>,
     ) -> Result<RunEffects, Error> {
+        self.check_depth(&lineage)?;
+        self.effects_with(agent, snapshot, Some(events), Some(lineage), None)
+    }
+
+    /// [`effects_streaming`](Self::effects_streaming), or [`sub_agent_effects`](Self::sub_agent_effects)
+    /// with `lineage`, whose run-scope hooks and tool sources that are data are `scope` (built
+    /// once with [`restore_scope`](Self::restore_scope) from `snapshot.hooks`) rather than built
+    /// again from the snapshot.
+    pub fn effects_scoped(
+        &self,
+        agent: &Arc<AgentDef>,
+        snapshot: &RunSnapshot,
+        events: UnboundedSender<RunEvent>,
+        lineage: Option<Lineage<'_>>,
+        scope: &StoredScope,
+    ) -> Result<RunEffects, Error> {
+        if let Some(lineage) = lineage {
+            self.check_depth(&lineage)?;
+        }
+        self.effects_with(agent, snapshot, Some(events), lineage, Some(scope))
+    }
+
+    fn check_depth(&self, lineage: &Lineage<'_>) -> Result<(), Error> {
         let depth = lineage.ancestors.len() as u32;
         let limit = self.inner.limits.max_depth;
         if depth > limit {
@@ -236,7 +283,7 @@ impl Runtime {
                 limit,
             });
         }
-        self.effects_with(agent, snapshot, Some(events), Some(lineage))
+        Ok(())
     }
 
     fn effects_with(
@@ -245,20 +292,31 @@ impl Runtime {
         snapshot: &RunSnapshot,
         events: Option<UnboundedSender<RunEvent>>,
         lineage: Option<Lineage<'_>>,
+        scope: Option<&StoredScope>,
     ) -> Result<RunEffects, Error> {
-        if !snapshot.hooks.is_empty() {
-            return Err(Error::other(format!(
-                "run `{}` has hooks or tool sources that are data; runs driven outside the in-process runtime do not support them yet: register such hooks on the runtime or the agent instead",
-                snapshot.run_id
-            )));
-        }
+        let restored;
+        let scope = match scope {
+            Some(scope) => scope,
+            None if snapshot.hooks.is_empty() => {
+                restored = StoredScope::default();
+                &restored
+            }
+            None => {
+                restored = self.restore_scope(&snapshot.hooks).map_err(|e| {
+                    Error::other(format!("run `{}` cannot be opened: {e}", snapshot.run_id))
+                })?;
+                &restored
+            }
+        };
         let options = RunOptions {
+            hooks: scope.hooks.clone(),
+            stored_hooks: scope.records.clone(),
+            tool_sources: scope.tool_sources.clone(),
             run_id: Some(snapshot.run_id.clone()),
             session_id: snapshot.session_id.clone(),
             user_id: snapshot.user_id.clone(),
             tags: snapshot.tags.clone(),
             metadata: snapshot.metadata.clone(),
-            ..RunOptions::default()
         };
         // The caller's engine records the run: this runtime's store is left out.
         let storeless;

@@ -18,7 +18,7 @@ use handle::Observe;
 pub use handle::RunHandle;
 
 use agentry_core::hooks::{
-    BoxError, HookHandle, HookRegistration, Hooks, IntoHook, LiveHooks, StoredHook,
+    BoxError, HookHandle, HookRegistration, HookSpecRecord, Hooks, IntoHook, LiveHooks, StoredHook,
 };
 use agentry_core::{
     Agent, AgentDef, AgentState, Decision, Error, MessageLog, Model, PendingApproval, Redact,
@@ -575,43 +575,18 @@ impl Runtime {
         }
         let def = agent.def();
         let state = def.initial_state.parse_json(snapshot.state.clone())?;
-        let mut hooks = Hooks::new();
-        let mut tool_sources = Vec::new();
-        for stored in &snapshot.hooks {
-            let Some(build) = self.inner.restorers.get(stored.kind.as_str()) else {
-                return Err(resume_error(
-                    &run_id,
-                    format!(
-                        "it has a stored hook of kind `{}`, which this runtime cannot build again; tell it how with `Runtime::restores::<..>()` (for command hooks, `Runtime::restores::<agentry_external::CommandHooks>()`; for MCP servers, `Runtime::restores_tools::<agentry_mcp::McpServers>()`)",
-                        stored.kind
-                    ),
-                ));
-            };
-            let hook = build(&stored.spec).map_err(|e| {
-                resume_error(
-                    &run_id,
-                    format!(
-                        "its stored hook of kind `{}` cannot be built again: {e}",
-                        stored.kind
-                    ),
-                )
-            })?;
-            match hook {
-                Restored::Hook(hook) => {
-                    hooks.add(hook);
-                }
-                Restored::Tools(source) => tool_sources.push(source),
-            }
-        }
+        let scope = self
+            .restore_scope(&snapshot.hooks)
+            .map_err(|e| resume_error(&run_id, e))?;
         let options = RunOptions {
             run_id: Some(run_id.clone()),
             session_id: snapshot.session_id.clone(),
             user_id: snapshot.user_id.clone(),
             tags: snapshot.tags.clone(),
             metadata: snapshot.metadata.clone(),
-            hooks,
-            stored_hooks: snapshot.hooks.clone(),
-            tool_sources,
+            hooks: scope.hooks,
+            stored_hooks: scope.records,
+            tool_sources: scope.tool_sources,
         };
         let mut driver = self.driver(def, options, observe.events, observe.cancel)?;
         if let (Some(store), Some(stored)) = (&self.inner.store, stored) {
@@ -631,6 +606,44 @@ impl Runtime {
         driver.decisions = decisions;
         driver.last_paused = paused;
         typed(drive(driver, Start::Resume).await?)
+    }
+
+    /// Builds a run's hooks and tool sources that are data again from their records, with this
+    /// runtime's restorers ([`restores`](Self::restores), [`restores_tools`](Self::restores_tools)):
+    /// what a resumed run, or a run driven elsewhere ([`effects`](Self::effects)), uses.
+    ///
+    /// # Errors
+    /// A record of a kind this runtime was not told how to build, or whose spec does not build:
+    /// the error says which, and what to do.
+    pub fn restore_scope(
+        &self,
+        records: &[HookSpecRecord],
+    ) -> Result<effects::StoredScope, String> {
+        let mut scope = effects::StoredScope {
+            records: records.to_vec(),
+            ..Default::default()
+        };
+        for stored in records {
+            let Some(build) = self.inner.restorers.get(stored.kind.as_str()) else {
+                return Err(format!(
+                    "it has a stored hook of kind `{}`, which this runtime cannot build again; tell it how with `Runtime::restores::<..>()` (for command hooks, `Runtime::restores::<agentry_external::CommandHooks>()`; for MCP servers, `Runtime::restores_tools::<agentry_mcp::McpServers>()`)",
+                    stored.kind
+                ));
+            };
+            let restored = build(&stored.spec).map_err(|e| {
+                format!(
+                    "its stored hook of kind `{}` cannot be built again: {e}",
+                    stored.kind
+                )
+            })?;
+            match restored {
+                Restored::Hook(hook) => {
+                    scope.hooks.add(hook);
+                }
+                Restored::Tools(source) => scope.tool_sources.push(source),
+            }
+        }
+        Ok(scope)
     }
 
     fn driver(
@@ -654,13 +667,20 @@ impl Runtime {
         cancel: Option<CancellationToken>,
         nested: Option<(effects::Lineage<'_>, Option<String>)>,
     ) -> Result<Box<Driver>, Error> {
+        // The order of an in-process run's, and of its sub-agents': the runtime's hooks, then
+        // the live ones, the root agent's, the run's, and each sub-agent's down to this one.
         let live = self.inner.live.snapshot();
         let mut scopes: Vec<&Hooks> = Vec::new();
         scopes.extend(live.as_deref());
-        if let Some((lineage, _)) = &nested {
-            scopes.extend(lineage.ancestors.iter().map(|a| &a.hooks));
+        match &nested {
+            Some((lineage, _)) if !lineage.ancestors.is_empty() => {
+                let (root, below) = lineage.ancestors.split_first().expect("not empty");
+                scopes.extend([&root.hooks, &options.hooks]);
+                scopes.extend(below.iter().map(|a| &a.hooks));
+                scopes.push(&def.hooks);
+            }
+            _ => scopes.extend([&def.hooks, &options.hooks]),
         }
-        scopes.extend([&def.hooks, &options.hooks]);
         let hooks = scoped_hooks(&self.inner.hooks, &scopes);
         let depth = match (&nested, nesting::enclosing()) {
             (Some((lineage, _)), _) => lineage.ancestors.len() as u32,
