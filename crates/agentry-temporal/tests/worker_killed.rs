@@ -1,7 +1,8 @@
 //! A worker killed with SIGKILL in the middle of a tool call: a second worker, in another
 //! process, finishes the run. No completed step is done again: each model turn is asked for
 //! once, each tool call that completed runs once, and the call that was in flight runs again
-//! with the same idempotency key.
+//! with the same idempotency key. The same holds for a call inside a sub-agent, which runs as a
+//! child workflow: its parent's turns are not asked for again either.
 //!
 //! The workers are this test binary run again with `child_worker` and the server in
 //! `AGENTRY_TEST_CHILD_TARGET`.
@@ -84,6 +85,25 @@ fn agent(dir: &Path, hang_at: Option<u32>) -> Agent {
         .unwrap()
 }
 
+/// `boss`, whose model hands the whole job to the `stepper` sub-agent (the agent above, its
+/// turns logged to `boss.log`), then answers with what it said.
+fn boss(dir: &Path, hang_at: Option<u32>) -> Agent {
+    let log = dir.join("boss.log");
+    let model = ScriptedModel::from_fn(move |_, req| {
+        let k = results_in(req);
+        append(&log, &k.to_string());
+        match k {
+            0 => ScriptedTurn::new().with_tool_call_id("s1", "stepper", json!({"input": "go"})),
+            _ => ScriptedTurn::text(format!("boss: {}", req.messages.last().unwrap().text())),
+        }
+    });
+    Agent::builder("boss")
+        .model(model)
+        .sub_agent(&agent(dir, hang_at))
+        .build()
+        .unwrap()
+}
+
 /// This binary again, as a worker process.
 fn spawn_worker(target: &str, dir: &Path, hang_at: Option<u32>) -> Child {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
@@ -108,6 +128,7 @@ async fn child_worker() {
     let hang_at = std::env::var(HANG_AT).ok().map(|n| n.parse().unwrap());
     Worker::new(Server::new(target).task_queue(QUEUE), Runtime::new())
         .agent(&agent(&dir, hang_at))
+        .agent(&boss(&dir, hang_at))
         .sticky_timeout(Duration::from_secs(1))
         .run(WorkerStop::new())
         .await
@@ -123,13 +144,27 @@ async fn killed_and_replaced(
     run_id: &str,
     placement: Placement,
 ) -> (RunOutput<(), String>, PathBuf, Duration) {
+    let (out, dir, recovered) = killed_while(dev, "stepper", run_id, placement).await;
+    assert_eq!(out.output.as_deref(), Some("all 4 steps done"));
+    assert_eq!(out.steps, 5);
+    (out, dir, recovered)
+}
+
+/// Run `run_id` of `agent` with `placement`, its first worker killed with SIGKILL while the
+/// stepper's step 3 call is in flight and a second worker, another process, taking over.
+async fn killed_while(
+    dev: &DevServer,
+    agent: &str,
+    run_id: &str,
+    placement: Placement,
+) -> (RunOutput<(), String>, PathBuf, Duration) {
     let dir = dev.dir().join("run");
     std::fs::create_dir_all(&dir).unwrap();
     let target = dev.server(QUEUE).target;
     let mut first = spawn_worker(&target, &dir, Some(3));
     let client = dev.client(QUEUE).await.placement(placement);
     let handle = client
-        .start("stepper", "go", RunOptions::new().run_id(run_id))
+        .start(agent, "go", RunOptions::new().run_id(run_id))
         .await
         .unwrap();
     let start = Instant::now();
@@ -150,9 +185,31 @@ async fn killed_and_replaced(
     second.wait().unwrap();
 
     assert_eq!(out.stop, StopReason::FinalAnswer);
-    assert_eq!(out.output.as_deref(), Some("all 4 steps done"));
-    assert_eq!(out.steps, 5);
     (out, dir, recovered)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_killed_mid_sub_agent_is_replaced_and_neither_run_repeats_a_step() {
+    let Some(dev) = DevServer::start("worker_killed_sub").await else {
+        return;
+    };
+    let (out, dir, _) = killed_while(&dev, "boss", "killed-boss", Placement::Scheduled).await;
+    assert_eq!(out.output.as_deref(), Some("boss: all 4 steps done"));
+    // The parent's turns and the sub-agent's were each asked for once.
+    assert_eq!(lines(&dir.join("boss.log")), ["0", "1"]);
+    assert_eq!(lines(&dir.join("model.log")), ["0", "1", "2", "3", "4"]);
+    // The sub-agent's calls, keyed by its own run (`<parent>/<call id>`): only the one in
+    // flight ran again, with its key.
+    assert_eq!(
+        lines(&dir.join("calls.log")),
+        [
+            "1 killed-boss/s1:c1",
+            "2 killed-boss/s1:c2",
+            "3 killed-boss/s1:c3",
+            "3 killed-boss/s1:c3",
+            "4 killed-boss/s1:c4",
+        ]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
