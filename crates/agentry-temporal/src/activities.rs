@@ -17,10 +17,7 @@ use crate::wire::{
 use crate::workflow::AgentRun;
 use agentry::effects::{CallOutcome, Lineage, RunEffects, StepOpening};
 use agentry::hooks::Events;
-use agentry::{
-    AgentDef, AgentTool, Error, RunEvent, RunMachine, RunSnapshot, Runtime, SNAPSHOT_VERSION,
-    StopReason,
-};
+use agentry::{AgentDef, AgentTool, Error, RunEvent, RunSnapshot, Runtime, StopReason};
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
@@ -245,27 +242,14 @@ impl AgentActivities {
             .map_err(|e| non_retryable(format!("the agent's initial state: {e}")))?;
         let request = &input.request;
         let snapshot = RunSnapshot {
-            version: SNAPSHOT_VERSION,
-            run_id: input.run_id.clone(),
             parent_run_id: request.parent.as_ref().map(|p| p.run_id.clone()),
-            agent: request.agent.clone(),
             session_id: request.session_id.clone(),
             user_id: request.user_id.clone(),
             tags: request.tags.clone(),
             metadata: request.metadata.clone(),
-            messages: RunMachine::new().messages,
             state,
-            step: 0,
-            usage: Default::default(),
-            retried_usage: Default::default(),
-            model_calls: 0,
-            output_attempts: 0,
-            pending_tool_calls: Vec::new(),
-            settled_results: Vec::new(),
-            stop: None,
-            output: None,
-            error: None,
             hooks: request.hooks.clone(),
+            ..RunSnapshot::new(&input.run_id, &request.agent)
         };
         let root = match &request.parent {
             Some(parent) => parent.root_run_id.as_str(),
@@ -362,18 +346,9 @@ impl AgentActivities {
         let (mut effects, given, mut events) = self.open(input.run).await?;
         let cancel = effects.cancellation();
         heartbeating(&ctx, cancel, async move {
-            let settled = match effects.tool_call(input.index, input.decided).await? {
-                CallOutcome::Done(result) => Settled::Done(result),
-                CallOutcome::Pending(pending) => Settled::Pending(pending),
-                CallOutcome::Stop { result, reason } => Settled::Stop { result, reason },
-                CallOutcome::SubAgent(request) => Settled::SubAgent(request),
-            };
+            let outcome = effects.tool_call(input.index, input.decided).await?;
             self.keep(&run_id, &effects, given);
-            Ok(ToolDone {
-                settled,
-                state: effects.state()?,
-                events: events.take(),
-            })
+            tool_done(outcome, &effects, &mut events)
         })
         .await
     }
@@ -390,21 +365,11 @@ impl AgentActivities {
         let (mut effects, given, mut events) = self.open(input.run).await?;
         let cancel = effects.cancellation();
         heartbeating(&ctx, cancel, async move {
-            let closed = effects
+            let outcome = effects
                 .sub_agent_finished(input.index, input.request, input.outcome)
                 .await?;
-            let settled = match closed {
-                CallOutcome::Done(result) => Settled::Done(result),
-                CallOutcome::Pending(pending) => Settled::Pending(pending),
-                CallOutcome::Stop { result, reason } => Settled::Stop { result, reason },
-                CallOutcome::SubAgent(request) => Settled::SubAgent(request),
-            };
             self.keep(&run_id, &effects, given);
-            Ok(ToolDone {
-                settled,
-                state: effects.state()?,
-                events: events.take(),
-            })
+            tool_done(outcome, &effects, &mut events)
         })
         .await
     }
@@ -476,6 +441,25 @@ impl AgentActivities {
         })
         .await
     }
+}
+
+/// How a call settled, with the state and events after it.
+fn tool_done(
+    outcome: CallOutcome,
+    effects: &RunEffects,
+    events: &mut Collected,
+) -> Result<ToolDone, Error> {
+    let settled = match outcome {
+        CallOutcome::Done(result) => Settled::Done(result),
+        CallOutcome::Pending(pending) => Settled::Pending(pending),
+        CallOutcome::Stop { result, reason } => Settled::Stop { result, reason },
+        CallOutcome::SubAgent(request) => Settled::SubAgent(request),
+    };
+    Ok(ToolDone {
+        settled,
+        state: effects.state()?,
+        events: events.take(),
+    })
 }
 
 /// Fails a run whose agent or hooks use what runs on Temporal do not support yet, before any

@@ -39,7 +39,7 @@ impl ScopeCache {
         run_id: &str,
         records: &[HookSpecRecord],
         runtime: &Runtime,
-    ) -> Result<StoredScope, String> {
+    ) -> Result<StoredScope, agentry::Error> {
         {
             let mut guard = self.entries.lock().unwrap_or_else(|e| e.into_inner());
             let (entries, clock) = &mut *guard;

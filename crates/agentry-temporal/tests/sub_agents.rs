@@ -174,6 +174,21 @@ fn tower() -> Agent {
     delegate("top", &middle)
 }
 
+/// How a run of `top` fails on a worker (on queue `queue`) with `runtime`.
+async fn tower_fails(dev: &DevServer, queue: &str, runtime: Runtime) -> TemporalError {
+    let worker = Worker::new(dev.server(queue), runtime)
+        .agent(&tower())
+        .spawn();
+    let failed = dev
+        .client(queue)
+        .await
+        .run::<(), String>("top", "go", RunOptions::new())
+        .await
+        .unwrap_err();
+    worker.stop().unwrap();
+    failed
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nesting_past_the_limit_and_a_sub_agent_hook_failure_fail_the_parent() {
     let Some(dev) = DevServer::start("tower").await else {
@@ -196,16 +211,7 @@ async fn nesting_past_the_limit_and_a_sub_agent_hook_failure_fail_the_parent() {
     // With a limit of one level, `bottom` may not start: the whole run fails, as in-process.
     let local = Runtime::new().max_depth(1).run(&tower(), "go").await;
     assert!(matches!(local, Err(Error::DepthLimit { .. })), "{local:?}");
-    let worker = Worker::new(dev.server("tower-limit"), Runtime::new().max_depth(1))
-        .agent(&tower())
-        .spawn();
-    let failed = dev
-        .client("tower-limit")
-        .await
-        .run::<(), String>("top", "go", RunOptions::new())
-        .await
-        .unwrap_err();
-    worker.stop().unwrap();
+    let failed = tower_fails(&dev, "tower-limit", Runtime::new().max_depth(1)).await;
     assert!(
         matches!(&failed, TemporalError::RunFailed { error, .. }
             if error.contains("`top/middle` cannot start a run nested 2 levels deep")),
@@ -224,16 +230,7 @@ async fn nesting_past_the_limit_and_a_sub_agent_hook_failure_fail_the_parent() {
     };
     let local = refusing().run(&tower(), "go").await;
     assert!(matches!(local, Err(Error::Hook(_))), "{local:?}");
-    let worker = Worker::new(dev.server("tower-hook"), refusing())
-        .agent(&tower())
-        .spawn();
-    let failed = dev
-        .client("tower-hook")
-        .await
-        .run::<(), String>("top", "go", RunOptions::new())
-        .await
-        .unwrap_err();
-    worker.stop().unwrap();
+    let failed = tower_fails(&dev, "tower-hook", refusing()).await;
     assert!(
         matches!(&failed, TemporalError::RunFailed { error, .. } if error.contains("no nested runs today")),
         "{failed}"

@@ -439,27 +439,8 @@ async fn the_child_events_reach_the_parent_event_stream_under_the_child_path() {
 /// A new run's snapshot, as an engine that drives runs itself opens its effects with.
 fn fresh(run_id: &str, agent: &str, parent: Option<&str>) -> agentry::RunSnapshot {
     agentry::RunSnapshot {
-        version: agentry::SNAPSHOT_VERSION,
-        run_id: run_id.into(),
         parent_run_id: parent.map(String::from),
-        agent: agent.into(),
-        session_id: None,
-        user_id: None,
-        tags: Vec::new(),
-        metadata: Default::default(),
-        messages: Default::default(),
-        state: serde_json::Value::Null,
-        step: 0,
-        usage: Default::default(),
-        retried_usage: Default::default(),
-        model_calls: 0,
-        output_attempts: 0,
-        pending_tool_calls: Vec::new(),
-        settled_results: Vec::new(),
-        stop: None,
-        output: None,
-        error: None,
-        hooks: Vec::new(),
+        ..agentry::RunSnapshot::new(run_id, agent)
     }
 }
 

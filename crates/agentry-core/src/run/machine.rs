@@ -78,6 +78,36 @@ pub struct RunSnapshot {
     pub hooks: Vec<crate::hooks::HookSpecRecord>,
 }
 
+impl RunSnapshot {
+    /// The snapshot of run `run_id` of `agent` before anything happened in it: no history, no
+    /// state, no step. (What an engine that drives runs itself opens a new run's effects with.)
+    pub fn new(run_id: impl Into<String>, agent: impl Into<String>) -> Self {
+        RunSnapshot {
+            version: SNAPSHOT_VERSION,
+            run_id: run_id.into(),
+            parent_run_id: None,
+            agent: agent.into(),
+            session_id: None,
+            user_id: None,
+            tags: Vec::new(),
+            metadata: Default::default(),
+            messages: History::new(),
+            state: Value::Null,
+            step: 0,
+            usage: Usage::default(),
+            retried_usage: Usage::default(),
+            model_calls: 0,
+            output_attempts: 0,
+            pending_tool_calls: Vec::new(),
+            settled_results: Vec::new(),
+            stop: None,
+            output: None,
+            error: None,
+            hooks: Vec::new(),
+        }
+    }
+}
+
 /// Whether a step may start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StepStart {

@@ -16,34 +16,12 @@
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), agentry::Error> {
 //! use agentry::prelude::*;
-//! use agentry::{RunSnapshot, SNAPSHOT_VERSION};
+//! use agentry::RunSnapshot;
 //!
 //! let agent = Agent::builder("greeter")
 //!     .model(ScriptedModel::new().text("Hello!"))
 //!     .build()?;
-//! let snapshot = RunSnapshot {
-//!     version: SNAPSHOT_VERSION,
-//!     run_id: "r-1".into(),
-//!     parent_run_id: None,
-//!     agent: "greeter".into(),
-//!     session_id: None,
-//!     user_id: None,
-//!     tags: Vec::new(),
-//!     metadata: Default::default(),
-//!     messages: Default::default(),
-//!     state: serde_json::Value::Null,
-//!     step: 0,
-//!     usage: Default::default(),
-//!     retried_usage: Default::default(),
-//!     model_calls: 0,
-//!     output_attempts: 0,
-//!     pending_tool_calls: Vec::new(),
-//!     settled_results: Vec::new(),
-//!     stop: None,
-//!     output: None,
-//!     error: None,
-//!     hooks: Vec::new(),
-//! };
+//! let snapshot = RunSnapshot::new("r-1", "greeter");
 //! let mut effects = Runtime::new().effects(agent.def(), &snapshot)?;
 //! effects.run_start("Hi".into()).await?;
 //! let response = effects.model_turn(1).await?;

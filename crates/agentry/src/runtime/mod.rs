@@ -577,7 +577,7 @@ impl Runtime {
         let state = def.initial_state.parse_json(snapshot.state.clone())?;
         let scope = self
             .restore_scope(&snapshot.hooks)
-            .map_err(|e| resume_error(&run_id, e))?;
+            .map_err(|e| resume_error(&run_id, e.to_string()))?;
         let options = RunOptions {
             run_id: Some(run_id.clone()),
             session_id: snapshot.session_id.clone(),
@@ -615,26 +615,23 @@ impl Runtime {
     /// # Errors
     /// A record of a kind this runtime was not told how to build, or whose spec does not build:
     /// the error says which, and what to do.
-    pub fn restore_scope(
-        &self,
-        records: &[HookSpecRecord],
-    ) -> Result<effects::StoredScope, String> {
+    pub fn restore_scope(&self, records: &[HookSpecRecord]) -> Result<effects::StoredScope, Error> {
         let mut scope = effects::StoredScope {
             records: records.to_vec(),
             ..Default::default()
         };
         for stored in records {
             let Some(build) = self.inner.restorers.get(stored.kind.as_str()) else {
-                return Err(format!(
+                return Err(Error::other(format!(
                     "it has a stored hook of kind `{}`, which this runtime cannot build again; tell it how with `Runtime::restores::<..>()` (for command hooks, `Runtime::restores::<agentry_external::CommandHooks>()`; for MCP servers, `Runtime::restores_tools::<agentry_mcp::McpServers>()`)",
                     stored.kind
-                ));
+                )));
             };
             let restored = build(&stored.spec).map_err(|e| {
-                format!(
+                Error::other(format!(
                     "its stored hook of kind `{}` cannot be built again: {e}",
                     stored.kind
-                )
+                ))
             })?;
             match restored {
                 Restored::Hook(hook) => {
