@@ -2,22 +2,20 @@
 //! activities it ran lately, by run id, with the digests of its prefixes.
 
 use crate::ledger::{Digests, HistoryDelta};
+use crate::recent::Recent;
 use agentry_core::{History, Message};
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// One run's history as a worker's last activity of it left it.
 struct Entry {
     history: History,
     digests: Digests,
-    used: u64,
 }
 
 /// The histories of the runs a worker ran activities of lately, at most `capacity` runs (the
 /// least recently used are forgotten first).
 pub struct HistoryCache {
-    entries: Mutex<(HashMap<String, Entry>, u64)>,
-    capacity: usize,
+    entries: Mutex<Recent<Entry>>,
 }
 
 /// A history with the digests of its prefixes.
@@ -42,8 +40,7 @@ impl HistoryCache {
     /// A cache of at most `capacity` runs' histories.
     pub fn new(capacity: usize) -> Self {
         HistoryCache {
-            entries: Mutex::new((HashMap::new(), 0)),
-            capacity: capacity.max(1),
+            entries: Mutex::new(Recent::new(capacity)),
         }
     }
 
@@ -52,12 +49,8 @@ impl HistoryCache {
     /// match the delta's digest.
     pub fn complete(&self, run_id: &str, delta: &HistoryDelta) -> Option<Checked> {
         let (mut history, mut digests) = {
-            let mut guard = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-            let (entries, clock) = &mut *guard;
-            *clock += 1;
-            match entries.get_mut(run_id) {
+            match self.lock().get_mut(run_id) {
                 Some(entry) if entry.digests.at(delta.base) == Some(delta.base_digest) => {
-                    entry.used = *clock;
                     (entry.history.clone(), entry.digests.clone())
                 }
                 // A delta based on nothing is the whole history.
@@ -100,31 +93,20 @@ impl HistoryCache {
             digests = Digests::default();
         }
         digests.extend(history);
-        let mut guard = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        let (entries, clock) = &mut *guard;
-        *clock += 1;
-        entries.insert(
-            run_id.to_string(),
-            Entry {
-                history: history.clone(),
-                digests,
-                used: *clock,
-            },
-        );
-        if entries.len() > self.capacity
-            && let Some(oldest) = entries
-                .iter()
-                .min_by_key(|(_, e)| e.used)
-                .map(|(k, _)| k.clone())
-        {
-            entries.remove(&oldest);
-        }
+        let entry = Entry {
+            history: history.clone(),
+            digests,
+        };
+        self.lock().insert(run_id, entry);
     }
 
     /// Forgets `run_id`'s history (its run ended, or continues as a new execution).
     pub fn forget(&self, run_id: &str) {
-        let mut guard = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        guard.0.remove(run_id);
+        self.lock().remove(run_id);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Recent<Entry>> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 

@@ -88,6 +88,7 @@ mod connect;
 mod error;
 mod events;
 mod ledger;
+mod recent;
 mod scopes;
 mod wire;
 mod worker;

@@ -3,29 +3,23 @@
 //! servers), built once per run on a worker rather than once per activity, so a persistent hook
 //! process or an MCP server lives as long as the run does there.
 
+use crate::recent::Recent;
 use agentry::Runtime;
 use agentry::effects::StoredScope;
 use agentry::hooks::HookSpecRecord;
-use std::collections::HashMap;
 use std::sync::Mutex;
 
 /// The restored scopes of the runs a worker ran activities of lately, at most `capacity` runs
 /// (the least recently used are dropped first, and built again if their runs come back).
 pub struct ScopeCache {
-    /// Each run's scope and when it was last used, and the clock.
-    entries: Mutex<(HashMap<String, Entry>, u64)>,
-    capacity: usize,
+    scopes: Mutex<Recent<StoredScope>>,
 }
-
-/// A run's scope and when it was last used.
-type Entry = (StoredScope, u64);
 
 impl ScopeCache {
     /// A cache of at most `capacity` runs' scopes.
     pub fn new(capacity: usize) -> Self {
         ScopeCache {
-            entries: Mutex::new((HashMap::new(), 0)),
-            capacity: capacity.max(1),
+            scopes: Mutex::new(Recent::new(capacity)),
         }
     }
 
@@ -40,37 +34,23 @@ impl ScopeCache {
         records: &[HookSpecRecord],
         runtime: &Runtime,
     ) -> Result<StoredScope, agentry::Error> {
+        if let Some(scope) = self.lock().get_mut(run_id)
+            && scope.records == records
         {
-            let mut guard = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-            let (entries, clock) = &mut *guard;
-            *clock += 1;
-            if let Some((scope, used)) = entries.get_mut(run_id)
-                && scope.records == records
-            {
-                *used = *clock;
-                return Ok(scope.clone());
-            }
+            return Ok(scope.clone());
         }
         // Built outside the lock: building may start what the hooks need.
         let scope = runtime.restore_scope(records)?;
-        let mut guard = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        let (entries, clock) = &mut *guard;
-        *clock += 1;
-        entries.insert(run_id.to_string(), (scope.clone(), *clock));
-        if entries.len() > self.capacity
-            && let Some(oldest) = entries
-                .iter()
-                .min_by_key(|(_, (_, used))| *used)
-                .map(|(k, _)| k.clone())
-        {
-            entries.remove(&oldest);
-        }
+        self.lock().insert(run_id, scope.clone());
         Ok(scope)
     }
 
     /// Drops `run_id`'s scope (its run ended).
     pub fn forget(&self, run_id: &str) {
-        let mut guard = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        guard.0.remove(run_id);
+        self.lock().remove(run_id);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Recent<StoredScope>> {
+        self.scopes.lock().unwrap_or_else(|e| e.into_inner())
     }
 }

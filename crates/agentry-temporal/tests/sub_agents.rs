@@ -30,6 +30,19 @@ fn results(messages: &History) -> Vec<String> {
         .collect()
 }
 
+/// `helper`, which answers `helped with <its input>`.
+fn helper() -> Agent {
+    Agent::builder("helper")
+        .model(ScriptedModel::from_fn(|_, req| {
+            ScriptedTurn::text(format!(
+                "helped with {}",
+                req.messages.last().unwrap().text()
+            ))
+        }))
+        .build()
+        .unwrap()
+}
+
 /// A parent that calls `flaky` (whose model fails), `asker` (whose tool needs approval) and
 /// `helper` in turn, then answers.
 fn boss() -> Agent {
@@ -52,15 +65,7 @@ fn boss() -> Agent {
         .tool(approve_me)
         .build()
         .unwrap();
-    let helper = Agent::builder("helper")
-        .model(ScriptedModel::from_fn(|_, req| {
-            ScriptedTurn::text(format!(
-                "helped with {}",
-                req.messages.last().unwrap().text()
-            ))
-        }))
-        .build()
-        .unwrap();
+    let helper = helper();
     let model = ScriptedModel::from_fn(|_, req| match results_in(req) {
         0 => ScriptedTurn::new()
             .with_tool_call_id("f1", "flaky", json!({"input": "try"}))
@@ -350,15 +355,7 @@ async fn stored_run_scope_hooks_travel_to_the_workers_and_to_sub_agents() {
     let Some(dev) = DevServer::start("stored").await else {
         return;
     };
-    let helper = Agent::builder("helper")
-        .model(ScriptedModel::from_fn(|_, req| {
-            ScriptedTurn::text(format!(
-                "helped with {}",
-                req.messages.last().unwrap().text()
-            ))
-        }))
-        .build()
-        .unwrap();
+    let helper = helper();
     let agent = Agent::builder("asks")
         .model(ScriptedModel::from_fn(|_, req| match results_in(req) {
             0 => ScriptedTurn::new().with_tool_call_id("h1", "helper", json!({"input": "help"})),

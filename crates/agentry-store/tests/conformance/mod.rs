@@ -3,8 +3,8 @@
 
 use agentry_core::{
     Checkpoint, History, Message, MessageLog, PendingApproval, RecordedEvent, RunQuery,
-    RunSnapshot, RunStatus, RunStore, RunSummary, SNAPSHOT_VERSION, StopReason, StoreError,
-    StoredEvent, StoredRun, ToolCall, Usage,
+    RunSnapshot, RunStatus, RunStore, RunSummary, StopReason, StoreError, StoredEvent, StoredRun,
+    ToolCall, Usage,
 };
 use serde_json::json;
 use std::any::Any;
@@ -63,29 +63,7 @@ macro_rules! conformance_tests {
 
 /// A run with only what every run has.
 pub fn snapshot(run_id: &str) -> RunSnapshot {
-    RunSnapshot {
-        version: SNAPSHOT_VERSION,
-        run_id: run_id.to_string(),
-        parent_run_id: None,
-        agent: "helper".to_string(),
-        session_id: None,
-        user_id: None,
-        tags: Vec::new(),
-        metadata: serde_json::Map::new(),
-        messages: History::new(),
-        state: serde_json::Value::Null,
-        step: 0,
-        usage: Usage::default(),
-        retried_usage: Usage::default(),
-        model_calls: 0,
-        output_attempts: 0,
-        pending_tool_calls: Vec::new(),
-        settled_results: Vec::new(),
-        stop: None,
-        output: None,
-        error: None,
-        hooks: Vec::new(),
-    }
+    RunSnapshot::new(run_id, "helper")
 }
 
 /// A run with every field set.

@@ -667,18 +667,19 @@ impl Runtime {
         // The order of an in-process run's, and of its sub-agents': the runtime's hooks, then
         // the live ones, the root agent's, the run's, and each sub-agent's down to this one.
         let live = self.inner.live.snapshot();
-        let mut scopes: Vec<&Hooks> = Vec::new();
-        scopes.extend(live.as_deref());
-        match &nested {
+        let empty = Hooks::new();
+        let live = live.as_deref().unwrap_or(&empty);
+        let hooks = match &nested {
             Some((lineage, _)) if !lineage.ancestors.is_empty() => {
                 let (root, below) = lineage.ancestors.split_first().expect("not empty");
-                scopes.extend([&root.hooks, &options.hooks]);
+                let mut scopes = vec![live, &root.hooks, &options.hooks];
                 scopes.extend(below.iter().map(|a| &a.hooks));
                 scopes.push(&def.hooks);
+                scoped_hooks(&self.inner.hooks, &scopes)
             }
-            _ => scopes.extend([&def.hooks, &options.hooks]),
-        }
-        let hooks = scoped_hooks(&self.inner.hooks, &scopes);
+            // A run of its own (the common case): no list to allocate.
+            _ => scoped_hooks(&self.inner.hooks, &[live, &def.hooks, &options.hooks]),
+        };
         let depth = match (&nested, nesting::enclosing()) {
             (Some((lineage, _)), _) => lineage.ancestors.len() as u32,
             (None, Some(parent)) => nesting::nested_depth(&parent, self.inner.limits.max_depth)?,
