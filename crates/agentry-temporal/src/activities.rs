@@ -11,13 +11,13 @@ use crate::cache::{Checked, HistoryCache};
 use crate::events::WireEvent;
 use crate::scopes::ScopeCache;
 use crate::wire::{
-    BeginInput, Begun, Effect, EndStepInput, Ending, Failure, Finish, FinishInput, ModelStep,
-    Opening, RunPlan, RunView, Settled, StepEnd, StepInput, SubAgentDone, ToolDone, ToolInput,
+    BatchDone, BatchInput, BeginInput, Begun, Deadline, Effect, EndStepInput, Ending, Failure,
+    Finish, FinishInput, ModelStep, Opening, RunPlan, RunView, Settled, StepEnd, StepInput,
+    SubAgentDone, ToolDone, ToolInput,
 };
 use crate::workflow::AgentRun;
 use agentry::effects::{CallOutcome, Lineage, RunEffects, StepOpening};
-use agentry::hooks::Events;
-use agentry::{AgentDef, AgentTool, Error, RunEvent, RunSnapshot, Runtime, StopReason};
+use agentry::{AgentDef, AgentTool, Error, RunContext, RunEvent, RunSnapshot, Runtime, StopReason};
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
@@ -26,7 +26,6 @@ use temporalio_client::WorkflowQueryOptions;
 use temporalio_common::error::ApplicationFailure;
 use temporalio_macros::activities;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
-use tokio_util::sync::CancellationToken;
 
 /// How often a running activity heartbeats.
 const HEARTBEAT_EVERY: Duration = Duration::from_secs(1);
@@ -196,11 +195,23 @@ fn non_retryable(message: String) -> ActivityError {
     )))
 }
 
-/// Runs `effect`, heartbeating meanwhile; a cancelled activity cancels `cancel` (the run's
-/// context) and drops the effect.
+/// What may end an effect early, besides its activity's cancellation.
+#[derive(Clone, Copy, PartialEq)]
+enum Ends {
+    /// Only its own end: the run's last effect runs to its end whatever its hooks set.
+    WithEffect,
+    /// A deadline a hook sets on the run during the effect, when it passes.
+    AtDeadline,
+}
+
+/// Runs `effect`, heartbeating meanwhile. A cancelled activity cancels the run's context `run`
+/// and drops the effect; so does a deadline a hook sets on the run during the effect
+/// (`RunContext::stop_at`) when it passes, if `ends` says so, and the activity settles with it,
+/// for the workflow to stop the run.
 async fn heartbeating<T>(
     ctx: &ActivityContext,
-    cancel: CancellationToken,
+    run: RunContext,
+    ends: Ends,
     effect: impl Future<Output = Result<T, Error>>,
 ) -> Result<Effect<T>, ActivityError> {
     let mut effect = std::pin::pin!(effect);
@@ -210,8 +221,13 @@ async fn heartbeating<T>(
             biased;
             outcome = &mut effect => return Ok(outcome.map_err(|e| Failure::of(&e))),
             () = ctx.cancelled() => {
-                cancel.cancel();
+                run.cancellation().cancel();
                 return Err(ActivityError::cancelled());
+            }
+            stop = run.deadline_passed(), if ends == Ends::AtDeadline => {
+                run.cancellation().cancel();
+                let deadline = Deadline::new(std::time::SystemTime::now(), stop);
+                return Ok(Err(Failure::interrupted(deadline)));
             }
             _ = beat.tick() => {
                 // A heartbeat that cannot be encoded is not worth failing the effect over: the
@@ -261,11 +277,10 @@ impl AgentActivities {
             Err(e @ Error::DepthLimit { .. }) => return Ok(Err(Failure::of(&e))),
             Err(e) => return Err(non_retryable(e.to_string())),
         };
-        let cancel = effects.cancellation();
+        let run = effects.context().clone();
         let this = self.clone();
         let run_id = input.run_id.clone();
-        heartbeating(&ctx, cancel, async move {
-            unsupported(&effects)?;
+        heartbeating(&ctx, run, Ends::AtDeadline, async move {
             let input = effects.run_start(input.request.input).await?;
             let def = effects.def();
             let plan = RunPlan {
@@ -281,6 +296,7 @@ impl AgentActivities {
                 state: effects.state()?,
                 plan,
                 events: events.take(),
+                deadline: deadline(&effects),
             })
         })
         .await
@@ -296,13 +312,18 @@ impl AgentActivities {
     ) -> Result<Effect<ModelStep>, ActivityError> {
         let run_id = input.run.snapshot.run_id.clone();
         let (mut effects, given, mut events) = self.open(input.run).await?;
-        let cancel = effects.cancellation();
-        heartbeating(&ctx, cancel, async move {
+        let run = effects.context().clone();
+        heartbeating(&ctx, run, Ends::AtDeadline, async move {
             effects.report_added(input.report_from).await?;
             let opening = match effects.before_step(input.step).await? {
                 StepOpening::Go => Opening::Go,
                 StepOpening::Skip => Opening::Skip,
                 StepOpening::Stop(stop) => Opening::Stop(stop),
+            };
+            let opened = events.take();
+            let folded = match opening {
+                Opening::Go => effects.compact().await?,
+                _ => None,
             };
             let before = effects.machine().messages.len();
             let response = if opening == Opening::Go {
@@ -318,18 +339,24 @@ impl AgentActivities {
                 .cloned()
                 .collect::<Vec<_>>();
             let (usage, retried_usage) = (machine.usage, machine.retried_usage);
+            let mut batch = None;
             if let Some(response) = &response {
                 effects.accept_turn(response.clone()).await?;
+                batch = effects.before_tool_batch().await?;
             }
             self.keep(&run_id, &effects, given);
             Ok(ModelStep {
                 opening,
+                opened,
+                folded,
                 added,
                 usage,
                 retried_usage,
                 response: response.map(Into::into),
+                batch,
                 state: effects.state()?,
                 events: events.take(),
+                deadline: deadline(&effects),
             })
         })
         .await
@@ -344,8 +371,8 @@ impl AgentActivities {
     ) -> Result<Effect<ToolDone>, ActivityError> {
         let run_id = input.run.snapshot.run_id.clone();
         let (mut effects, given, mut events) = self.open(input.run).await?;
-        let cancel = effects.cancellation();
-        heartbeating(&ctx, cancel, async move {
+        let run = effects.context().clone();
+        heartbeating(&ctx, run, Ends::AtDeadline, async move {
             let outcome = effects.tool_call(input.index, input.decided).await?;
             self.keep(&run_id, &effects, given);
             tool_done(outcome, &effects, &mut events)
@@ -363,13 +390,36 @@ impl AgentActivities {
     ) -> Result<Effect<ToolDone>, ActivityError> {
         let run_id = input.run.snapshot.run_id.clone();
         let (mut effects, given, mut events) = self.open(input.run).await?;
-        let cancel = effects.cancellation();
-        heartbeating(&ctx, cancel, async move {
+        let run = effects.context().clone();
+        heartbeating(&ctx, run, Ends::AtDeadline, async move {
             let outcome = effects
                 .sub_agent_finished(input.index, input.request, input.outcome)
                 .await?;
             self.keep(&run_id, &effects, given);
             tool_done(outcome, &effects, &mut events)
+        })
+        .await
+    }
+
+    /// AfterToolBatch hooks for the results of every call of the pending turn.
+    #[activity(name = "agentry.tool_batch_done")]
+    pub async fn tool_batch_done(
+        self: Arc<Self>,
+        ctx: ActivityContext,
+        input: BatchInput,
+    ) -> Result<Effect<BatchDone>, ActivityError> {
+        let run_id = input.run.snapshot.run_id.clone();
+        let (mut effects, given, mut events) = self.open(input.run).await?;
+        let run = effects.context().clone();
+        heartbeating(&ctx, run, Ends::AtDeadline, async move {
+            let results = effects.after_tool_batch(input.results).await?;
+            self.keep(&run_id, &effects, given);
+            Ok(BatchDone {
+                results,
+                state: effects.state()?,
+                events: events.take(),
+                deadline: deadline(&effects),
+            })
         })
         .await
     }
@@ -384,8 +434,8 @@ impl AgentActivities {
     ) -> Result<Effect<StepEnd>, ActivityError> {
         let run_id = input.run.snapshot.run_id.clone();
         let (mut effects, given, mut events) = self.open(input.run).await?;
-        let cancel = effects.cancellation();
-        heartbeating(&ctx, cancel, async move {
+        let run = effects.context().clone();
+        heartbeating(&ctx, run, Ends::AtDeadline, async move {
             effects.report_added(input.report_from).await?;
             let stop = effects.end_step(input.step).await?;
             let veto = match &input.final_output {
@@ -398,6 +448,7 @@ impl AgentActivities {
                 veto,
                 state: effects.state()?,
                 events: events.take(),
+                deadline: deadline(&effects),
             })
         })
         .await
@@ -415,8 +466,8 @@ impl AgentActivities {
         let (mut effects, _given, mut events) = self.open(input.run).await?;
         self.cache.forget(&run_id);
         self.scopes.forget(&run_id);
-        let cancel = effects.cancellation();
-        heartbeating(&ctx, cancel, async move {
+        let run = effects.context().clone();
+        heartbeating(&ctx, run, Ends::WithEffect, async move {
             effects.report_added(input.report_from).await?;
             if let Some(reason) = input.stop_event {
                 // Only a natural stop (a final answer) can be vetoed; this is not one.
@@ -459,25 +510,11 @@ fn tool_done(
         settled,
         state: effects.state()?,
         events: events.take(),
+        deadline: deadline(effects),
     })
 }
 
-/// Fails a run whose agent or hooks use what runs on Temporal do not support yet, before any
-/// effect, with an error that says what.
-fn unsupported(effects: &RunEffects) -> Result<(), Error> {
-    let def = effects.def();
-    let what = if def.compaction.is_some() {
-        Some("compacts its history (`compaction`)")
-    } else if effects.wants(Events::BEFORE_TOOL_BATCH | Events::AFTER_TOOL_BATCH) {
-        Some("has BeforeToolBatch or AfterToolBatch hooks")
-    } else {
-        None
-    };
-    match what {
-        Some(what) => Err(Error::other(format!(
-            "agent `{}` {what}, which runs on Temporal do not support yet; run it with the in-process runtime",
-            def.name
-        ))),
-        None => Ok(()),
-    }
+/// The deadline a hook set on the run while `effects` ran, in its recorded form.
+fn deadline(effects: &RunEffects) -> Option<Deadline> {
+    effects.deadline().map(|(at, stop)| Deadline::new(at, stop))
 }

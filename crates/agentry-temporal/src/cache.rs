@@ -169,4 +169,35 @@ mod tests {
         cache.forget("r1");
         assert!(cache.complete("r1", &delta).is_none());
     }
+
+    #[test]
+    fn a_history_folded_by_a_compaction_completes_where_it_was_folded_and_misses_elsewhere() {
+        let mut h = History::new();
+        for text in ["a", "b", "c", "d"] {
+            h.push(Message::user(text));
+        }
+        let mut ledger = Ledger::default();
+        let first = ledger.delta(&h);
+        // Two workers have the run as it was.
+        let (folder, other) = (HistoryCache::new(2), HistoryCache::new(2));
+        for cache in [&folder, &other] {
+            let given = cache.complete("r", &first).unwrap();
+            cache.store("r", given, &h);
+        }
+        ledger.sync(&h);
+        // One folds messages 1..3 into a summary, the workflow does the same.
+        let given = folder.complete("r", &ledger.delta(&h)).unwrap();
+        h.replace_range(1, 3, Message::user("summary"));
+        folder.store("r", given, &h);
+        ledger.rewound(1);
+        ledger.sync(&h);
+        h.push(Message::user("e"));
+        let next = ledger.delta(&h);
+        // The folding worker completes it from what it kept; the other misses (its history is
+        // not the run's) and asks the workflow, whose history checks.
+        assert_eq!(folder.complete("r", &next).unwrap().history, h);
+        assert!(other.complete("r", &next).is_none());
+        let asked = HistoryCache::check(h.iter().cloned().collect(), &next).unwrap();
+        assert_eq!(asked.history, h);
+    }
 }

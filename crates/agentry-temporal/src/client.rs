@@ -3,7 +3,7 @@
 
 use crate::TemporalError;
 use crate::connect::Server;
-use crate::events::WireEvent;
+use crate::reading::Reader;
 use crate::wire::{FinishedRun, Limits, Placement, RunRequest, RunResult, default_continue_after};
 use crate::workflow::{AgentRun, WORKFLOW_TYPE};
 use agentry_core::{Decision, PendingApproval, RunEvent, RunOptions, RunOutput};
@@ -160,6 +160,7 @@ impl Client {
         RunHandle {
             run_id: run_id.to_string(),
             handle: self.inner.get_workflow_handle::<AgentRun>(run_id),
+            client: self.inner.clone(),
         }
     }
 
@@ -199,6 +200,7 @@ const EVENTS_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 pub struct RunHandle {
     run_id: String,
     handle: WorkflowHandle<temporalio_client::Client, AgentRun>,
+    client: temporalio_client::Client,
 }
 
 impl std::fmt::Debug for RunHandle {
@@ -306,9 +308,10 @@ impl RunHandle {
     /// The run's events, as the in-process runtime streams them, from its first: read from the
     /// run's workflow (a query) every 100 ms until the run finished or failed, when the stream
     /// ends. Events are recorded in the run's history as its activities complete, so they
-    /// arrive a phase at a time; streamed pieces of text and reasoning are not recorded (the
-    /// turn's `Message` holds them whole). A run that continued as a new execution keeps only
-    /// that execution's events: a stream that falls behind skips the older ones. An error
+    /// arrive a phase at a time; streamed pieces of text and reasoning arrive with their model
+    /// step. A sub-agent's events are read from its own run's workflow (a child workflow) while
+    /// it runs, so they arrive as they happen too. A run that continued as a new execution keeps
+    /// only that execution's events: a stream that falls behind skips the older ones. An error
     /// reading them is the stream's last item.
     pub fn events(&self) -> impl Stream<Item = Result<RunEvent, TemporalError>> + '_ {
         self.events_from(0)
@@ -334,46 +337,45 @@ impl RunHandle {
         &self,
         from: usize,
     ) -> impl Stream<Item = Result<RunEvent, TemporalError>> + '_ {
-        struct Reading {
-            next: usize,
-            ready: std::collections::VecDeque<WireEvent>,
-            done: bool,
-            first: bool,
-        }
-        let start = Reading {
-            next: from,
-            ready: Default::default(),
-            done: false,
-            first: true,
-        };
-        futures::stream::unfold(start, move |mut at| async move {
+        let start = (Reader::new(&self.run_id, from), true);
+        futures::stream::unfold(start, move |(mut reader, first)| async move {
+            let mut first = first;
             loop {
-                if let Some(event) = at.ready.pop_front() {
-                    if event.ends(&self.run_id) {
-                        at.done = true;
-                        at.ready.clear();
-                    }
-                    return Some((Ok(event.into_event()), at));
+                if let Some(event) = reader.pop() {
+                    return Some((Ok(event), (reader, first)));
                 }
-                if at.done {
+                if reader.done() {
                     return None;
                 }
-                if !at.first {
+                if !first {
                     tokio::time::sleep(EVENTS_EVERY).await;
                 }
-                at.first = false;
+                first = false;
                 match self
                     .handle
-                    .query(AgentRun::events, at.next, WorkflowQueryOptions::default())
+                    .query(
+                        AgentRun::events,
+                        reader.next(),
+                        WorkflowQueryOptions::default(),
+                    )
                     .await
                 {
-                    Ok(page) => {
-                        at.next = page.from + page.events.len();
-                        at.ready.extend(page.events);
-                    }
+                    Ok(page) => reader.run_page(page),
                     Err(e) => {
-                        at.done = true;
-                        return Some((Err(self.interaction(e)), at));
+                        // An error reading them is the stream's last item.
+                        reader.end();
+                        return Some((Err(self.interaction(e)), (reader, false)));
+                    }
+                }
+                // The sub-agents' runs under way, read from their own workflows: a child not
+                // started yet, or gone, is read again next time.
+                for (run_id, next) in reader.followed() {
+                    let child = self.client.get_workflow_handle::<AgentRun>(&run_id);
+                    if let Ok(page) = child
+                        .query(AgentRun::events, next, WorkflowQueryOptions::default())
+                        .await
+                    {
+                        reader.sub_run_page(&run_id, page);
                     }
                 }
             }

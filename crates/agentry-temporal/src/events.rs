@@ -2,9 +2,11 @@
 //! sent, the workflow adds the events of the run's course, and a client reads them back with a
 //! query ([`RunHandle::events`](crate::RunHandle::events)).
 //!
-//! Streamed pieces of text and reasoning (`TextDelta`, `ThinkingDelta`) are not recorded: each
-//! would be an entry in the run's history, and the turn's `Message` holds them whole.
+//! Streamed pieces of text and reasoning (`TextDelta`, `ThinkingDelta`) are recorded as the
+//! model sent them, in the result of the model step that streamed them: a client's stream gets
+//! them, in order and before the turn's `Message`, once that step's activity completes.
 
+use agentry_core::agent::CompactStrategy;
 use agentry_core::{
     Decision, Message, PendingApproval, RunEvent, StateSource, StopReason, ToolResult,
 };
@@ -29,6 +31,14 @@ pub enum WireEvent {
         step: u32,
         agent_path: String,
     },
+    TextDelta {
+        text: String,
+        agent_path: String,
+    },
+    ThinkingDelta {
+        text: String,
+        agent_path: String,
+    },
     ToolStarted {
         call_id: String,
         name: String,
@@ -46,6 +56,12 @@ pub enum WireEvent {
     },
     Message {
         message: Message,
+        agent_path: String,
+    },
+    Compacted {
+        removed: usize,
+        strategy: String,
+        summary: String,
         agent_path: String,
     },
     Custom {
@@ -81,11 +97,24 @@ pub enum WireEvent {
         error: String,
         agent_path: String,
     },
+    /// Not a run event: the run of a sub-agent, `run_id` (a child workflow), starts. A stream of
+    /// this run's events follows that run's own until they join this run's
+    /// ([`WireEvent::SubRunEvents`]).
+    SubRunStarted {
+        run_id: String,
+    },
+    /// Not a run event: the `count` events that follow are those of the sub-agent's run
+    /// `run_id` from its position `from` on, which joined this run's when it ended.
+    SubRunEvents {
+        run_id: String,
+        from: usize,
+        count: usize,
+    },
 }
 
 impl WireEvent {
-    /// The recorded form of `event`; `None` for what is not recorded (streamed pieces, and
-    /// compactions, which runs on Temporal do not do).
+    /// The recorded form of `event`; `None` for events a later version adds, which this one
+    /// does not know how to record.
     pub fn of(event: RunEvent) -> Option<WireEvent> {
         let path = |p: Arc<str>| p.to_string();
         Some(match event {
@@ -99,6 +128,25 @@ impl WireEvent {
             },
             RunEvent::StepFinished { step, agent_path } => WireEvent::StepFinished {
                 step,
+                agent_path: path(agent_path),
+            },
+            RunEvent::TextDelta { text, agent_path } => WireEvent::TextDelta {
+                text,
+                agent_path: path(agent_path),
+            },
+            RunEvent::ThinkingDelta { text, agent_path } => WireEvent::ThinkingDelta {
+                text,
+                agent_path: path(agent_path),
+            },
+            RunEvent::Compacted {
+                removed,
+                strategy,
+                summary,
+                agent_path,
+            } => WireEvent::Compacted {
+                removed,
+                strategy: strategy.to_string(),
+                summary,
                 agent_path: path(agent_path),
             },
             RunEvent::ToolStarted {
@@ -206,10 +254,11 @@ impl WireEvent {
         )
     }
 
-    /// The event as the in-process runtime sends it.
-    pub fn into_event(self) -> RunEvent {
+    /// The event as the in-process runtime sends it; `None` for a marker that is not a run
+    /// event.
+    pub fn into_event(self) -> Option<RunEvent> {
         let path = |p: String| Arc::<str>::from(p);
-        match self {
+        Some(match self {
             WireEvent::RunStarted { run_id, agent_path } => RunEvent::RunStarted {
                 run_id,
                 agent_path: path(agent_path),
@@ -220,6 +269,25 @@ impl WireEvent {
             },
             WireEvent::StepFinished { step, agent_path } => RunEvent::StepFinished {
                 step,
+                agent_path: path(agent_path),
+            },
+            WireEvent::TextDelta { text, agent_path } => RunEvent::TextDelta {
+                text,
+                agent_path: path(agent_path),
+            },
+            WireEvent::ThinkingDelta { text, agent_path } => RunEvent::ThinkingDelta {
+                text,
+                agent_path: path(agent_path),
+            },
+            WireEvent::Compacted {
+                removed,
+                strategy,
+                summary,
+                agent_path,
+            } => RunEvent::Compacted {
+                removed,
+                strategy: strategy_name(&strategy),
+                summary,
                 agent_path: path(agent_path),
             },
             WireEvent::ToolStarted {
@@ -313,7 +381,16 @@ impl WireEvent {
                 error,
                 agent_path: path(agent_path),
             },
-        }
+            WireEvent::SubRunStarted { .. } | WireEvent::SubRunEvents { .. } => return None,
+        })
+    }
+}
+
+/// A compaction strategy's name as the runtime names it.
+fn strategy_name(name: &str) -> &'static str {
+    match name {
+        "window" => CompactStrategy::Window.as_str(),
+        _ => CompactStrategy::Summarize.as_str(),
     }
 }
 

@@ -132,6 +132,13 @@ impl Ledger {
         }
     }
 
+    /// Notes that the history was rewritten from message `start` on (a compaction folded
+    /// messages there): what was digested or synced past it no longer holds.
+    pub fn rewound(&mut self, start: usize) {
+        self.digests.truncate(start);
+        self.synced = self.synced.min(start);
+    }
+
     /// Notes that an activity ended and its worker keeps `history` as the run's (the history
     /// once the workflow applied what the activity returned).
     pub fn sync(&mut self, history: &History) {

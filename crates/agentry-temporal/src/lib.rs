@@ -18,9 +18,10 @@
 //! | activity | what runs in it |
 //! |---|---|
 //! | `agentry.begin` | RunStart hooks, MessageAdded for the input; records the run's plan |
-//! | `agentry.model_step` | MessageAdded for what the workflow added, BeforeStep, BeforeModel, around-model middleware, the model's stream with TextDelta and Thinking hooks, AfterModel (and its retries), MessageAdded for the turn |
+//! | `agentry.model_step` | MessageAdded for what the workflow added, BeforeStep, the compaction (BeforeCompact, the summarising call, CompactError, AfterCompact), BeforeModel, around-model middleware, the model's stream with TextDelta and Thinking hooks, AfterModel (and its retries), MessageAdded for the turn, BeforeToolBatch |
 //! | `agentry.tool_call` (one per call) | BeforeTool, approval, around-tool middleware, the tool, AfterTool or ToolError, ApprovalResolved for a person's decision; for a sub-agent, BeforeTool and BeforeSubAgent, then the call is handed to the workflow |
 //! | `agentry.sub_agent_done` (one per sub-agent call) | AfterSubAgent or SubAgentError, then AfterTool or ToolError |
+//! | `agentry.tool_batch_done` | AfterToolBatch, once every call of the turn has its result |
 //! | `agentry.end_step` | MessageAdded for the results, AfterStep, Stop for a final answer |
 //! | `agentry.finish` | Stop, RunError (which may recover), RunEnd |
 //!
@@ -43,16 +44,16 @@
 //! attempt at a call. A turn's calls run concurrently when the agent allows it and has no state
 //! (calls that change state run one after another, each seeing the state the previous left).
 //!
-//! [`RunHandle::events`] streams the run's `RunEvent`s as the in-process runtime sends them (all
-//! but streamed pieces of text and reasoning): activities return the events their effects sent,
-//! the workflow records them with the events of the run's course, and the stream reads them
-//! with a query.
+//! [`RunHandle::events`] streams the run's `RunEvent`s as the in-process runtime sends them
+//! (streamed pieces of text and reasoning included, which arrive with their model step):
+//! activities return the events their effects sent, the workflow records them with the events
+//! of the run's course, and the stream reads them with a query.
 //!
 //! A sub-agent runs as a child workflow (run id `<parent run id>/<call id>`, agent the
 //! sub-agent's path) with its ancestors' hooks around its own, as in-process, and ends as an
 //! in-process sub-agent does: its answer or failure is the call's result, a hook's failure or
-//! the nesting limit fails the parent too, cancelling the parent cancels it. Its events join the
-//! parent's stream when it ends.
+//! the nesting limit fails the parent too, cancelling the parent cancels it. Its events reach the
+//! parent's stream as they happen: the stream reads the child workflow's own while it runs.
 //!
 //! Run-scope hooks and tool sources that are data (`RunOptions::with_stored`,
 //! `RunOptions::with_stored_tools`: command hooks, MCP servers) travel with the run: each worker
@@ -69,12 +70,19 @@
 //! [`Client::continue_as_new_after`] events continues as a new execution between two steps,
 //! carrying all its state.
 //!
+//! # Deadlines, batch hooks, compaction
+//! A deadline a hook sets with `RunContext::stop_at` (the built-in guards' wall time, for one)
+//! is a durable timer of the run's workflow; when it passes, what is in flight is cancelled, the
+//! calls of the turn under way get an error result, and the run ends with the deadline's reason,
+//! as in-process. A deadline that passes inside the activity that set it ends that activity at
+//! once. BeforeToolBatch hooks run at the end of `agentry.model_step` and AfterToolBatch hooks in
+//! an activity of their own (`agentry.tool_batch_done`); an agent's compaction runs in
+//! `agentry.model_step`, before the model turn, and the workflow folds its copy of the history
+//! the same way.
+//!
 //! # Not supported yet
-//! Agents that compact their history, BeforeToolBatch and AfterToolBatch hooks, run-scope hooks
-//! and tool sources that are closures rather than data, run deadlines set by hooks
-//! (`RunContext::stop_at`), and streamed pieces of text and reasoning in the event stream. A run
-//! that needs one of the first three fails at once with an error that says so. A run's whole history
-//! must fit in one Temporal payload: it travels whole in the result, in a continued execution's
+//! Run-scope hooks and tool sources that are closures rather than data (the client refuses
+//! them). A run's whole history must fit in one Temporal payload: it travels whole in the result, in a continued execution's
 //! input and in the answer to a cache miss.
 //!
 //! # Example
@@ -88,6 +96,7 @@ mod connect;
 mod error;
 mod events;
 mod ledger;
+mod reading;
 mod recent;
 mod scopes;
 mod wire;

@@ -3,7 +3,7 @@
 
 use crate::events::WireEvent;
 use crate::ledger::{HistoryDelta, Ledger};
-use agentry::effects::{SubAgentOutcome, SubAgentRequest};
+use agentry::effects::{BatchPlan, Folded, SubAgentOutcome, SubAgentRequest};
 use agentry::hooks::HookSpecRecord;
 use agentry_core::{
     Decision, FinishReason, History, Message, ModelResponse, PendingApproval, RunMachine,
@@ -84,6 +84,9 @@ pub struct Carried {
     /// How many events the run recorded before (the position of the next one).
     #[serde(default)]
     pub events: usize,
+    /// The deadline a hook set on the run, if one did.
+    #[serde(default)]
+    pub deadline: Option<Deadline>,
 }
 
 /// Where a run's activities run: scheduled by the server on any worker, or as local activities
@@ -164,6 +167,10 @@ pub enum RunResult {
         result: Box<RunResult>,
         /// Its events.
         events: Vec<WireEvent>,
+        /// The position of the first in its own list (its execution's first, for a run that
+        /// continued as a new execution).
+        #[serde(default)]
+        from: usize,
     },
 }
 
@@ -212,6 +219,10 @@ pub struct Failure {
     /// A hook's failure or the nesting limit, which fail a sub-agent's parent run too.
     #[serde(default)]
     pub fails_parent: bool,
+    /// Not a failure: a deadline a hook set during the effect passed, and interrupted it. The
+    /// run stops with the deadline's reason.
+    #[serde(default)]
+    pub deadline: Option<Deadline>,
 }
 
 impl Failure {
@@ -223,6 +234,16 @@ impl Failure {
                 error,
                 agentry_core::Error::Hook(_) | agentry_core::Error::DepthLimit { .. }
             ),
+            deadline: None,
+        }
+    }
+
+    /// The effect was interrupted when the deadline `deadline` passed.
+    pub fn interrupted(deadline: Deadline) -> Self {
+        Failure {
+            error: format!("the run stopped: {}", deadline.stop),
+            fails_parent: false,
+            deadline: Some(deadline),
         }
     }
 
@@ -231,6 +252,7 @@ impl Failure {
         Failure {
             error: error.into(),
             fails_parent: false,
+            deadline: None,
         }
     }
 }
@@ -272,6 +294,10 @@ pub struct Begun {
     /// The run events its effects sent.
     #[serde(default)]
     pub events: Vec<WireEvent>,
+    /// The earliest deadline a hook set on the run while the effect ran
+    /// (`RunContext::stop_at`), which the workflow enforces.
+    #[serde(default)]
+    pub deadline: Option<Deadline>,
 }
 
 /// What a step's activity needs: the run as it stands, from which message on MessageAdded
@@ -302,6 +328,12 @@ pub enum Opening {
 pub struct ModelStep {
     /// How the step opened.
     pub opening: Opening,
+    /// The run events BeforeStep hooks sent (before the step's start, as in-process).
+    #[serde(default)]
+    pub opened: Vec<WireEvent>,
+    /// What the step's compaction folded before the model turn, if it did.
+    #[serde(default)]
+    pub folded: Option<Folded>,
     /// Messages AfterModel retries added before the turn.
     pub added: Vec<Message>,
     /// The run's usage before the turn (rejected responses included).
@@ -310,11 +342,18 @@ pub struct ModelStep {
     pub retried_usage: Usage,
     /// The turn, as hooks left it.
     pub response: Option<WireResponse>,
+    /// How BeforeToolBatch hooks want the turn's calls run, when some hook wants them.
+    #[serde(default)]
+    pub batch: Option<BatchPlan>,
     /// The state after the step's hooks.
     pub state: Value,
     /// The run events its effects sent.
     #[serde(default)]
     pub events: Vec<WireEvent>,
+    /// The earliest deadline a hook set on the run while the effect ran
+    /// (`RunContext::stop_at`), which the workflow enforces.
+    #[serde(default)]
+    pub deadline: Option<Deadline>,
 }
 
 /// A [`ModelResponse`] as JSON.
@@ -409,6 +448,10 @@ pub struct ToolDone {
     /// The run events its effects sent.
     #[serde(default)]
     pub events: Vec<WireEvent>,
+    /// The earliest deadline a hook set on the run while the effect ran
+    /// (`RunContext::stop_at`), which the workflow enforces.
+    #[serde(default)]
+    pub deadline: Option<Deadline>,
 }
 
 /// The end of a step.
@@ -436,6 +479,102 @@ pub struct StepEnd {
     /// The run events its effects sent.
     #[serde(default)]
     pub events: Vec<WireEvent>,
+    /// The earliest deadline a hook set on the run while the effect ran
+    /// (`RunContext::stop_at`), which the workflow enforces.
+    #[serde(default)]
+    pub deadline: Option<Deadline>,
+}
+
+/// The results of every call of a turn, for AfterToolBatch hooks.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BatchInput {
+    /// The run.
+    pub run: RunView,
+    /// The results, in call order.
+    pub results: Vec<ToolResult>,
+}
+
+/// The results of a turn's calls as AfterToolBatch hooks left them.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BatchDone {
+    /// The results, in call order.
+    pub results: Vec<ToolResult>,
+    /// The state after the hooks.
+    pub state: Value,
+    /// The run events its effects sent.
+    #[serde(default)]
+    pub events: Vec<WireEvent>,
+    /// The earliest deadline a hook set on the run while the effect ran
+    /// (`RunContext::stop_at`), which the workflow enforces.
+    #[serde(default)]
+    pub deadline: Option<Deadline>,
+}
+
+/// An activity's outcome that may carry a deadline a hook set on the run during the effect.
+pub trait CarriesDeadline {
+    /// The deadline, if one was set.
+    fn deadline(&self) -> Option<&Deadline>;
+}
+
+impl<T: CarriesDeadline> CarriesDeadline for Effect<T> {
+    fn deadline(&self) -> Option<&Deadline> {
+        match self {
+            Ok(done) => done.deadline(),
+            Err(failure) => failure.deadline.as_ref(),
+        }
+    }
+}
+
+macro_rules! carries_deadline {
+    ($($outcome:ty),*) => {$(
+        impl CarriesDeadline for $outcome {
+            fn deadline(&self) -> Option<&Deadline> {
+                self.deadline.as_ref()
+            }
+        }
+    )*};
+}
+
+carries_deadline!(Begun, ModelStep, ToolDone, StepEnd, BatchDone);
+
+impl CarriesDeadline for Finish {
+    /// The run ends: a deadline no longer matters.
+    fn deadline(&self) -> Option<&Deadline> {
+        None
+    }
+}
+
+/// A deadline set on a run (`RunContext::stop_at`): when, in milliseconds since the Unix
+/// epoch, and the stop it brings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Deadline {
+    /// When it passes, in milliseconds since the Unix epoch.
+    pub at_ms: u64,
+    /// The run's stop reason then.
+    pub stop: StopReason,
+}
+
+impl Deadline {
+    /// The deadline `at`, bringing `stop`.
+    pub fn new(at: std::time::SystemTime, stop: StopReason) -> Self {
+        let at_ms = at
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        Deadline { at_ms, stop }
+    }
+
+    /// When it passes.
+    pub fn at(&self) -> std::time::SystemTime {
+        std::time::UNIX_EPOCH + Duration::from_millis(self.at_ms)
+    }
+
+    /// The earlier of `current` and `next` (the earliest deadline stands, as in-process).
+    pub fn earliest(current: Option<Deadline>, next: Option<Deadline>) -> Option<Deadline> {
+        match (current, next) {
+            (Some(a), Some(b)) => Some(if b.at_ms < a.at_ms { b } else { a }),
+            (a, b) => a.or(b),
+        }
+    }
 }
 
 /// How a run ends, for its last activity.

@@ -7,16 +7,18 @@ use crate::activities::AgentActivities;
 use crate::events::WireEvent;
 use crate::ledger::Ledger;
 use crate::wire::{
-    BeginInput, Carried, Effect, EndStepInput, Ending, EventPage, Failure, Finish, FinishInput,
-    FinishedRun, Identity, Limits, ModelStep, Opening, ParentRun, Placement, RunPlan, RunRequest,
-    RunResult, RunView, Settled, StepEnd, StepInput, SubAgentDone, ToolDone, ToolInput,
+    BatchDone, BatchInput, BeginInput, Carried, CarriesDeadline, Deadline, Effect, EndStepInput,
+    Ending, EventPage, Failure, Finish, FinishInput, FinishedRun, Identity, Limits, ModelStep,
+    Opening, ParentRun, Placement, RunPlan, RunRequest, RunResult, RunView, Settled, StepEnd,
+    StepInput, SubAgentDone, ToolDone, ToolInput,
 };
-use agentry::effects::{SubAgentOutcome, SubAgentRequest};
+use agentry::effects::{BatchPlan, SubAgentOutcome, SubAgentRequest};
 use agentry_core::hooks::Events;
 use agentry_core::{
     Decision, Error, FinishReason, History, Message, ModelResponse, OutputSpec, PendingApproval,
     RunMachine, StepStart, StopReason, ToolResult, Turn, Verdict,
 };
+use futures::future::Either;
 use serde_json::Value;
 use std::time::Duration;
 use temporalio_common::ActivityDefinition;
@@ -25,8 +27,8 @@ use temporalio_common::error::ActivityExecutionError;
 use temporalio_macros::{workflow, workflow_methods};
 use temporalio_sdk::{
     ActivityOptions, ChildWorkflowOptions, ContinueAsNewOptions, LocalActivityOptions,
-    SyncWorkflowContext, WorkflowCancellationToken, WorkflowContext, WorkflowContextView,
-    WorkflowResult,
+    SyncWorkflowContext, TimerOptions, WorkflowCancellationToken, WorkflowContext,
+    WorkflowContextView, WorkflowResult,
 };
 
 /// The workflow type's name.
@@ -46,6 +48,8 @@ pub struct AgentRun {
     events: Vec<WireEvent>,
     /// The position of its first: how many the executions the run continued from recorded.
     events_base: usize,
+    /// The earliest deadline a hook set on the run (`RunContext::stop_at`).
+    deadline: Option<Deadline>,
 }
 
 #[workflow_methods]
@@ -73,19 +77,38 @@ impl AgentRun {
             in_step: false,
             ledger: Ledger::default(),
             fails_parent: false,
+            interrupt: ctx.cancellation_token().child_token(),
         };
-        let outcome = match carried {
-            Some(carried) => {
-                run.resume(*carried);
-                run.steps().await
+        let raced = {
+            let work = std::pin::pin!(async {
+                match carried {
+                    Some(carried) => {
+                        run.resume(*carried);
+                        run.steps().await
+                    }
+                    None => {
+                        run.emit(WireEvent::RunStarted {
+                            run_id: run_id.clone(),
+                            agent_path: run.id.agent.clone(),
+                        });
+                        run.body(request.clone()).await
+                    }
+                }
+            });
+            let deadline = std::pin::pin!(deadline_passed(ctx.clone()));
+            match futures::future::select(deadline, work).await {
+                Either::Left((stop, _work)) => Err(stop),
+                Either::Right((outcome, _)) => Ok(outcome),
             }
-            None => {
-                run.emit(WireEvent::RunStarted {
-                    run_id: run_id.clone(),
-                    agent_path: run.id.agent.clone(),
-                });
-                run.body(request.clone()).await
+        };
+        let outcome = match raced {
+            Ok(Err(Exit::Deadline(stop))) | Err(stop) => {
+                // What is in flight (activities, child runs) is cancelled and dropped.
+                run.interrupt.cancel();
+                run.stopped_at_deadline(stop.clone());
+                Err(Exit::Deadline(stop))
             }
+            Ok(outcome) => outcome,
         };
         let child = request.parent.is_some();
         let result = match outcome {
@@ -112,11 +135,21 @@ impl AgentRun {
                 run.finish(None, Ending::Failed(failure.error)).await
             }
             Err(Exit::Cancelled) => run.cancelled().await,
+            Err(Exit::Deadline(stop)) => {
+                let ending = Ending::Stopped {
+                    stop: stop.clone(),
+                    output: None,
+                };
+                // Its own token: the run's interruption must not cancel its end.
+                run.finish_with(Some(stop), ending, Some(ctx.cancellation_token()))
+                    .await
+            }
         };
         Ok(match child {
             true => RunResult::Child {
                 result: Box::new(result),
                 events: ctx.state(|s| s.events.clone()),
+                from: ctx.state(|s| s.events_base),
             },
             false => result,
         })
@@ -215,6 +248,9 @@ enum Exit {
     Cancelled,
     /// The run goes on in a new execution (its history grew long).
     Continue,
+    /// A deadline a hook set passed mid-run: the calls under way were closed; Stop and RunEnd
+    /// hooks have not run.
+    Deadline(StopReason),
 }
 
 /// How the tool phase of a step ended.
@@ -246,6 +282,9 @@ struct Loop {
     ledger: Ledger,
     /// The run failed in a way that fails its parent too.
     fails_parent: bool,
+    /// Cancels what is in flight (activities, child runs): cancelled with the workflow, or when
+    /// the run's deadline passes.
+    interrupt: WorkflowCancellationToken,
 }
 
 impl Loop {
@@ -266,9 +305,10 @@ impl Loop {
     ) -> Result<AD::Output, ActivityExecutionError>
     where
         AD: ActivityDefinition,
-        AD::Output: TemporalDeserializable,
+        AD::Output: TemporalDeserializable + CarriesDeadline,
     {
-        if self.placement.is_local(hooks_only) {
+        let token = Some(token.unwrap_or_else(|| self.interrupt.clone()));
+        let outcome = if self.placement.is_local(hooks_only) {
             let opts = LocalActivityOptions::builder()
                 .start_to_close_timeout(limit)
                 .maybe_cancellation_token(token)
@@ -280,7 +320,12 @@ impl Loop {
                 .build();
             opts.cancellation_token = token;
             self.ctx.execute_activity(activity, input, opts).await
+        };
+        // Noted at once, for the deadline's timer: other activities may still be under way.
+        if let Ok(done) = &outcome {
+            self.note_deadline(done.deadline().cloned());
         }
+        outcome
     }
 
     /// The run as the next activity receives it; its whole history is published to the
@@ -299,7 +344,43 @@ impl Loop {
         self.reported = carried.reported;
         self.first_step = self.machine.step;
         self.ledger = Ledger::resumed(&self.machine.messages, carried.synced);
-        self.ctx.state_mut(|s| s.events_base = carried.events);
+        self.ctx.state_mut(|s| {
+            s.events_base = carried.events;
+            s.deadline = carried.deadline;
+        });
+    }
+
+    /// Notes a deadline an activity's hooks set: the earliest stands.
+    fn note_deadline(&self, deadline: Option<Deadline>) {
+        if deadline.is_some() {
+            self.ctx
+                .state_mut(|s| s.deadline = Deadline::earliest(s.deadline.take(), deadline));
+        }
+    }
+
+    /// Ends the run as the in-process runtime does when a deadline passes mid-run: the calls of
+    /// the turn under way that have no result get an error result saying why, so the history
+    /// stays well-formed; the step under way counts.
+    fn stopped_at_deadline(&mut self, stop: StopReason) {
+        self.in_step = false;
+        let calls = self.machine.pending_calls().to_vec();
+        if calls.is_empty() {
+            return;
+        }
+        let results = calls
+            .iter()
+            .map(|call| match self.machine.settled_result(&call.id) {
+                Some(result) => result.clone(),
+                None => ToolResult::error(
+                    &call.id,
+                    &call.name,
+                    format!("the run stopped before this call's result was recorded: {stop}"),
+                ),
+            })
+            .collect();
+        let from = self.machine.messages.len();
+        self.machine.accept_tool_results(results);
+        self.added_from(from);
     }
 
     /// Records a run event of the run's course.
@@ -349,6 +430,7 @@ impl Loop {
             reported: self.reported,
             synced: self.ledger.synced(),
             events: self.ctx.state(|s| s.events_base + s.events.len()),
+            deadline: self.ctx.state(|s| s.deadline.clone()),
         }
     }
 
@@ -373,6 +455,10 @@ impl Loop {
     fn settle<T>(outcome: Result<Effect<T>, ActivityExecutionError>) -> Result<T, Exit> {
         match outcome {
             Ok(Ok(value)) => Ok(value),
+            Ok(Err(Failure {
+                deadline: Some(deadline),
+                ..
+            })) => Err(Exit::Deadline(deadline.stop)),
             Ok(Err(failure)) => Err(Exit::Failed(failure)),
             Err(ActivityExecutionError::Cancelled(_)) => Err(Exit::Cancelled),
             Err(e) => Err(Exit::Failed(Failure::own(match e.cause() {
@@ -421,10 +507,6 @@ impl Loop {
                 StepStart::Limit(limit) => return Err(Exit::Stop(StopReason::MaxSteps { limit })),
             };
             self.in_step = true;
-            self.emit(WireEvent::StepStarted {
-                step,
-                agent_path: self.id.agent.clone(),
-            });
             let input = StepInput {
                 run: self.view(),
                 report_from: self.reported,
@@ -436,6 +518,18 @@ impl Loop {
                     .await,
             )?;
             self.state = done.state;
+            // BeforeStep hooks ran before the step started, as in-process.
+            self.absorb(done.opened);
+            if !matches!(done.opening, Opening::Stop(_)) {
+                self.emit(WireEvent::StepStarted {
+                    step,
+                    agent_path: self.id.agent.clone(),
+                });
+            }
+            if let Some(folded) = &done.folded {
+                folded.apply(&mut self.machine.messages);
+                self.ledger.rewound(folded.start);
+            }
             self.absorb(done.events);
             let response: ModelResponse = match done.opening {
                 Opening::Go => match done.response {
@@ -485,7 +579,7 @@ impl Loop {
             let mut final_output = None;
             match turn {
                 Turn::Tools => {
-                    if let Tools::Stopped { call_id, reason } = self.run_tools().await? {
+                    if let Tools::Stopped { call_id, reason } = self.run_tools(done.batch).await? {
                         self.end_step(step, None).await?;
                         return Err(Exit::Stop(StopReason::StoppedByHuman { call_id, reason }));
                     }
@@ -552,6 +646,7 @@ impl Loop {
                 veto: None,
                 state: self.state.clone(),
                 events: Vec::new(),
+                deadline: None,
             });
         }
         let input = EndStepInput {
@@ -579,12 +674,26 @@ impl Loop {
     /// Runs the calls of the pending turn, each an activity (concurrently when the agent allows
     /// it and its state cannot race: a run without state), and waits for a person's decisions
     /// on calls that need them, as long as it takes, costing no worker meanwhile.
-    async fn run_tools(&mut self) -> Result<Tools, Exit> {
+    async fn run_tools(&mut self, batch: Option<BatchPlan>) -> Result<Tools, Exit> {
         let count = self.machine.pending_calls().len();
         let mut settled: Vec<Option<Settled>> = vec![None; count];
         let mut decided: Vec<Option<(PendingApproval, Decision)>> = vec![None; count];
+        // BeforeToolBatch hooks' plan: the blocked calls never run; the others start in its order.
+        let order: Vec<usize> = match &batch {
+            Some(plan) => {
+                for (index, result) in &plan.blocked {
+                    if let Some(slot) = settled.get_mut(*index) {
+                        *slot = Some(Settled::Done(result.clone()));
+                    }
+                }
+                plan.order.clone()
+            }
+            None => (0..count).collect(),
+        };
         loop {
-            let todo: Vec<usize> = (0..count)
+            let todo: Vec<usize> = order
+                .iter()
+                .copied()
                 .filter(|&i| !matches!(settled[i], Some(Settled::Done(_) | Settled::Stop { .. })))
                 .collect();
             let parallel = self.plan.parallel_tool_calls && self.state.is_null() && todo.len() > 1;
@@ -672,6 +781,7 @@ impl Loop {
                         _ => unreachable!("every call settled with a result"),
                     })
                     .collect();
+                let results = self.after_batch(results).await?;
                 let from = self.machine.messages.len();
                 self.machine.accept_tool_results(results);
                 self.added_from(from);
@@ -711,6 +821,26 @@ impl Loop {
                 settled[index] = None;
             }
         }
+    }
+
+    /// AfterToolBatch hooks for the results of every call of the turn, in an activity when some
+    /// hook wants them: the results as they left them.
+    async fn after_batch(&mut self, results: Vec<ToolResult>) -> Result<Vec<ToolResult>, Exit> {
+        if !self.wants(Events::AFTER_TOOL_BATCH) {
+            return Ok(results);
+        }
+        let input = BatchInput {
+            run: self.view(),
+            results,
+        };
+        let limit = self.limits.hooks;
+        let done: BatchDone = Self::settle(
+            self.activity(AgentActivities::tool_batch_done, input, limit, true, None)
+                .await,
+        )?;
+        self.state = done.state;
+        self.absorb(done.events);
+        Ok(done.results)
     }
 
     /// Runs the sub-agent calls among `settled` (those of a turn whose calls ran concurrently) as
@@ -819,7 +949,12 @@ impl Loop {
             }),
             hooks: self.id.hooks.clone(),
         };
-        let options = ChildWorkflowOptions::workflow_id(run_id.clone());
+        // A stream of this run's events follows the child's own while it runs.
+        self.emit(WireEvent::SubRunStarted {
+            run_id: run_id.clone(),
+        });
+        let mut options = ChildWorkflowOptions::workflow_id(run_id.clone());
+        options.cancellation_token = Some(self.interrupt.clone());
         let started = match self
             .ctx
             .start_child_workflow(AgentRun::run, child, options)
@@ -836,8 +971,21 @@ impl Loop {
         };
         let agent = &request.agent;
         let ended = match started.result().await {
-            Ok(RunResult::Child { result, events }) => {
-                self.absorb(events);
+            Ok(RunResult::Child {
+                result,
+                events,
+                from,
+            }) => {
+                // Its events join this run's, marked as its own (a stream read them already).
+                let joined = WireEvent::SubRunEvents {
+                    run_id: run_id.clone(),
+                    from,
+                    count: events.len(),
+                };
+                self.ctx.state_mut(|s| {
+                    s.events.push(joined);
+                    s.events.extend(events);
+                });
                 Ok(*result)
             }
             other => other,
@@ -851,8 +999,8 @@ impl Loop {
             )),
             Ok(RunResult::Failed(error)) => Ok(SubAgentOutcome::failed(agent, &error)),
             Ok(RunResult::FailedWithParent(error)) => Err(Exit::Failed(Failure {
-                error,
                 fails_parent: true,
+                ..Failure::own(error)
             })),
             Ok(RunResult::Child { .. }) => unreachable!("a child's result is unwrapped once"),
             Err(_) if self.cancelled_now() => Err(Exit::Cancelled),
@@ -930,7 +1078,9 @@ impl Loop {
                     state: self.state.clone(),
                     events: Vec::new(),
                 },
-                Err(Exit::Stop(_) | Exit::Continue) => unreachable!("settle never stops"),
+                Err(Exit::Stop(_) | Exit::Continue | Exit::Deadline(_)) => {
+                    unreachable!("settle never stops")
+                }
             }
         } else {
             match ending {
@@ -990,5 +1140,43 @@ impl Loop {
         };
         self.finish_with(Some(stop), ending, Some(WorkflowCancellationToken::new()))
             .await
+    }
+}
+
+/// Resolves with the stop reason once the run's deadline (set by a hook with
+/// `RunContext::stop_at`, e.g. the guards' wall time) passes, in workflow time: a durable timer,
+/// started again when a hook sets an earlier deadline.
+async fn deadline_passed(ctx: WorkflowContext<AgentRun>) -> StopReason {
+    loop {
+        let Some(deadline) = ctx.state(|s| s.deadline.clone()) else {
+            if ctx.wait_condition(|s| s.deadline.is_some()).await.is_err() {
+                // The workflow was cancelled: the run ends that way, not at a deadline.
+                return std::future::pending().await;
+            }
+            continue;
+        };
+        let now = ctx.workflow_time().unwrap_or(std::time::UNIX_EPOCH);
+        let remaining = match deadline.at().duration_since(now) {
+            Ok(remaining) if !remaining.is_zero() => remaining,
+            _ => return deadline.stop,
+        };
+        // A detached token: cancelling the workflow must not fire the deadline.
+        let token = WorkflowCancellationToken::new();
+        let timer = ctx.timer(
+            TimerOptions::builder(remaining)
+                .cancellation_token(token.clone())
+                .build(),
+        );
+        let at_ms = deadline.at_ms;
+        let changed =
+            ctx.wait_condition(move |s| s.deadline.as_ref().map(|d| d.at_ms) != Some(at_ms));
+        match futures::future::select(std::pin::pin!(timer), std::pin::pin!(changed)).await {
+            Either::Left(_) => return deadline.stop,
+            Either::Right((Ok(()), _)) => token.cancel(),
+            Either::Right((Err(_), timer)) => {
+                timer.await;
+                return deadline.stop;
+            }
+        }
     }
 }

@@ -124,7 +124,10 @@ async fn a_run_with_tools_hooks_and_a_sub_agent_matches_the_in_process_run() {
 /// An event in a form that compares across runtimes: its kind, its agent, and what it says.
 fn shape(event: &RunEvent) -> Option<String> {
     Some(match event {
-        RunEvent::TextDelta { .. } | RunEvent::ThinkingDelta { .. } => return None,
+        RunEvent::TextDelta { text, agent_path } => format!("text_delta {agent_path} {text}"),
+        RunEvent::ThinkingDelta { text, agent_path } => {
+            format!("thinking_delta {agent_path} {text}")
+        }
         RunEvent::RunStarted { agent_path, .. } => format!("run_started {agent_path}"),
         RunEvent::StepStarted { step, agent_path } => format!("step_started {agent_path} {step}"),
         RunEvent::StepFinished { step, agent_path } => {
@@ -187,6 +190,8 @@ async fn a_run_on_temporal_streams_the_events_of_the_in_process_run() {
         "hook_decision assistant",
         "run_started assistant/helper",
         "message assistant/helper",
+        "text_delta assistant",
+        "text_delta assistant/helper",
         "step_finished assistant",
         "run_finished assistant",
     ] {

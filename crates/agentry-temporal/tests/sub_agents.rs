@@ -10,6 +10,7 @@ use agentry::hooks::StoredHook;
 use agentry::prelude::*;
 use agentry::{ModelErrorKind, RunOutput};
 use agentry_temporal::{TemporalError, Worker};
+use futures::StreamExt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -398,4 +399,107 @@ async fn stored_run_scope_hooks_travel_to_the_workers_and_to_sub_agents() {
         matches!(&refused, TemporalError::Options(why) if why.contains("only when they are data")),
         "{refused}"
     );
+}
+
+/// `lead`, whose sub-agent `slowpoke` calls `hold` (which waits for `gate`) and then answers.
+fn lead(gate: &Arc<tokio::sync::Semaphore>) -> Agent {
+    let g = gate.clone();
+    let hold = tool(
+        "hold",
+        "Waits its turn.",
+        move |_: Nothing, _ctx: ToolCtx| {
+            let gate = g.clone();
+            async move {
+                gate.acquire().await.unwrap().forget();
+                Ok("held")
+            }
+        },
+    );
+    let slowpoke = Agent::builder("slowpoke")
+        .model(ScriptedModel::from_fn(|_, req| match results_in(req) {
+            0 => ScriptedTurn::new().with_tool_call_id("h1", "hold", json!({})),
+            _ => ScriptedTurn::text("finally"),
+        }))
+        .tool(hold)
+        .build()
+        .unwrap();
+    Agent::builder("lead")
+        .model(ScriptedModel::from_fn(|_, req| match results_in(req) {
+            0 => ScriptedTurn::new().with_tool_call_id("s1", "slowpoke", json!({"input": "go"})),
+            _ => ScriptedTurn::text("led"),
+        }))
+        .sub_agent(&slowpoke)
+        .build()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sub_agents_events_reach_its_parents_stream_as_they_happen_and_once() {
+    let Some(dev) = DevServer::start("live").await else {
+        return;
+    };
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let worker = Worker::new(dev.server("live"), Runtime::new())
+        .agent(&lead(&gate))
+        .spawn();
+    let client = dev.client("live").await;
+    let handle = client
+        .start("lead", "lead on", RunOptions::new().run_id("lead-1"))
+        .await
+        .unwrap();
+    let mut events = std::pin::pin!(handle.events());
+    let mut seen = Vec::new();
+    // The sub-agent's turn that calls `hold` reaches the parent's stream while the call still
+    // waits, long before the sub-agent ends. (Its `ToolStarted` comes with the call's end: events
+    // arrive a phase, an activity, at a time.)
+    let waiting = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(event) = events.next().await {
+            let event = event.unwrap();
+            let holding = matches!(&event, RunEvent::Message { message, agent_path }
+                if &**agent_path == "lead/slowpoke"
+                    && message.tool_calls().iter().any(|c| c.name == "hold"));
+            seen.push(event);
+            if holding {
+                return;
+            }
+        }
+        panic!("the stream ended without the sub-agent's call");
+    })
+    .await;
+    assert!(
+        waiting.is_ok(),
+        "the sub-agent's call never reached the stream: {seen:#?}"
+    );
+    gate.add_permits(1);
+    while let Some(event) = events.next().await {
+        seen.push(event.unwrap());
+    }
+    let out: RunOutput<(), String> = handle.result().await.unwrap();
+    worker.stop().unwrap();
+    assert_eq!(out.output.as_deref(), Some("led"));
+
+    // Every event of the sub-agent's run is in the parent's stream once, in its order.
+    let child: Vec<&'static str> = seen
+        .iter()
+        .filter(|e| e.agent_path() == "lead/slowpoke")
+        .map(|e| e.kind())
+        .collect();
+    assert_eq!(
+        child.iter().filter(|k| **k == "run_started").count(),
+        1,
+        "{child:?}"
+    );
+    assert_eq!(
+        child.iter().filter(|k| **k == "tool_started").count(),
+        1,
+        "{child:?}"
+    );
+    assert_eq!(child.first(), Some(&"run_started"));
+    assert_eq!(child.last(), Some(&"run_finished"));
+    // And the parent's own events frame them.
+    let lead_end = seen
+        .iter()
+        .position(|e| matches!(e, RunEvent::RunFinished { run_id, .. } if run_id == "lead-1"))
+        .unwrap();
+    assert_eq!(lead_end, seen.len() - 1);
 }

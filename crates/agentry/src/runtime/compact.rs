@@ -3,6 +3,7 @@
 //! the window's note, CompactError, AfterCompact).
 
 use super::driver::Driver;
+use super::effects::Folded;
 use agentry_core::agent::{
     CompactPlan, CompactStrategy, Compaction, OnCompactError, SUMMARY_HEADING, transcript,
 };
@@ -25,20 +26,21 @@ pub(crate) struct PromptSize {
 }
 
 impl Driver {
-    /// Compacts the history when the agent has a compaction and the prompt passed its threshold.
-    pub(crate) async fn compact_phase(&mut self) -> Result<(), Error> {
+    /// Compacts the history when the agent has a compaction and the prompt passed its threshold;
+    /// returns what it folded, if it did.
+    pub(crate) async fn compact_phase(&mut self) -> Result<Option<Folded>, Error> {
         let def = self.def.clone();
         let Some(compaction) = def.compaction.as_ref() else {
-            return Ok(());
+            return Ok(None);
         };
         let tokens = self.prompt_tokens(compaction);
         if tokens <= compaction.threshold() {
-            return Ok(());
+            return Ok(None);
         }
         let messages = self.machine.messages.clone();
         let Some(mut plan) = compaction.plan(&messages) else {
             tracing::debug!(agent = %def.name, tokens, "prompt past the compaction threshold, but too few messages to fold");
-            return Ok(());
+            return Ok(None);
         };
         if self.scope.wants(Events::BEFORE_COMPACT) {
             let ev = BeforeCompact::new(tokens, compaction.threshold(), messages.clone(), plan);
@@ -46,15 +48,15 @@ impl Driver {
             if let Some(reason) = ev.vetoed() {
                 let reason = self.scope.ctx.redact(reason);
                 tracing::info!(agent = %def.name, hook = by.as_deref().unwrap_or_default(), %reason, "compaction vetoed");
-                return Ok(());
+                return Ok(None);
             }
             match ev.plan.aligned(&messages) {
                 Some(p) => plan = p,
-                None => return Ok(()),
+                None => return Ok(None),
             }
         }
         let Some(summary) = self.summary(compaction, &messages, plan).await? else {
-            return Ok(());
+            return Ok(None);
         };
         let summary = if self.scope.wants(Events::AFTER_COMPACT) {
             self.scope
@@ -74,10 +76,14 @@ impl Driver {
         self.scope.ctx.send_event(|p| RunEvent::Compacted {
             removed: plan.len(),
             strategy: plan.strategy.as_str(),
-            summary,
+            summary: summary.clone(),
             agent_path: p.clone(),
         });
-        Ok(())
+        Ok(Some(Folded {
+            start: plan.start,
+            end: plan.end,
+            summary,
+        }))
     }
 
     /// The text that replaces the folded messages, or `None` when the run goes on uncompacted.

@@ -36,15 +36,18 @@ use super::driver::{Driver, stop_reason};
 use super::nesting;
 use super::tool_call::Settled;
 use agentry_core::hooks::{
-    BeforeStep, Events, MessageAdded, RunEnd, RunError, RunStart, StepDecision,
+    AfterToolBatch, BeforeStep, BeforeToolBatch, Events, MessageAdded, RunEnd, RunError, RunStart,
+    StepDecision,
 };
 use agentry_core::{
-    AgentDef, Decision, Error, Message, ModelResponse, PendingApproval, RunEvent, RunMachine,
-    RunOptions, RunSnapshot, StopReason, ToolResult,
+    AgentDef, Decision, Error, Message, ModelResponse, PendingApproval, RunContext, RunEvent,
+    RunMachine, RunOptions, RunSnapshot, StopReason, ToolResult,
 };
 use futures::channel::mpsc::UnboundedSender;
 use serde_json::Value;
 use std::sync::Arc;
+use std::time::SystemTime;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// The effects of one run, as the in-process runtime runs them. See the [module docs](self).
@@ -116,6 +119,44 @@ pub enum SubAgentOutcome {
     },
     /// It failed or stopped without an answer: the error the parent's model hears.
     Failed(String),
+}
+
+/// Messages `start..end` of a run's history, folded by its compaction into one user message
+/// holding `summary` ([`RunEffects::compact`]).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Folded {
+    /// The first folded message's index.
+    pub start: usize,
+    /// One past the last folded message's index.
+    pub end: usize,
+    /// The text of the message that replaced them.
+    pub summary: String,
+}
+
+impl Folded {
+    /// Folds the same messages of `history` (a copy of the history it was folded from).
+    pub fn apply(&self, history: &mut agentry_core::History) {
+        history.replace_range(self.start, self.end, Message::user(self.summary.clone()));
+    }
+}
+
+/// How BeforeToolBatch hooks want the calls of a turn run ([`RunEffects::before_tool_batch`]).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BatchPlan {
+    /// The indices of the calls, in the order they start.
+    pub order: Vec<usize>,
+    /// The calls the hooks blocked, by index, with the error result the model sees for each;
+    /// they never run.
+    pub blocked: Vec<(usize, ToolResult)>,
+}
+
+impl BatchPlan {
+    /// The result a blocked call `index` gets, if the hooks blocked it.
+    pub fn blocked(&self, index: usize) -> Option<&ToolResult> {
+        self.blocked
+            .iter()
+            .find_map(|(i, result)| (*i == index).then_some(result))
+    }
 }
 
 /// A run's run-scope hooks and tool sources that are data (`RunOptions::with_stored`,
@@ -361,6 +402,11 @@ impl RunEffects {
         Ok(self.driver.scope.ctx.state_json()?)
     }
 
+    /// The run's context, as its hooks and tools see it.
+    pub fn context(&self) -> &RunContext {
+        &self.driver.scope.ctx
+    }
+
     /// The run's cancellation: cancelling it interrupts the effect under way at its next await
     /// point (tools and hooks see it on their context).
     pub fn cancellation(&self) -> CancellationToken {
@@ -441,6 +487,19 @@ impl RunEffects {
         nesting::inside(ctx, d.model_phase(step)).await
     }
 
+    /// The compaction phase of a step, before its model turn: when the agent compacts its
+    /// history and the prompt passed its threshold, BeforeCompact, the summarising call (or the
+    /// window's note), CompactError and AfterCompact, as in-process. Returns what it folded, for
+    /// the caller to fold in its own copy of the history ([`Folded::apply`]).
+    pub async fn compact(&mut self) -> Result<Option<Folded>, Error> {
+        let d = &mut self.driver;
+        if d.def.compaction.is_none() {
+            return Ok(None);
+        }
+        let ctx = d.scope.ctx.clone();
+        nesting::inside(ctx, Box::pin(d.compact_phase())).await
+    }
+
     /// Accepts a model turn into the history (the machine gives its calls their ids), with its
     /// MessageAdded hooks.
     pub async fn accept_turn(&mut self, response: ModelResponse) -> Result<Arc<Message>, Error> {
@@ -492,6 +551,65 @@ impl RunEffects {
             Settled::Stop { result, reason, .. } => CallOutcome::Stop { result, reason },
             Settled::SubAgent(request) => CallOutcome::SubAgent(*request),
         })
+    }
+
+    /// BeforeToolBatch hooks for the calls of the pending turn, when some hook wants them: the
+    /// order the calls start in and the calls they blocked. `None` when no hook wants them or
+    /// the run has no pending calls (the calls start in the model's order).
+    pub async fn before_tool_batch(&mut self) -> Result<Option<BatchPlan>, Error> {
+        let d = &mut self.driver;
+        let turn = match d.machine.pending.clone() {
+            Some(turn) if d.scope.wants(Events::BEFORE_TOOL_BATCH) => turn,
+            _ => return Ok(None),
+        };
+        let scope = d.scope.clone();
+        let batch =
+            nesting::inside(scope.ctx.clone(), scope.hook(BeforeToolBatch::new(turn))).await?;
+        let blocked = batch
+            .calls()
+            .iter()
+            .enumerate()
+            .filter_map(|(index, call)| {
+                let reason = batch.blocked(&call.id)?;
+                Some((index, ToolResult::error(&call.id, &call.name, reason)))
+            })
+            .collect();
+        Ok(Some(BatchPlan {
+            order: batch.start_order(),
+            blocked,
+        }))
+    }
+
+    /// AfterToolBatch hooks for the results of every call of the pending turn, in call order,
+    /// before they join the history: returns them as the hooks left them.
+    pub async fn after_tool_batch(
+        &mut self,
+        results: Vec<ToolResult>,
+    ) -> Result<Vec<ToolResult>, Error> {
+        let d = &mut self.driver;
+        if !d.scope.wants(Events::AFTER_TOOL_BATCH) {
+            return Ok(results);
+        }
+        let scope = d.scope.clone();
+        let ev =
+            nesting::inside(scope.ctx.clone(), scope.hook(AfterToolBatch::new(results))).await?;
+        Ok(ev.into_results())
+    }
+
+    /// The earliest deadline a hook set on the run with [`RunContext::stop_at`] while these
+    /// effects ran (the built-in guards' wall time, for one), as a wall-clock time, and the stop
+    /// it brings. The effects do not enforce it: the caller's engine stops the run at that time,
+    /// interrupting what is in flight, as in-process.
+    ///
+    /// [`RunContext::stop_at`]: agentry_core::RunContext::stop_at
+    pub fn deadline(&self) -> Option<(SystemTime, StopReason)> {
+        let (at, stop) = self.driver.scope.ctx.stop_deadline()?;
+        let now = Instant::now();
+        let wall = match at.checked_duration_since(now) {
+            Some(ahead) => SystemTime::now() + ahead,
+            None => SystemTime::now() - now.duration_since(at),
+        };
+        Some((wall, stop))
     }
 
     /// From now on, a call of a sub-agent settles as [`CallOutcome::SubAgent`] once its BeforeTool
