@@ -213,6 +213,13 @@ fn a_run_on_temporal_waits_for_an_approval_given_from_another_process() {
         !kinds.contains(&"awaiting_approval"),
         "only what came after the decision: {kinds:?}"
     );
+    // The answer streamed as the model sent it, as in-process.
+    let streamed: String = lines
+        .iter()
+        .filter(|l| l["type"] == "text_delta")
+        .filter_map(|l| l["text"].as_str())
+        .collect();
+    assert_eq!(streamed, "Wrote it.", "{lines:?}");
     assert_eq!(
         std::fs::read_to_string(p.file("out.txt")).unwrap(),
         "on temporal"

@@ -221,42 +221,40 @@ async fn follow(
     project: &Project,
     agent: &str,
     handle: &RunHandle,
-    mut from: usize,
+    from: usize,
     render: &mut dyn Render,
     prompter: &Prompter,
 ) -> Exit {
     let started = Instant::now();
     let run_id = handle.run_id().to_owned();
     let mut cancelled = false;
+    // One stream for the whole run: it goes on past a decision where it stopped.
+    let mut events = std::pin::pin!(handle.events_from(from));
     loop {
         let mut waiting: Option<Vec<PendingApproval>> = None;
-        {
-            let mut events = std::pin::pin!(handle.events_from(from));
-            loop {
-                tokio::select! {
-                    event = events.next() => match event {
-                        Some(Ok(event)) => {
-                            from += 1;
-                            render.event(&event);
-                            if let RunEvent::AwaitingApproval { pending, agent_path } = &event
-                                && &**agent_path == agent
-                            {
-                                waiting = Some(pending.clone());
-                                break;
-                            }
+        loop {
+            tokio::select! {
+                event = events.next() => match event {
+                    Some(Ok(event)) => {
+                        render.event(&event);
+                        if let RunEvent::AwaitingApproval { pending, agent_path } = &event
+                            && &**agent_path == agent
+                        {
+                            waiting = Some(pending.clone());
+                            break;
                         }
-                        Some(Err(e)) => {
-                            render.failed(&run_id, &e.to_string());
-                            return Exit::Failed;
-                        }
-                        None => break,
-                    },
-                    _ = tokio::signal::ctrl_c(), if !cancelled => {
-                        cancelled = true;
-                        eprintln!("\ncancelling the run on Temporal …");
-                        if let Err(e) = handle.cancel().await {
-                            eprintln!("warning: {e}");
-                        }
+                    }
+                    Some(Err(e)) => {
+                        render.failed(&run_id, &e.to_string());
+                        return Exit::Failed;
+                    }
+                    None => break,
+                },
+                _ = tokio::signal::ctrl_c(), if !cancelled => {
+                    cancelled = true;
+                    eprintln!("\ncancelling the run on Temporal …");
+                    if let Err(e) = handle.cancel().await {
+                        eprintln!("warning: {e}");
                     }
                 }
             }
