@@ -1016,6 +1016,9 @@ impl Loop {
         self.ctx.state_mut(|s| {
             s.awaiting = waiting;
             s.decisions = None;
+            // A run that waits for a person is paused, as in-process, where the paused run's
+            // call returns: a deadline hooks set no longer applies (they may set another).
+            s.deadline = None;
         });
         if self
             .ctx

@@ -24,10 +24,10 @@ struct Waits {
     finished: Arc<AtomicUsize>,
 }
 
-/// An agent whose model calls `wait` (a tool that takes a minute) once, then answers.
-fn waiter(waits: &Waits) -> Agent {
+/// `wait`, a tool that takes a minute, counting its calls in `waits`.
+fn wait_tool(waits: &Waits) -> impl Tool + use<> {
     let w = waits.clone();
-    let wait = tool(
+    tool(
         "wait",
         "Takes a minute.",
         move |_: Nothing, _ctx: ToolCtx| {
@@ -39,7 +39,11 @@ fn waiter(waits: &Waits) -> Agent {
                 Ok("waited")
             }
         },
-    );
+    )
+}
+
+/// An agent whose model calls `wait` once, then answers.
+fn waiter(waits: &Waits) -> Agent {
     Agent::builder("waiter")
         .model(ScriptedModel::from_fn(|_, req| {
             match req.messages.iter().any(|m| matches!(m, Message::Tool(_))) {
@@ -47,7 +51,7 @@ fn waiter(waits: &Waits) -> Agent {
                 true => ScriptedTurn::text("done waiting"),
             }
         }))
-        .tool(wait)
+        .tool(wait_tool(waits))
         .build()
         .unwrap()
 }
@@ -182,4 +186,139 @@ async fn a_run_that_ends_before_its_deadline_is_not_stopped_by_it() {
     let history = dev.history_event_types("in-time");
     assert!(history.contains(&"EVENT_TYPE_TIMER_STARTED".to_string()));
     assert!(!history.contains(&"EVENT_TYPE_TIMER_FIRED".to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deadline_does_not_run_while_the_run_waits_for_a_person() {
+    let Some(dev) = DevServer::start("paused").await else {
+        return;
+    };
+    let sign = tool(
+        "sign",
+        "Needs a person.",
+        |_: Nothing, _ctx: ToolCtx| async move { Ok("signed") },
+    )
+    .needs_approval();
+    let agent = Agent::builder("signer")
+        .model(ScriptedModel::from_fn(|_, req| {
+            match req.messages.iter().any(|m| matches!(m, Message::Tool(_))) {
+                false => ScriptedTurn::new().with_tool_call_id("s1", "sign", json!({})),
+                true => ScriptedTurn::text("signed it"),
+            }
+        }))
+        .tool(sign)
+        .build()
+        .unwrap();
+    // The call's BeforeTool hook sets a deadline a second away; the person takes longer.
+    let runtime = Runtime::new().with(on::before_tool(|ev, ctx| {
+        let stop = StopReason::Hook {
+            hook: "budget".into(),
+            reason: "out of time".into(),
+        };
+        ctx.stop_at(Instant::now() + Duration::from_secs(1), stop);
+        std::future::ready(Ok(ev))
+    }));
+    let worker = Worker::new(dev.server("paused"), runtime)
+        .agent(&agent)
+        .spawn();
+    let client = dev.client("paused").await;
+    let handle = client
+        .start("signer", "sign it", RunOptions::new().run_id("paused"))
+        .await
+        .unwrap();
+    let started = Instant::now();
+    while handle.pending().await.unwrap().is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(20), "never paused");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    handle.decide([Decision::approve("s1")]).await.unwrap();
+    let out: RunOutput<(), String> = handle.result().await.unwrap();
+    worker.stop().unwrap();
+    assert_eq!(out.stop, StopReason::FinalAnswer);
+    assert_eq!(out.output.as_deref(), Some("signed it"));
+}
+
+/// `boss`, whose sub-agent `helper` calls `wait`, a tool that takes a minute.
+fn boss(waits: &Waits) -> Agent {
+    let helper = Agent::builder("helper")
+        .model(ScriptedModel::from_fn(|_, req| {
+            match req.messages.iter().any(|m| matches!(m, Message::Tool(_))) {
+                false => ScriptedTurn::new().with_tool_call_id("w1", "wait", json!({})),
+                true => ScriptedTurn::text("helped"),
+            }
+        }))
+        .tool(wait_tool(waits))
+        .build()
+        .unwrap();
+    Agent::builder("boss")
+        .model(ScriptedModel::from_fn(|_, req| {
+            match req.messages.iter().any(|m| matches!(m, Message::Tool(_))) {
+                false => {
+                    ScriptedTurn::new().with_tool_call_id("h1", "helper", json!({"input": "help"}))
+                }
+                true => ScriptedTurn::text("bossed"),
+            }
+        }))
+        .sub_agent(&helper)
+        .build()
+        .unwrap()
+}
+
+/// A runtime whose BeforeTool hook gives the boss's call of its helper 1.5 s.
+fn boss_budget() -> Runtime {
+    Runtime::new().with(on::before_tool(|ev, ctx| {
+        if ev.name() == "helper" {
+            let stop = StopReason::Hook {
+                hook: "budget".into(),
+                reason: "the helper took too long".into(),
+            };
+            ctx.stop_at(Instant::now() + Duration::from_millis(1500), stop);
+        }
+        std::future::ready(Ok(ev))
+    }))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parents_deadline_interrupts_its_sub_agent_as_in_process() {
+    let Some(dev) = DevServer::start("parent-deadline").await else {
+        return;
+    };
+    let local_waits = Waits::default();
+    let local = boss_budget().run(&boss(&local_waits), "go").await.unwrap();
+
+    let waits = Waits::default();
+    let worker = Worker::new(dev.server("parent-deadline"), boss_budget())
+        .agent(&boss(&waits))
+        .spawn();
+    let started = Instant::now();
+    let remote: RunOutput<(), String> = dev
+        .client("parent-deadline")
+        .await
+        .run("boss", "go", RunOptions::new().run_id("boss"))
+        .await
+        .unwrap();
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+    assert_eq!(remote.stop, local.stop);
+    assert!(matches!(&remote.stop, StopReason::Hook { hook, .. } if hook == "budget"));
+    assert_eq!(remote.messages.to_vec(), local.messages.to_vec());
+    // The child workflow was stopped mid call, as in-process it is dropped: it never completed,
+    // and its tool never ran to its end.
+    assert_eq!(waits.started.load(Ordering::SeqCst), 1);
+    let child = dev.history_event_types("boss/h1");
+    assert!(
+        !child.contains(&"EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED".to_string()),
+        "{child:?}"
+    );
+    assert!(
+        child
+            .iter()
+            .any(|t| t == "EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED"
+                || t == "EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED"),
+        "{child:?}"
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(waits.finished.load(Ordering::SeqCst), 0);
+    worker.stop().unwrap();
 }
