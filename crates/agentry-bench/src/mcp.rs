@@ -152,8 +152,20 @@ pub async fn run(calls: u32, current_thread: bool) -> Value {
         Ok(a.text)
     });
     let exe = std::env::current_exe().expect("this binary's path");
-    let spec =
-        ServerSpec::stdio(exe.display().to_string()).args(["--workload", "w6", "--serve-mcp-echo"]);
+    let spec = match std::env::var("AGENTRY_W6_SERVER") {
+        // Another MCP server with an `echo` tool (in another language), to compare: a command
+        // and its arguments, split at spaces.
+        Ok(command) => {
+            let mut words = command.split_whitespace();
+            let program = words.next().unwrap_or_default().to_string();
+            ServerSpec::stdio(program).args(words.map(str::to_string))
+        }
+        Err(_) => ServerSpec::stdio(exe.display().to_string()).args([
+            "--workload",
+            "w6",
+            "--serve-mcp-echo",
+        ]),
+    };
     let servers = McpServers::single("bench", spec).expect("a valid spec");
     let tools = servers.tools().await.expect("the echo server starts");
     let mcp = tools

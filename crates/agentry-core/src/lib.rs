@@ -17,6 +17,7 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+pub mod awake;
 pub mod deadline;
 mod describe;
 pub mod env_template;

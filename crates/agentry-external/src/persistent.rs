@@ -17,6 +17,7 @@
 
 use crate::process::{Finished, GroupGuard, command};
 use crate::spec::{CommandSpec, as_seconds, seconds};
+use agentry_core::awake::{LOCAL_ANSWER, awake_for};
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -319,7 +320,7 @@ impl Persistent {
                 return Err(format!("the persistent hook process is gone ({e})"));
             }
             let guard = Forget { conn: &conn, id };
-            let answer = answer_of(rx).await.unwrap_or_else(|_| {
+            let answer = awake_for(LOCAL_ANSWER, rx).await.unwrap_or_else(|_| {
                 Err("the persistent hook process exited before answering".into())
             });
             std::mem::forget(guard);
@@ -332,26 +333,6 @@ impl Persistent {
             }
             Ok(Err(e)) => Err(e),
             Err(_) => Err(format!("no answer within {timeout:?} (the hook's timeout)")),
-        }
-    }
-}
-
-/// How long an event waits for its answer without parking: most answers come within it, and a
-/// thread that parks (its CPU idle) takes tens of microseconds more to wake than the answer takes
-/// to come.
-const SPIN: Duration = Duration::from_micros(200);
-
-/// The answer on `rx`: looked for while the runtime goes on with other work (and polls for I/O)
-/// for up to [`SPIN`], then waited for.
-async fn answer_of<T>(mut rx: oneshot::Receiver<T>) -> Result<T, oneshot::error::RecvError> {
-    use tokio::sync::oneshot::error::TryRecvError;
-    let until = Instant::now() + SPIN;
-    loop {
-        match rx.try_recv() {
-            Ok(answer) => return Ok(answer),
-            Err(TryRecvError::Empty) if Instant::now() < until => tokio::task::yield_now().await,
-            Err(TryRecvError::Empty) => return rx.await,
-            Err(TryRecvError::Closed) => return rx.await,
         }
     }
 }

@@ -7,6 +7,7 @@ use crate::handler::{Handler, Shared, Watcher};
 use crate::stdio::{Diagnostics, ProcessGroup};
 use crate::template::resolve;
 use agentry::ToolCtx;
+use agentry::awake::{LOCAL_ANSWER, awake_for};
 use rmcp::ServiceExt;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
@@ -312,7 +313,8 @@ impl Server {
             );
             guard.token = Some(token);
         }
-        let answer = tokio::time::timeout(limit, handle.rx).await;
+        // The answer of a server on stdio comes within microseconds: waited for awake first.
+        let answer = tokio::time::timeout(limit, awake_for(LOCAL_ANSWER, handle.rx)).await;
         let answer = match answer {
             Err(_) => {
                 // The guard sends notifications/cancelled.
