@@ -71,7 +71,7 @@ pub use matcher::Matcher;
 pub use persistent::PersistentSpec;
 pub use sessions::Sessions;
 pub use settings::HookSettings;
-pub use spec::{CommandSpec, HandlerSpec};
+pub use spec::{CommandSpec, HandlerSpec, Shell};
 pub use tool_names::{ToolAlias, ToolNames};
 pub use watch::SettingsWatch;
 pub use webhook_hook::Webhook;

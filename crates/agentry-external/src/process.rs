@@ -1,7 +1,7 @@
 //! Running one command: in its own process group, with the payload on stdin, its output read
 //! within limits, and the whole group killed when it overruns its time or is abandoned.
 
-use crate::spec::CommandSpec;
+use crate::spec::{CommandSpec, Shell};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use std::io;
@@ -42,6 +42,10 @@ pub(crate) struct Finished {
 pub(crate) enum RunFailure {
     #[error("could not be started: {0}")]
     Spawn(io::Error),
+    #[error(
+        "could not be started: it runs in PowerShell (`shell: \"powershell\"`), and `{0}` was not found; install PowerShell 7 (`pwsh` on PATH), or name its program in AGENTRY_POWERSHELL"
+    )]
+    NoPowerShell(String),
     #[error("timed out after {0:?} (the hook's timeout); its process group was killed")]
     Timeout(Duration),
     #[error(
@@ -88,6 +92,21 @@ impl Drop for GroupGuard {
     }
 }
 
+/// The PowerShell program: `AGENTRY_POWERSHELL`, else the first of `pwsh` and `powershell` on
+/// `PATH` (`pwsh` when neither is, which then fails to start with [`RunFailure::Spawn`]).
+fn powershell() -> std::ffi::OsString {
+    if let Some(program) = std::env::var_os("AGENTRY_POWERSHELL").filter(|p| !p.is_empty()) {
+        return program;
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for name in ["pwsh", "powershell"] {
+        if std::env::split_paths(&path).any(|dir| dir.join(name).is_file()) {
+            return name.into();
+        }
+    }
+    "pwsh".into()
+}
+
 /// Replaces `${NAME}` for the variables of `env` in exec-form text.
 fn substitute(text: &str, env: &[(String, String)]) -> String {
     let mut out = text.to_string();
@@ -103,15 +122,25 @@ fn substitute(text: &str, env: &[(String, String)]) -> String {
 /// of its own, killed if dropped.
 pub(crate) fn command(spec: &CommandSpec, cwd: &Path, env: &[(String, String)]) -> Command {
     let mut cmd = match &spec.args {
-        None => {
-            let shell = match spec.shell.as_deref() {
-                Some("bash") => "bash",
-                _ => "/bin/sh",
-            };
-            let mut c = Command::new(shell);
-            c.arg("-c").arg(&spec.command);
-            c
-        }
+        None => match spec.shell_kind() {
+            Ok(Shell::PowerShell) => {
+                let mut c = Command::new(powershell());
+                c.args(["-NoProfile", "-NonInteractive", "-Command"])
+                    .arg(&spec.command);
+                c
+            }
+            Ok(Shell::Bash) => {
+                let mut c = Command::new("bash");
+                c.arg("-c").arg(&spec.command);
+                c
+            }
+            // A shell no spec can name once registered (checked then) runs nowhere else.
+            Ok(Shell::Sh) | Err(_) => {
+                let mut c = Command::new("/bin/sh");
+                c.arg("-c").arg(&spec.command);
+                c
+            }
+        },
         Some(args) => {
             let mut c = Command::new(substitute(&spec.command, env));
             c.args(args.iter().map(|a| substitute(a, env)));
@@ -167,9 +196,14 @@ enum ReadError {
 /// Runs one command to its end, its time limit, or until the returned future is dropped.
 pub(crate) async fn run(inv: Invocation<'_>) -> Result<Finished, RunFailure> {
     let started = Instant::now();
-    let mut child = command(inv.spec, inv.cwd, inv.env)
-        .spawn()
-        .map_err(RunFailure::Spawn)?;
+    let mut child = command(inv.spec, inv.cwd, inv.env).spawn().map_err(|e| {
+        match (e.kind(), inv.spec.shell_kind()) {
+            (io::ErrorKind::NotFound, Ok(Shell::PowerShell)) => {
+                RunFailure::NoPowerShell(powershell().to_string_lossy().into_owned())
+            }
+            _ => RunFailure::Spawn(e),
+        }
+    })?;
     let mut guard = GroupGuard::new(child.id());
     let stdin = child.stdin.take();
     let stdout = child.stdout.take().expect("stdout is piped");

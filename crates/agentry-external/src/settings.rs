@@ -186,6 +186,7 @@ impl HookSettings {
             if spec_command(&spec).trim().is_empty() {
                 return Err(SettingsError::new(format!("{hat}.command"), "is empty"));
             }
+            check_shell(&spec).map_err(|e| SettingsError::new(format!("{hat}.shell"), e))?;
             hooks.push(spec);
         }
         if !hooks.is_empty() {
@@ -220,11 +221,14 @@ impl HookSettings {
                 format!("not a valid regular expression: {e}"),
             )
         })?;
+        let spec = spec.into();
+        check_shell(&spec)
+            .map_err(|e| SettingsError::new(format!("{event} handler `{}`", spec.display()), e))?;
         self.groups.push(Group {
             event,
             matcher_source: (!matcher.is_empty()).then(|| matcher.to_string()),
             matcher: parsed,
-            hooks: vec![spec.into()],
+            hooks: vec![spec],
         });
         Ok(self)
     }
@@ -297,6 +301,14 @@ fn spec_command(spec: &HandlerSpec) -> &str {
         HandlerSpec::Persistent(p) => &p.command,
         // A webhook's URL was checked when it was read.
         HandlerSpec::Http(_) => "-",
+    }
+}
+
+/// The error of a command whose `shell` names no shell hooks run in.
+fn check_shell(spec: &HandlerSpec) -> Result<(), String> {
+    match spec {
+        HandlerSpec::Command(command) => command.shell_kind().map(|_| ()),
+        _ => Ok(()),
     }
 }
 

@@ -31,7 +31,9 @@ pub struct CommandSpec {
         skip_serializing_if = "Option::is_none"
     )]
     pub timeout_ms: Option<u64>,
-    /// `"bash"` runs a shell-form command with `bash -c` instead of `/bin/sh -c`.
+    /// The shell a shell-form command runs in (see [`Shell`]): `"bash"` runs it with `bash -c`,
+    /// `"powershell"` with PowerShell (`pwsh -NoProfile -NonInteractive -Command`); unset, with
+    /// `/bin/sh -c`. Another name is an error when the hook is registered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shell: Option<String>,
     /// Runs in the background: the run does not wait, and its decisions have no effect.
@@ -75,6 +77,18 @@ impl CommandSpec {
         }
     }
 
+    /// The shell its command line runs in, or why its `shell` names none.
+    pub fn shell_kind(&self) -> Result<Shell, String> {
+        match self.shell.as_deref() {
+            None | Some("sh") => Ok(Shell::Sh),
+            Some("bash") => Ok(Shell::Bash),
+            Some("powershell" | "pwsh") => Ok(Shell::PowerShell),
+            Some(other) => Err(format!(
+                "`{other}` is not a shell hooks run in: use `bash` or `powershell` (or leave it out for /bin/sh)"
+            )),
+        }
+    }
+
     /// The time limit, if the spec sets one.
     pub fn timeout(&self) -> Option<Duration> {
         self.timeout_ms.map(Duration::from_millis)
@@ -94,6 +108,18 @@ impl CommandSpec {
             }
         }
     }
+}
+
+/// The shell a shell-form command ([`CommandSpec`] without `args`) runs in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shell {
+    /// `/bin/sh -c` (dash on Debian and Ubuntu), as Claude Code runs hooks on Linux.
+    Sh,
+    /// `bash -c`.
+    Bash,
+    /// PowerShell: `pwsh -NoProfile -NonInteractive -Command`, with the program named by
+    /// `AGENTRY_POWERSHELL`, else the first of `pwsh` (PowerShell 7) and `powershell` on `PATH`.
+    PowerShell,
 }
 
 /// One handler of a matcher group: how an event reaches the hook.
