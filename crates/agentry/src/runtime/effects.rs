@@ -151,6 +151,23 @@ pub struct BatchPlan {
 }
 
 impl BatchPlan {
+    /// What the BeforeToolBatch hooks that ran on `batch` decided.
+    pub fn of(batch: &BeforeToolBatch) -> Self {
+        let blocked = batch
+            .calls()
+            .iter()
+            .enumerate()
+            .filter_map(|(index, call)| {
+                let reason = batch.blocked(&call.id)?;
+                Some((index, ToolResult::error(&call.id, &call.name, reason)))
+            })
+            .collect();
+        BatchPlan {
+            order: batch.start_order(),
+            blocked,
+        }
+    }
+
     /// The result a blocked call `index` gets, if the hooks blocked it.
     pub fn blocked(&self, index: usize) -> Option<&ToolResult> {
         self.blocked
@@ -565,19 +582,7 @@ impl RunEffects {
         let scope = d.scope.clone();
         let batch =
             nesting::inside(scope.ctx.clone(), scope.hook(BeforeToolBatch::new(turn))).await?;
-        let blocked = batch
-            .calls()
-            .iter()
-            .enumerate()
-            .filter_map(|(index, call)| {
-                let reason = batch.blocked(&call.id)?;
-                Some((index, ToolResult::error(&call.id, &call.name, reason)))
-            })
-            .collect();
-        Ok(Some(BatchPlan {
-            order: batch.start_order(),
-            blocked,
-        }))
+        Ok(Some(BatchPlan::of(&batch)))
     }
 
     /// AfterToolBatch hooks for the results of every call of the pending turn, in call order,

@@ -3,7 +3,7 @@
 //! one turn run concurrently unless the agent turns that off.
 
 use super::driver::Driver;
-use super::effects::{SubAgentOutcome, SubAgentRequest};
+use super::effects::{BatchPlan, SubAgentOutcome, SubAgentRequest};
 use super::open_calls::OpenCall;
 use agentry_core::deadline::{Elapsed, within};
 use agentry_core::hooks::{
@@ -70,7 +70,8 @@ impl Driver {
         // What BeforeToolBatch hooks decided: the calls they blocked, the order the calls start in.
         let batch = if self.scope.wants(Events::BEFORE_TOOL_BATCH) {
             // Boxed, like the other rare paths: the common step's future stays small.
-            Some(Box::pin(self.scope.hook(BeforeToolBatch::new(turn.clone()))).await?)
+            let batch = Box::pin(self.scope.hook(BeforeToolBatch::new(turn.clone()))).await?;
+            Some(BatchPlan::of(&batch))
         } else {
             None
         };
@@ -126,24 +127,19 @@ impl Driver {
         Ok((done, held))
     }
 
-    /// Runs the calls of `turn` as BeforeToolBatch hooks decided: the blocked ones get their
-    /// reason as an error result and never run, the others start in the hooks' order. Results
-    /// come back as [`settle_calls`](Self::settle_calls) gives them, in call order.
+    /// Runs the calls of `turn` as BeforeToolBatch hooks decided (`batch`): the blocked ones get
+    /// their reason as an error result and never run, the others start in the hooks' order.
+    /// Results come back as [`settle_calls`](Self::settle_calls) gives them, in call order.
     async fn settle_batch(
         &self,
         turn: &Arc<Message>,
-        batch: &BeforeToolBatch,
+        batch: &BatchPlan,
     ) -> Result<(Vec<ToolResult>, Vec<(usize, Settled)>), Error> {
-        let order = batch.start_order();
-        let blocked = |index: usize| {
-            let call = &turn.tool_calls()[index];
-            batch
-                .blocked(&call.id)
-                .map(|reason| ToolResult::error(&call.id, &call.name, reason))
-        };
+        let order = &batch.order;
+        let blocked = |index: usize| batch.blocked(index).cloned();
         let mut settled: Vec<(usize, Settled)> = Vec::with_capacity(order.len());
         if order.len() == 1 || !self.def.parallel_tool_calls {
-            for &index in &order {
+            for &index in order {
                 let outcome = match blocked(index) {
                     Some(result) => Settled::Done(result),
                     None => self.tool_call(turn, index).await?,
