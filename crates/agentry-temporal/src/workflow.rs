@@ -363,23 +363,8 @@ impl Loop {
     /// stays well-formed; the step under way counts.
     fn stopped_at_deadline(&mut self, stop: StopReason) {
         self.in_step = false;
-        let calls = self.machine.pending_calls().to_vec();
-        if calls.is_empty() {
-            return;
-        }
-        let results = calls
-            .iter()
-            .map(|call| match self.machine.settled_result(&call.id) {
-                Some(result) => result.clone(),
-                None => ToolResult::error(
-                    &call.id,
-                    &call.name,
-                    format!("the run stopped before this call's result was recorded: {stop}"),
-                ),
-            })
-            .collect();
         let from = self.machine.messages.len();
-        self.machine.accept_tool_results(results);
+        self.machine.cut_short(&stop);
         self.added_from(from);
     }
 

@@ -209,6 +209,28 @@ impl RunMachine {
         self.settled.iter().find(|r| r.call_id == call_id)
     }
 
+    /// Closes the pending turn of a run interrupted by `stop` (a deadline passed): each call
+    /// keeps the result it settled with, the others get an error result saying why, so the
+    /// history stays well-formed. Returns the messages added (none without a pending turn).
+    pub fn cut_short(&mut self, stop: &StopReason) -> Vec<Arc<Message>> {
+        if self.pending.is_none() {
+            return Vec::new();
+        }
+        let results = self
+            .pending_calls()
+            .iter()
+            .map(|call| match self.settled_result(&call.id) {
+                Some(result) => result.clone(),
+                None => ToolResult::error(
+                    &call.id,
+                    &call.name,
+                    format!("the run stopped before this call's result was recorded: {stop}"),
+                ),
+            })
+            .collect();
+        self.accept_tool_results(results)
+    }
+
     /// Starts a step, unless `max_steps` are done.
     pub fn begin_step(&mut self, max_steps: u32) -> StepStart {
         if self.step >= max_steps {

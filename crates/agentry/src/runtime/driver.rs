@@ -14,8 +14,7 @@ use agentry_core::hooks::{
 use agentry_core::{
     AgentDef, Checkpoint, Decision, ErasedState, Error, FinishReason, MessageLog, Model,
     ModelResponse, PendingApproval, QueuedSave, RunContext, RunContextSpec, RunEvent, RunMachine,
-    RunSnapshot, SNAPSHOT_VERSION, StepStart, StopReason, ToolResult, ToolSet, ToolSource, Turn,
-    Verdict,
+    RunSnapshot, SNAPSHOT_VERSION, StepStart, StopReason, ToolSet, ToolSource, Turn, Verdict,
 };
 use serde_json::Value;
 use std::collections::HashMap;
@@ -628,22 +627,8 @@ impl Driver {
         self.close_open_calls(&format!("the run stopped: {stop}"))
             .await?;
         self.in_step = false;
-        if let Some(turn) = self.machine.pending.clone() {
-            let results = turn
-                .tool_calls()
-                .iter()
-                .map(|call| match self.machine.settled_result(&call.id) {
-                    Some(result) => result.clone(),
-                    None => ToolResult::error(
-                        &call.id,
-                        &call.name,
-                        format!("the run stopped before this call's result was recorded: {stop}"),
-                    ),
-                })
-                .collect();
-            for message in self.machine.accept_tool_results(results) {
-                self.scope.added(message).await?;
-            }
+        for message in self.machine.cut_short(&stop) {
+            self.scope.added(message).await?;
         }
         self.stop_event(stop.clone(), None).await?;
         Ok((None, stop))
