@@ -25,6 +25,7 @@ pub struct Worker {
     server: Server,
     max_cached_runs: usize,
     sticky_timeout: Duration,
+    shutdown_grace: Duration,
     pollers: Option<(usize, usize)>,
 }
 
@@ -48,6 +49,7 @@ impl Worker {
             server,
             max_cached_runs: 1000,
             sticky_timeout: Duration::from_secs(5),
+            shutdown_grace: Duration::from_secs(30),
             pollers: None,
         }
     }
@@ -73,6 +75,15 @@ impl Worker {
     /// activities' heartbeat limit ([`Limits::heartbeat`](crate::Limits::heartbeat)).
     pub fn sticky_timeout(mut self, timeout: Duration) -> Self {
         self.sticky_timeout = timeout;
+        self
+    }
+
+    /// How long a stopping worker lets the activities under way finish (30 s by default). Those
+    /// still running then are cancelled and fail as the worker's shutdown, so another worker
+    /// takes them up at once (a tool call again with its idempotency key), rather than after
+    /// their own time limit: stopping a worker never waits for a hung model or tool call.
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
         self
     }
 
@@ -110,6 +121,7 @@ impl Worker {
         let options = WorkerOptions::new(self.server.task_queue.clone())
             .max_cached_workflows(self.max_cached_runs)
             .sticky_queue_schedule_to_start_timeout(self.sticky_timeout)
+            .graceful_shutdown_period(self.shutdown_grace)
             .maybe_workflow_task_poller_behavior(workflow_pollers)
             .maybe_activity_task_poller_behavior(activity_pollers)
             .register_workflow::<AgentRun>()
@@ -154,8 +166,8 @@ impl Worker {
     }
 }
 
-/// Stops a running [`Worker`]: it finishes the tasks it started (a graceful shutdown) and its
-/// `run` returns.
+/// Stops a running [`Worker`]: it finishes the tasks it started, within its
+/// [`shutdown_grace`](Worker::shutdown_grace) (a graceful shutdown), and its `run` returns.
 #[derive(Clone, Debug, Default)]
 pub struct WorkerStop(Arc<tokio::sync::Notify>);
 

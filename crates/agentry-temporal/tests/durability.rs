@@ -346,3 +346,76 @@ async fn thousand_runs(queue: &str, placement: Placement) {
         1_000.0 / wall.as_secs_f64()
     );
 }
+
+#[derive(Deserialize, JsonSchema)]
+struct Nothing {}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopping_worker_does_not_wait_for_a_hung_call_and_another_takes_it_up() {
+    let Some(dev) = DevServer::start("grace").await else {
+        return;
+    };
+    // The first attempt at the call hangs; a later one answers. Each notes its key.
+    let keys = Arc::new(Mutex::new(Vec::<String>::new()));
+    let agent = || {
+        let keys = keys.clone();
+        let hang = tool("hang", "Hangs once.", move |_: Nothing, ctx: ToolCtx| {
+            let keys = keys.clone();
+            async move {
+                let first = {
+                    let mut keys = keys.lock().unwrap();
+                    keys.push(ctx.idempotency_key());
+                    keys.len() == 1
+                };
+                if first {
+                    tokio::time::sleep(Duration::from_secs(600)).await;
+                }
+                Ok("answered")
+            }
+        });
+        Agent::builder("hanger")
+            .model(ScriptedModel::from_fn(|_, req| match results_in(req) {
+                0 => ScriptedTurn::new().with_tool_call_id("h1", "hang", json!({})),
+                _ => ScriptedTurn::text("done"),
+            }))
+            .tool(hang)
+            .build()
+            .unwrap()
+    };
+    let first = Worker::new(dev.server("grace"), Runtime::new())
+        .agent(&agent())
+        .shutdown_grace(Duration::from_secs(1))
+        .spawn();
+    let client = dev.client("grace").await;
+    let handle = client
+        .start("hanger", "go", RunOptions::new().run_id("grace"))
+        .await
+        .unwrap();
+    let started = Instant::now();
+    while keys.lock().unwrap().is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the call never started"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let stopping = Instant::now();
+    first.stop().unwrap();
+    let took = stopping.elapsed();
+    assert!(took < Duration::from_secs(10), "the stop waited {took:?}");
+    // Another worker takes the call up at once, with the same key, and the run ends.
+    let second = Worker::new(dev.server("grace"), Runtime::new())
+        .agent(&agent())
+        .spawn();
+    let out: RunOutput<(), String> = handle.result().await.unwrap();
+    second.stop().unwrap();
+    assert_eq!(out.output.as_deref(), Some("done"));
+    let keys = keys.lock().unwrap().clone();
+    assert_eq!(keys.len(), 2, "{keys:?}");
+    assert_eq!(keys[0], keys[1]);
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "the call was taken up after {:?}, not at once",
+        started.elapsed()
+    );
+}
