@@ -8,7 +8,7 @@
 //! run as it does in-process.
 
 use crate::cache::{Checked, HistoryCache};
-use crate::events::WireEvent;
+use crate::events::{Recording, WireEvent};
 use crate::scopes::ScopeCache;
 use crate::wire::{
     BatchDone, BatchInput, BeginInput, Begun, Deadline, Effect, EndStepInput, Ending, Failure,
@@ -160,7 +160,13 @@ impl AgentActivities {
             runtime.effects_scoped(def, snapshot, sender, lineage, &scope)?
         };
         effects.delegate_sub_agents();
-        Ok((effects, Collected(events)))
+        Ok((
+            effects,
+            Collected {
+                events,
+                recording: Recording::default(),
+            },
+        ))
     }
 
     /// Keeps the history `effects` left as `given`'s run's, for its next activity.
@@ -170,14 +176,19 @@ impl AgentActivities {
 }
 
 /// The run events an activity's effects sent, for its result.
-struct Collected(futures::channel::mpsc::UnboundedReceiver<RunEvent>);
+struct Collected {
+    events: futures::channel::mpsc::UnboundedReceiver<RunEvent>,
+    recording: Recording,
+}
 
 impl Collected {
     /// The events sent so far, in their recorded form.
     fn take(&mut self) -> Vec<WireEvent> {
         let mut out = Vec::new();
-        while let Ok(event) = self.0.try_recv() {
-            out.extend(WireEvent::of(event));
+        while let Ok(event) = self.events.try_recv() {
+            if let Some(event) = WireEvent::of(event) {
+                self.recording.push(&mut out, event);
+            }
         }
         out
     }

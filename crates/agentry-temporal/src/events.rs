@@ -4,7 +4,10 @@
 //!
 //! Streamed pieces of text and reasoning (`TextDelta`, `ThinkingDelta`) are recorded as the
 //! model sent them, in the result of the model step that streamed them: a client's stream gets
-//! them, in order and before the turn's `Message`, once that step's activity completes.
+//! them, in order and before the turn's `Message`, once that step's activity completes. A turn
+//! that streams more than [`EXACT_PIECES`] pieces has the rest joined into pieces of about
+//! [`JOINED_PIECE`] bytes ([`Recording`]), so a long answer keeps its activity's result well
+//! within Temporal's payload limit (the text is the same, in fewer pieces).
 
 use agentry_core::agent::CompactStrategy;
 use agentry_core::{
@@ -13,6 +16,53 @@ use agentry_core::{
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::Arc;
+
+/// How many streamed pieces an activity records as the model sent them.
+pub const EXACT_PIECES: usize = 2_000;
+
+/// The size, in bytes, past which a joined piece is not joined further.
+pub const JOINED_PIECE: usize = 4_096;
+
+/// Records an activity's events, joining streamed pieces past the first [`EXACT_PIECES`].
+#[derive(Debug, Default)]
+pub struct Recording {
+    pieces: usize,
+}
+
+impl Recording {
+    /// Appends `event` to `out`: as it is, or joined to the piece before it.
+    pub fn push(&mut self, out: &mut Vec<WireEvent>, event: WireEvent) {
+        let (text, path, thinking) = match &event {
+            WireEvent::TextDelta { text, agent_path } => (text, agent_path, false),
+            WireEvent::ThinkingDelta { text, agent_path } => (text, agent_path, true),
+            _ => {
+                out.push(event);
+                return;
+            }
+        };
+        self.pieces += 1;
+        if self.pieces > EXACT_PIECES {
+            let last = match out.last_mut() {
+                Some(WireEvent::TextDelta {
+                    text: last,
+                    agent_path,
+                }) if !thinking && agent_path == path => Some(last),
+                Some(WireEvent::ThinkingDelta {
+                    text: last,
+                    agent_path,
+                }) if thinking && agent_path == path => Some(last),
+                _ => None,
+            };
+            if let Some(last) = last
+                && last.len() < JOINED_PIECE
+            {
+                last.push_str(text);
+                return;
+            }
+        }
+        out.push(event);
+    }
+}
 
 /// A [`RunEvent`] as JSON.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -400,5 +450,61 @@ fn hook_event_name(name: &str) -> &'static str {
     match name {
         "BeforeTool" => "BeforeTool",
         _ => "a hook event",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(piece: &str) -> WireEvent {
+        WireEvent::TextDelta {
+            text: piece.into(),
+            agent_path: "a".into(),
+        }
+    }
+
+    #[test]
+    fn pieces_past_the_exact_ones_are_joined_and_the_text_stays_the_same() {
+        let mut recording = Recording::default();
+        let mut out = Vec::new();
+        let pieces = EXACT_PIECES + 20_000;
+        for i in 0..pieces {
+            recording.push(&mut out, text(&format!("{}", i % 10)));
+            if i == EXACT_PIECES + 5 {
+                // Another event between pieces is kept in its place.
+                recording.push(
+                    &mut out,
+                    WireEvent::StepFinished {
+                        step: 1,
+                        agent_path: "a".into(),
+                    },
+                );
+            }
+        }
+        let joined: String = out
+            .iter()
+            .filter_map(|e| match e {
+                WireEvent::TextDelta { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        let expected: String = (0..pieces).map(|i| format!("{}", i % 10)).collect();
+        assert_eq!(joined, expected);
+        // The first pieces as they came, the rest joined into pieces of about JOINED_PIECE bytes.
+        assert!(
+            out[..EXACT_PIECES - 1]
+                .iter()
+                .all(|e| matches!(e, WireEvent::TextDelta { text, .. } if text.len() == 1))
+        );
+        let rest = out.len() - EXACT_PIECES;
+        assert!(
+            rest <= 3 + 20_000 / JOINED_PIECE,
+            "{rest} events after the exact pieces"
+        );
+        assert!(
+            out.iter()
+                .any(|e| matches!(e, WireEvent::StepFinished { .. }))
+        );
     }
 }

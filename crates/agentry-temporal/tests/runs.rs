@@ -8,6 +8,7 @@ mod support;
 use agentry::prelude::*;
 use agentry::{Decision, RunOutput};
 use agentry_temporal::{Placement, RunState, TemporalError, Worker};
+use futures::StreamExt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -498,4 +499,44 @@ async fn a_rejected_call_gives_the_model_the_reason() {
         kinds,
         ["awaiting_approval", "approval_resolved", "run_finished"]
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_streamed_answer_reaches_the_stream_whole() {
+    let Some(dev) = DevServer::start("long").await else {
+        return;
+    };
+    // 60,000 pieces (about 40,000 tokens' worth): recorded as they came, they would pass
+    // Temporal's payload limit in the model step's result.
+    let pieces: Vec<String> = (0..60_000).map(|i| format!("w{} ", i % 97)).collect();
+    let answer: String = pieces.concat();
+    let agent = Agent::builder("talker")
+        .model(ScriptedModel::from_fn(move |_, _| {
+            ScriptedTurn::new().with_text_deltas(pieces.clone())
+        }))
+        .build()
+        .unwrap();
+    let worker = Worker::new(dev.server("long"), Runtime::new())
+        .agent(&agent)
+        .spawn();
+    let client = dev.client("long").await;
+    let handle = client
+        .start("talker", "talk", RunOptions::new())
+        .await
+        .unwrap();
+    let mut streamed = String::new();
+    let mut count = 0;
+    let mut events = std::pin::pin!(handle.events());
+    while let Some(event) = events.next().await {
+        if let RunEvent::TextDelta { text, .. } = event.unwrap() {
+            streamed.push_str(&text);
+            count += 1;
+        }
+    }
+    let out: RunOutput<(), String> = handle.result().await.unwrap();
+    worker.stop().unwrap();
+    assert_eq!(out.output.as_deref(), Some(answer.as_str()));
+    assert_eq!(streamed, answer);
+    // The first pieces as the model sent them, the rest joined.
+    assert!(count > 2_000 && count < 60_000, "{count} pieces");
 }
