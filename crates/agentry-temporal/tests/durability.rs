@@ -419,3 +419,51 @@ async fn a_stopping_worker_does_not_wait_for_a_hung_call_and_another_takes_it_up
         started.elapsed()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deadline_carries_across_continue_as_new() {
+    let Some(dev) = DevServer::start("deadline-can").await else {
+        return;
+    };
+    // Ten steps of a 300 ms call; the first call's BeforeTool hook gives the run 1.5 s.
+    let nap = tool("nap", "Naps.", |_: Nothing, _ctx: ToolCtx| async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        Ok("rested")
+    });
+    let agent = Agent::builder("napper")
+        .model(ScriptedModel::from_fn(|_, req| match results_in(req) {
+            n if n < 10 => ScriptedTurn::new().with_tool_call_id(format!("n{n}"), "nap", json!({})),
+            _ => ScriptedTurn::text("rested enough"),
+        }))
+        .tool(nap)
+        .build()
+        .unwrap();
+    let budget = StopReason::Hook {
+        hook: "budget".into(),
+        reason: "out of time".into(),
+    };
+    let stop = budget.clone();
+    let runtime = Runtime::new().with(on::before_tool(move |ev, ctx| {
+        if ev.call_id() == "n0" {
+            ctx.stop_at(Instant::now() + Duration::from_millis(1500), stop.clone());
+        }
+        std::future::ready(Ok(ev))
+    }));
+    let worker = Worker::new(dev.server("dcan"), runtime)
+        .agent(&agent)
+        .spawn();
+    // Continued as a new execution after every step or so.
+    let client = dev.client("dcan").await.continue_as_new_after(20);
+    let out: RunOutput<(), String> = client
+        .run("napper", "nap", RunOptions::new().run_id("dcan"))
+        .await
+        .unwrap();
+    worker.stop().unwrap();
+    assert!(
+        executions(&dev, "dcan") >= 2,
+        "the run never continued as new"
+    );
+    // The deadline the first execution noted stopped the run in a later one.
+    assert_eq!(out.stop, budget);
+    assert!(out.steps < 10, "{} steps", out.steps);
+}
