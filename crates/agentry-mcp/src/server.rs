@@ -314,7 +314,12 @@ impl Server {
             guard.token = Some(token);
         }
         // The answer of a server on stdio comes within microseconds: waited for awake first.
-        let answer = tokio::time::timeout(limit, awake_for(LOCAL_ANSWER, handle.rx)).await;
+        // One over HTTP takes longer than waiting awake is worth.
+        let awake = match self.spec.is_http() {
+            true => Duration::ZERO,
+            false => LOCAL_ANSWER,
+        };
+        let answer = tokio::time::timeout(limit, awake_for(awake, handle.rx)).await;
         let answer = match answer {
             Err(_) => {
                 // The guard sends notifications/cancelled.
