@@ -54,6 +54,10 @@ pub struct PersistentSpec {
     /// timeout.
     #[serde(default = "default_in_flight", rename = "maxInFlight")]
     pub max_in_flight: usize,
+    /// The shell a shell-form command starts in, as for a command hook
+    /// ([`CommandSpec::shell`](crate::CommandSpec#structfield.shell)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shell: Option<String>,
 }
 
 fn default_in_flight() -> usize {
@@ -68,13 +72,15 @@ impl PersistentSpec {
             args: None,
             timeout_ms: None,
             max_in_flight: default_in_flight(),
+            shell: None,
         }
     }
 
     /// The command that starts the process.
-    fn command_spec(&self) -> CommandSpec {
+    pub(crate) fn command_spec(&self) -> CommandSpec {
         CommandSpec {
             args: self.args.clone(),
+            shell: self.shell.clone(),
             ..CommandSpec::shell(&self.command)
         }
     }

@@ -304,11 +304,12 @@ fn spec_command(spec: &HandlerSpec) -> &str {
     }
 }
 
-/// The error of a command whose `shell` names no shell hooks run in.
+/// The error of a command or a persistent process whose `shell` names no shell hooks run in.
 fn check_shell(spec: &HandlerSpec) -> Result<(), String> {
     match spec {
         HandlerSpec::Command(command) => command.shell_kind().map(|_| ()),
-        _ => Ok(()),
+        HandlerSpec::Persistent(process) => process.command_spec().shell_kind().map(|_| ()),
+        HandlerSpec::Http(_) => Ok(()),
     }
 }
 

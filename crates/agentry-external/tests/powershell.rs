@@ -1,7 +1,7 @@
 //! Shell-form commands that name PowerShell (`"shell": "powershell"`) run in it, as
 //! `<pwsh> -NoProfile -NonInteractive -Command <command>`; a missing PowerShell is an error that
 //! says so, naming the hook, and a `shell` that names no shell is refused when the settings are
-//! read. The PowerShell here is a stand-in script (this machine has none): it records how it
+//! read; persistent hook processes name their shell the same way. The PowerShell here is a stand-in script (this machine has none): it records how it
 //! was called and denies the call as a PreToolUse hook does, with exit status 2.
 
 mod common;
@@ -21,7 +21,7 @@ async fn powershell_commands_run_in_powershell_and_a_missing_one_is_named() {
     let p = Project::new();
     let pwsh = p.script(
         "pwsh",
-        "#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$CLAUDE_PROJECT_DIR/pwsh-args.txt\"\ncat > /dev/null\necho 'denied in PowerShell' >&2\nexit 2\n",
+        "#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$CLAUDE_PROJECT_DIR/pwsh-args.txt\"\necho 'denied in PowerShell' >&2\nexit 2\n",
     );
     // SAFETY: the only test of this binary, on a current-thread runtime: no other thread of
     // this process reads the environment meanwhile.
@@ -102,4 +102,33 @@ async fn powershell_commands_run_in_powershell_and_a_missing_one_is_named() {
         .map(|_: CommandHooks| ())
         .unwrap_err();
     assert!(err.to_string().contains("`fish`"), "{err}");
+
+    // A persistent hook process names its shell the same way.
+    let persistent = |shell: &str| {
+        json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "persistent", "command": "Start-Hook", "shell": shell}
+        ]}]}})
+    };
+    let err = HookSettings::from_json(&persistent("zsh").to_string()).unwrap_err();
+    assert!(err.to_string().contains("`zsh`"), "{err}");
+    // SAFETY: as above.
+    unsafe { std::env::set_var("AGENTRY_POWERSHELL", &pwsh) };
+    std::fs::remove_file(p.path("pwsh-args.txt")).unwrap();
+    let model = ScriptedModel::new()
+        .tool_call("bash", json!({"cmd": "ls"}))
+        .text("Done.");
+    let (log, failed) = (new_log(), new_log());
+    Runtime::new()
+        .with(p.hooks(persistent("powershell")))
+        .with(failures(&failed))
+        .run(&agent(&model, &log), "go")
+        .await
+        .unwrap();
+    assert_eq!(
+        p.read("pwsh-args.txt").lines().collect::<Vec<_>>(),
+        ["-NoProfile", "-NonInteractive", "-Command", "Start-Hook"]
+    );
+    // The stand-in exits without answering: the hook fails open, and says so.
+    assert_eq!(entries(&log), ["bash:ls"]);
+    assert_eq!(entries(&failed).len(), 1, "{:?}", entries(&failed));
 }

@@ -10,15 +10,13 @@ use agentry::hooks::AfterToolBatch;
 use agentry::prelude::*;
 use agentry_temporal::Worker;
 use futures::StreamExt;
-use std::sync::{Arc, Mutex};
 use support::DevServer;
+use support::agents::{Log, results_in};
 
 #[derive(Deserialize, JsonSchema)]
 struct City {
     city: String,
 }
-
-type Log = Arc<Mutex<Vec<String>>>;
 
 fn push(log: &Log, line: String) {
     log.lock().unwrap().push(line);
@@ -39,14 +37,12 @@ fn planner(log: &Log, recorder: &Recorder) -> Agent {
             }
         },
     );
-    let model = ScriptedModel::from_fn(|_, req| {
-        match req.messages.iter().any(|m| matches!(m, Message::Tool(_))) {
-            false => ScriptedTurn::new()
-                .with_tool_call_id("paris", "get_weather", json!({"city": "Paris"}))
-                .with_tool_call_id("rome", "get_weather", json!({"city": "Rome"}))
-                .with_tool_call_id("oslo", "get_weather", json!({"city": "Oslo"})),
-            true => ScriptedTurn::text("Done."),
-        }
+    let model = ScriptedModel::from_fn(|_, req| match results_in(req) {
+        0 => ScriptedTurn::new()
+            .with_tool_call_id("paris", "get_weather", json!({"city": "Paris"}))
+            .with_tool_call_id("rome", "get_weather", json!({"city": "Rome"}))
+            .with_tool_call_id("oslo", "get_weather", json!({"city": "Oslo"})),
+        _ => ScriptedTurn::text("Done."),
     });
     let (before, after) = (log.clone(), log.clone());
     Agent::builder("planner")

@@ -9,10 +9,11 @@ use agentry::RunOutput;
 use agentry::builtins::Guards;
 use agentry::prelude::*;
 use agentry_temporal::Worker;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use support::DevServer;
+use support::agents::{Log, results_in};
 
 #[derive(Deserialize, JsonSchema)]
 struct Nothing {}
@@ -45,11 +46,9 @@ fn wait_tool(waits: &Waits) -> impl Tool + use<> {
 /// An agent whose model calls `wait` once, then answers.
 fn waiter(waits: &Waits) -> Agent {
     Agent::builder("waiter")
-        .model(ScriptedModel::from_fn(|_, req| {
-            match req.messages.iter().any(|m| matches!(m, Message::Tool(_))) {
-                false => ScriptedTurn::new().with_tool_call_id("w1", "wait", json!({})),
-                true => ScriptedTurn::text("done waiting"),
-            }
+        .model(ScriptedModel::from_fn(|_, req| match results_in(req) {
+            0 => ScriptedTurn::new().with_tool_call_id("w1", "wait", json!({})),
+            _ => ScriptedTurn::text("done waiting"),
         }))
         .tool(wait_tool(waits))
         .build()
@@ -57,7 +56,7 @@ fn waiter(waits: &Waits) -> Agent {
 }
 
 /// A runtime with `hook` whose Stop and RunEnd hooks log the stop reason they see.
-fn logging(log: &Arc<Mutex<Vec<String>>>, hook: impl agentry::hooks::IntoHook) -> Runtime {
+fn logging(log: &Log, hook: impl agentry::hooks::IntoHook) -> Runtime {
     let (a, b) = (log.clone(), log.clone());
     Runtime::new()
         .with(hook)
@@ -82,11 +81,7 @@ enum Noticed {
 
 /// Runs `waiter` in-process and on Temporal (queue `queue`) with the runtime `runtime` makes,
 /// and checks both stop at the deadline the same way, long before the tool's minute.
-async fn stops_alike(
-    queue: &str,
-    noticed: Noticed,
-    runtime: impl Fn(&Arc<Mutex<Vec<String>>>) -> Runtime,
-) {
+async fn stops_alike(queue: &str, noticed: Noticed, runtime: impl Fn(&Log) -> Runtime) {
     let Some(dev) = DevServer::start(queue).await else {
         return;
     };
@@ -200,11 +195,9 @@ async fn a_deadline_does_not_run_while_the_run_waits_for_a_person() {
     )
     .needs_approval();
     let agent = Agent::builder("signer")
-        .model(ScriptedModel::from_fn(|_, req| {
-            match req.messages.iter().any(|m| matches!(m, Message::Tool(_))) {
-                false => ScriptedTurn::new().with_tool_call_id("s1", "sign", json!({})),
-                true => ScriptedTurn::text("signed it"),
-            }
+        .model(ScriptedModel::from_fn(|_, req| match results_in(req) {
+            0 => ScriptedTurn::new().with_tool_call_id("s1", "sign", json!({})),
+            _ => ScriptedTurn::text("signed it"),
         }))
         .tool(sign)
         .build()
@@ -242,23 +235,17 @@ async fn a_deadline_does_not_run_while_the_run_waits_for_a_person() {
 /// `boss`, whose sub-agent `helper` calls `wait`, a tool that takes a minute.
 fn boss(waits: &Waits) -> Agent {
     let helper = Agent::builder("helper")
-        .model(ScriptedModel::from_fn(|_, req| {
-            match req.messages.iter().any(|m| matches!(m, Message::Tool(_))) {
-                false => ScriptedTurn::new().with_tool_call_id("w1", "wait", json!({})),
-                true => ScriptedTurn::text("helped"),
-            }
+        .model(ScriptedModel::from_fn(|_, req| match results_in(req) {
+            0 => ScriptedTurn::new().with_tool_call_id("w1", "wait", json!({})),
+            _ => ScriptedTurn::text("helped"),
         }))
         .tool(wait_tool(waits))
         .build()
         .unwrap();
     Agent::builder("boss")
-        .model(ScriptedModel::from_fn(|_, req| {
-            match req.messages.iter().any(|m| matches!(m, Message::Tool(_))) {
-                false => {
-                    ScriptedTurn::new().with_tool_call_id("h1", "helper", json!({"input": "help"}))
-                }
-                true => ScriptedTurn::text("bossed"),
-            }
+        .model(ScriptedModel::from_fn(|_, req| match results_in(req) {
+            0 => ScriptedTurn::new().with_tool_call_id("h1", "helper", json!({"input": "help"})),
+            _ => ScriptedTurn::text("bossed"),
         }))
         .sub_agent(&helper)
         .build()
