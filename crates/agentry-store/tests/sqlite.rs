@@ -279,3 +279,39 @@ async fn the_write_ahead_log_is_copied_into_the_database_file_in_the_background(
     }
     assert_eq!(store.load("run-1").await.unwrap().unwrap().snapshot, run);
 }
+
+/// A checkpoint that finds the file locked by another process's write waits for it on the
+/// store's thread, never on the caller's: the caller's runtime goes on meanwhile (here the
+/// other writer itself runs on it), and the checkpoint lands once the write ends.
+#[tokio::test(flavor = "current_thread")]
+async fn a_checkpoint_waiting_for_another_writer_leaves_the_callers_thread_free() {
+    let dir = TempDir::new();
+    let path = dir.path().join("runs.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    save(&store, &snapshot("run-1"), 0, &[]).await.unwrap();
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let mut run = snapshot("run-1");
+    run.messages
+        .push(Message::user("written after the other writer"));
+    let events = [event("step_finished", 1)];
+    let saving = save(&store, &run, 0, &events);
+    let other_writer = async {
+        // Ten ticks of 20 ms; the longest gap between two says whether the thread was held.
+        let mut longest = std::time::Duration::ZERO;
+        for _ in 0..10 {
+            let tick = std::time::Instant::now();
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            longest = longest.max(tick.elapsed());
+        }
+        other.execute_batch("COMMIT").unwrap();
+        longest
+    };
+    let (saved, longest) = tokio::join!(saving, other_writer);
+    saved.expect("the checkpoint lands once the other write ends");
+    assert!(
+        longest < std::time::Duration::from_secs(1),
+        "the caller's thread was held for {longest:?} while the checkpoint waited for the lock"
+    );
+    assert_eq!(store.load("run-1").await.unwrap().unwrap().snapshot, run);
+}

@@ -1,10 +1,10 @@
 //! The SQLite store's checkpointer: a thread of its own that copies the write-ahead log into the
-//! database file, so that the store's thread never waits for that copy when it commits.
+//! database file, so that a commit never waits for that copy.
 //!
 //! In WAL mode a commit appends pages to the log; a checkpoint later copies them into the
 //! database file and syncs it, which takes milliseconds. Left to SQLite, the commit that finds the
 //! log past its threshold runs the checkpoint itself, and every run waiting on that commit waits
-//! for it too. The store's thread instead nudges this thread every [`NUDGE_EVERY`] checkpoints it
+//! for it too. The store's connection instead nudges this thread every [`NUDGE_EVERY`] checkpoints it
 //! writes, and this thread runs a passive checkpoint on a connection of its own, which copies
 //! what it can without holding up writers. (The store's connection keeps a high automatic
 //! threshold as a backstop, so the log stays bounded should this thread fall behind.)

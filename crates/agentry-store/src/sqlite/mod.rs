@@ -37,9 +37,12 @@ const OPEN_ATTEMPTS: u32 = 3;
 /// (it runs in WAL mode with `synchronous = NORMAL`: a commit survives a crash of the process,
 /// and of the machine but for the last commits before a power loss; a write waits up to 5 s for
 /// another process's to finish). A checkpoint appends only what its step added (messages and
-/// events). One thread per store does the store's operations on a connection of its own, and
-/// commits the checkpoints that arrive together in one transaction, so thousands of concurrent
-/// runs share commits. Clones share the thread and the connection pool.
+/// events). Each store has one connection for its writes, which commits the checkpoints that
+/// wait together in one transaction, so thousands of concurrent runs share commits: a caller
+/// waiting for its checkpoint commits them on its own thread when the connection is free, and
+/// the store's thread does it otherwise (and does the other operations); a caller never waits
+/// on its own thread for another process's write. Clones share the connection, the thread and
+/// the connection pool.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -180,7 +183,7 @@ impl SqliteStore {
         })
     }
 
-    /// Hands a checkpoint to the store's thread; returns its outcome.
+    /// Queues a checkpoint for the store's connection; returns its outcome.
     fn queue_checkpoint(
         &self,
         checkpoint: &Checkpoint<'_>,

@@ -1,20 +1,33 @@
-//! The SQLite store's worker: one thread per store that owns a connection and does every
-//! operation of the store, committing the checkpoints that wait together in one transaction.
+//! The SQLite store's connection and its thread, which commit the checkpoints that wait
+//! together in one transaction.
 //!
 //! SQLite has one writer at a time. Connections that each take the write lock in turn wait for
-//! one another in SQLite's busy handler, which sleeps for milliseconds; one thread that commits
-//! whatever checkpoints are waiting in one transaction instead shares a commit's cost between
-//! every run that checkpointed meanwhile. It calls SQLite directly (prepared statements, cached),
-//! so an operation costs one hand-off to the thread and one back.
+//! one another in SQLite's busy handler, which sleeps for milliseconds; one connection that
+//! commits whatever checkpoints are waiting in one transaction instead shares a commit's cost
+//! between every run that checkpointed meanwhile. It calls SQLite directly (prepared statements,
+//! cached).
+//!
+//! A checkpoint is put in a queue. Whoever then waits for a checkpoint's outcome first tries to
+//! commit the queue itself, on its own thread: waking a thread that sleeps while another commits
+//! for it costs tens of microseconds on some machines, close to the commit's own cost. When the
+//! connection is busy (another commit, an operation of the store), or the database is locked by
+//! another process, it leaves the queue to the store's thread and sleeps until its outcome comes.
+//! The store's thread does the store's other operations, and commits what nobody waits for: a
+//! checkpoint handed over without waiting (the end of a step) is committed once it has waited a
+//! moment for the next one, so both share one commit.
 
 use super::checkpointer::Checkpointer;
 use crate::error;
 use agentry_core::StoreError;
 use agentry_core::store::now_ms;
 use rusqlite::{Connection, ErrorCode, TransactionBehavior, params};
+use std::collections::VecDeque;
 use std::future::Future;
-use std::sync::Arc;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, TryRecvError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
@@ -32,6 +45,16 @@ const SPIN: Duration = Duration::from_micros(200);
 /// the next turn's tool calls. Short enough that a slow model turn costs the first checkpoint
 /// no more than this.
 const LINGER: Duration = Duration::from_micros(150);
+
+/// How long a queued checkpoint that its caller waits for is left to the caller to commit before
+/// the store's thread commits it (the caller normally does within microseconds).
+const HELP_WAIT: Duration = Duration::from_micros(50);
+
+/// How many batches a caller commits before it leaves the rest of the queue to the store's thread.
+const HELP_ROUNDS: usize = 2;
+
+/// How long a write waits for another process's write to finish, on the store's thread.
+const BUSY_TIMEOUT: Duration = super::BUSY_TIMEOUT;
 
 /// A checkpoint as the worker writes it: its run's columns, its record, and what it appends.
 pub(super) struct SaveJob {
@@ -61,59 +84,205 @@ pub(super) struct SaveJob {
 /// checkpoint's.
 type Outcome = oneshot::Sender<Result<bool, StoreError>>;
 
-/// An operation for the worker.
+/// A checkpoint waiting in the queue, and where its outcome goes.
+type Queued = (Box<SaveJob>, Outcome);
+
+/// An operation for the store's thread.
 enum Job {
-    /// A checkpoint, and where its outcome goes.
-    Save(Box<SaveJob>, Outcome),
+    /// A checkpoint was queued: commit it once it has waited [`LINGER`] for a successor, unless
+    /// someone has committed it by then.
+    Queued,
+    /// Someone waits for a queued checkpoint and could not commit it: commit the queue now.
+    Flush,
     /// Anything else, run on the connection.
     Call(Box<dyn FnOnce(&mut Connection) + Send>),
 }
 
-/// The handle of a store's worker thread; the thread ends when every handle is dropped.
+/// The connection, and the checkpointer it nudges.
+struct Db {
+    conn: Connection,
+    checkpointer: Option<Checkpointer>,
+}
+
+/// What the store's handles, its thread and the outcomes under way share.
+struct Shared {
+    name: Arc<str>,
+    /// Held by whoever uses the connection: the store's thread (which may wait for it) or a
+    /// caller committing the queue (which only tries to take it).
+    db: Mutex<Db>,
+    /// The checkpoints waiting to be committed, in the order they were handed over.
+    queue: Mutex<VecDeque<Queued>>,
+    /// How many checkpoints wait in the queue (read without its lock).
+    waiting: AtomicUsize,
+    /// How many of them their callers wait for (not expecting a successor soon).
+    awaited: AtomicUsize,
+}
+
+impl Shared {
+    /// The connection, waited for (by the store's thread only).
+    fn db(&self) -> MutexGuard<'_, Db> {
+        self.db.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn queue(&self) -> MutexGuard<'_, VecDeque<Queued>> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Puts a checkpoint at the end of the queue.
+    fn push(&self, job: Queued) {
+        let mut queue = self.queue();
+        if !job.0.more_soon {
+            self.awaited.fetch_add(1, Ordering::Relaxed);
+        }
+        queue.push_back(job);
+        self.waiting.store(queue.len(), Ordering::Release);
+    }
+
+    /// Takes the first [`MAX_BATCH`] checkpoints of the queue (called with the connection held,
+    /// so batches are committed in the order they were taken).
+    fn take_batch(&self) -> Vec<Queued> {
+        let mut queue = self.queue();
+        let n = queue.len().min(MAX_BATCH);
+        let batch: Vec<Queued> = queue.drain(..n).collect();
+        let awaited = batch.iter().filter(|(job, _)| !job.more_soon).count();
+        self.awaited.fetch_sub(awaited, Ordering::Relaxed);
+        self.waiting.store(queue.len(), Ordering::Release);
+        batch
+    }
+
+    /// Puts a batch that could not be committed back at the front of the queue, in order.
+    fn give_back(&self, batch: Vec<Queued>) {
+        let mut queue = self.queue();
+        for job in batch.into_iter().rev() {
+            if !job.0.more_soon {
+                self.awaited.fetch_add(1, Ordering::Relaxed);
+            }
+            queue.push_front(job);
+        }
+        self.waiting.store(queue.len(), Ordering::Release);
+    }
+
+    fn is_waiting(&self) -> bool {
+        self.waiting.load(Ordering::Acquire) > 0
+    }
+
+    /// Commits the queue on the caller's thread if the connection is free, without waiting for
+    /// another process's write; true when the queue was left to the store's thread.
+    fn help(&self) -> bool {
+        let mut db = match self.db.try_lock() {
+            Ok(db) => db,
+            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(TryLockError::WouldBlock) => return true,
+        };
+        // A database another process is writing is waited for on the store's thread, never on
+        // the caller's (an async runtime's thread).
+        if db.conn.busy_timeout(Duration::ZERO).is_err() {
+            return true;
+        }
+        for _ in 0..HELP_ROUNDS {
+            let batch = self.take_batch();
+            if batch.is_empty() {
+                break;
+            }
+            let saved = batch.len();
+            match commit(&mut db.conn, batch) {
+                Ok(()) => db.saved(saved),
+                // Any failure is the store's thread's to report (it waits for a lock, and
+                // writes the checkpoints of a batch one by one when one breaks a constraint).
+                Err(batch) => {
+                    self.give_back(batch);
+                    break;
+                }
+            }
+        }
+        let restored = db.conn.busy_timeout(BUSY_TIMEOUT).is_ok();
+        drop(db);
+        !restored || self.is_waiting()
+    }
+
+    /// Commits the whole queue on the store's thread.
+    fn flush(&self) {
+        // Left alone when empty: a caller may hold the connection, committing it.
+        if !self.is_waiting() {
+            return;
+        }
+        let mut db = self.db();
+        loop {
+            let batch = self.take_batch();
+            if batch.is_empty() {
+                return;
+            }
+            let saved = batch.len();
+            save_batch(&mut db.conn, &self.name, batch);
+            db.saved(saved);
+        }
+    }
+}
+
+impl Db {
+    fn saved(&mut self, n: usize) {
+        if let Some(checkpointer) = &mut self.checkpointer {
+            checkpointer.saved(n);
+        }
+    }
+}
+
+/// The handle of a store's connection and thread; the thread ends when every handle (and every
+/// outcome under way) is dropped.
 #[derive(Clone)]
 pub(super) struct Worker {
     jobs: mpsc::Sender<Job>,
-    name: Arc<str>,
+    shared: Arc<Shared>,
 }
 
 impl Worker {
-    /// Starts the worker of the store `name`, which owns `conn` (and `checkpointer`, for a
-    /// database in a file).
+    /// Starts the thread of the store `name`, which shares `conn` (and owns `checkpointer`, for
+    /// a database in a file).
     pub(super) fn start(
         conn: Connection,
         name: Arc<str>,
         checkpointer: Option<Checkpointer>,
     ) -> Result<Worker, StoreError> {
+        let shared = Arc::new(Shared {
+            name: name.clone(),
+            db: Mutex::new(Db { conn, checkpointer }),
+            queue: Mutex::new(VecDeque::new()),
+            waiting: AtomicUsize::new(0),
+            awaited: AtomicUsize::new(0),
+        });
         let (jobs, queue) = mpsc::channel();
-        let thread_name = name.clone();
+        let on_thread = shared.clone();
         std::thread::Builder::new()
             .name("agentry-sqlite".into())
-            .spawn(move || work(conn, &thread_name, queue, checkpointer))
+            .spawn(move || work(&on_thread, queue))
             .map_err(|e| {
                 StoreError::backend(
                     &*name,
                     format!("cannot start the store's thread ({e}); the system is out of threads"),
                 )
             })?;
-        Ok(Worker { jobs, name })
+        Ok(Worker { jobs, shared })
     }
 
-    /// Hands a checkpoint to the thread and returns its outcome: true when written, false when
-    /// its run's lease was not the checkpoint's (or, for a checkpoint under lease 0, the run
-    /// exists under another). Checkpoints are written in the order they were handed over.
-    pub(super) fn queue(
-        &self,
-        job: SaveJob,
-    ) -> Result<impl Future<Output = Result<bool, StoreError>> + Send + 'static, StoreError> {
+    /// Queues a checkpoint and returns its outcome: true when written, false when its run's
+    /// lease was not the checkpoint's (or, for a checkpoint under lease 0, the run exists under
+    /// another). Checkpoints are written in the order they were queued. Awaiting the outcome
+    /// commits the queue on the caller's thread when the connection is free.
+    pub(super) fn queue(&self, job: SaveJob) -> Result<Written, StoreError> {
         let (done, outcome) = oneshot::channel();
-        self.jobs
-            .send(Job::Save(Box::new(job), done))
-            .map_err(|_| self.gone())?;
-        let gone = self.gone();
-        Ok(async move { outcome.await.map_err(|_| gone)? })
+        self.shared.push((Box::new(job), done));
+        if self.jobs.send(Job::Queued).is_err() {
+            return Err(gone(&self.shared.name));
+        }
+        Ok(Written {
+            outcome,
+            helped: false,
+            shared: self.shared.clone(),
+            jobs: self.jobs.clone(),
+        })
     }
 
-    /// Runs `op` on the worker's connection and returns what it returns.
+    /// Runs `op` on the store's thread, with the connection, and returns what it returns.
     pub(super) async fn call<T: Send + 'static>(
         &self,
         op: impl FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
@@ -122,68 +291,89 @@ impl Worker {
         let job = Job::Call(Box::new(move |conn| {
             let _ = done.send(op(conn));
         }));
-        self.jobs.send(job).map_err(|_| self.gone())?;
-        outcome.await.map_err(|_| self.gone())?
-    }
-
-    fn gone(&self) -> StoreError {
-        StoreError::backend(
-            &*self.name,
-            "the store's thread stopped (it panicked; see the log); open the store again",
-        )
+        let name = &self.shared.name;
+        self.jobs.send(job).map_err(|_| gone(name))?;
+        outcome.await.map_err(|_| gone(name))?
     }
 }
 
-/// The worker thread: does each operation in turn; checkpoints waiting together are committed
-/// in one transaction, in the order they came (so several of one run apply one after another).
-fn work(
-    mut conn: Connection,
-    name: &str,
-    queue: mpsc::Receiver<Job>,
-    mut checkpointer: Option<Checkpointer>,
-) {
-    let mut held_over: Option<Job> = None;
-    loop {
-        let job = match held_over.take() {
-            Some(job) => job,
-            None => match next(&queue) {
-                Some(job) => job,
-                None => return,
-            },
-        };
-        let (first, done) = match job {
-            Job::Call(op) => {
-                op(&mut conn);
-                continue;
+/// The error when the store's thread is gone.
+fn gone(name: &str) -> StoreError {
+    StoreError::backend(
+        name,
+        "the store's thread stopped (it panicked; see the log); open the store again",
+    )
+}
+
+/// The outcome of a queued checkpoint. Its first poll commits the queue when the connection is
+/// free (see the module's documentation).
+pub(super) struct Written {
+    outcome: oneshot::Receiver<Result<bool, StoreError>>,
+    helped: bool,
+    shared: Arc<Shared>,
+    jobs: mpsc::Sender<Job>,
+}
+
+impl Future for Written {
+    type Output = Result<bool, StoreError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        loop {
+            if let Poll::Ready(outcome) = Pin::new(&mut this.outcome).poll(cx) {
+                return Poll::Ready(outcome.map_err(|_| gone(&this.shared.name))?);
             }
-            Job::Save(job, done) => (job, done),
-        };
-        let mut batch = vec![(first, done)];
-        let mut lingered = false;
-        while batch.len() < MAX_BATCH {
-            let next = match queue.try_recv() {
-                Ok(job) => Some(job),
-                // Every checkpoint so far expects a successor soon: wait a moment for it, once.
-                Err(TryRecvError::Empty) if !lingered && batch.iter().all(|(j, _)| j.more_soon) => {
-                    lingered = true;
-                    next_within(&queue, LINGER).ok()
-                }
-                Err(_) => None,
-            };
-            match next {
-                Some(Job::Save(job, done)) => batch.push((job, done)),
-                Some(other) => {
-                    held_over = Some(other);
-                    break;
-                }
-                None => break,
+            if this.helped {
+                return Poll::Pending;
+            }
+            this.helped = true;
+            if this.shared.help() && this.jobs.send(Job::Flush).is_err() {
+                return Poll::Ready(Err(gone(&this.shared.name)));
             }
         }
-        let saved = batch.len();
-        save_batch(&mut conn, name, batch);
-        if let Some(checkpointer) = &mut checkpointer {
-            checkpointer.saved(saved);
+    }
+}
+
+/// The store's thread: runs each operation in turn, and commits the queued checkpoints nobody
+/// commits, once they waited [`LINGER`] for their successors; when every handle is dropped,
+/// commits what is left and ends.
+fn work(shared: &Shared, jobs: mpsc::Receiver<Job>) {
+    while let Some(job) = next(&jobs) {
+        match job {
+            Job::Call(op) => op(&mut shared.db().conn),
+            Job::Flush => shared.flush(),
+            Job::Queued => {
+                linger(shared);
+                shared.flush();
+            }
         }
+    }
+    shared.flush();
+}
+
+/// Waits a moment (awake) for a queued checkpoint's successor, or for a caller to commit the
+/// queue: [`LINGER`] from now, or [`HELP_WAIT`] from when a checkpoint someone waits for joined
+/// the queue.
+fn linger(shared: &Shared) {
+    let start = Instant::now();
+    let mut awaited_since = None;
+    for polls in 0u32.. {
+        if !shared.is_waiting() {
+            return;
+        }
+        if polls % 64 == 0 {
+            let now = Instant::now();
+            if shared.awaited.load(Ordering::Relaxed) > 0 {
+                let since = *awaited_since.get_or_insert(now);
+                if now - since >= HELP_WAIT {
+                    return;
+                }
+            }
+            if now - start >= LINGER {
+                return;
+            }
+        }
+        std::hint::spin_loop();
     }
 }
 
@@ -212,8 +402,24 @@ fn next(queue: &mpsc::Receiver<Job>) -> Option<Job> {
     }
 }
 
-/// Commits `batch` and tells each checkpoint its outcome.
-fn save_batch(conn: &mut Connection, name: &str, batch: Vec<(Box<SaveJob>, Outcome)>) {
+/// Commits `batch` and tells each checkpoint its outcome; gives the batch back, untold, when
+/// anything failed (nothing is then written).
+fn commit(conn: &mut Connection, batch: Vec<Queued>) -> Result<(), Vec<Queued>> {
+    let jobs: Vec<&SaveJob> = batch.iter().map(|(job, _)| &**job).collect();
+    match write(conn, &jobs) {
+        Ok(written) => {
+            for ((_, done), ok) in batch.into_iter().zip(written) {
+                let _ = done.send(Ok(ok));
+            }
+            Ok(())
+        }
+        Err(_) => Err(batch),
+    }
+}
+
+/// Commits `batch` and tells each checkpoint its outcome, waiting for the database as long as
+/// its busy timeout says.
+fn save_batch(conn: &mut Connection, name: &str, batch: Vec<Queued>) {
     let jobs: Vec<&SaveJob> = batch.iter().map(|(job, _)| &**job).collect();
     match write(conn, &jobs) {
         Ok(written) => {
