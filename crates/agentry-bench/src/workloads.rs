@@ -16,6 +16,9 @@ pub enum HookKind {
     Sync,
     /// Async closure hooks (`on`): a future per invocation, held inline (no allocation).
     Async,
+    /// Async in-place hooks (`on_mut`): a future per invocation that borrows the event, held
+    /// inline (no allocation, no move of the event).
+    InPlace,
 }
 
 /// The agent of every workload: the echo tool, the `bench` system prompt, `hooks` no-op hooks on
@@ -41,6 +44,11 @@ pub fn agent(steps: u32, hooks: u32, kind: HookKind, yield_per_call: bool) -> Ag
                 .after_model(|ev, _| async move { Ok(ev) })
                 .before_tool(|ev, _| async move { Ok(ev) })
                 .after_tool(|ev, _| async move { Ok(ev) }),
+            HookKind::InPlace => b
+                .with(on_mut::before_model(async |_, _| Ok(())))
+                .with(on_mut::after_model(async |_, _| Ok(())))
+                .with(on_mut::before_tool(async |_, _| Ok(())))
+                .with(on_mut::after_tool(async |_, _| Ok(()))),
             HookKind::Sync => b
                 .with(on_sync::before_model(|_, _| Ok(())))
                 .with(on_sync::after_model(|_, _| Ok(())))

@@ -7,7 +7,8 @@ pub use crate::hooks::{
     CompactError, Custom, EventKind, Events, Hook, HookError, HookExt, HookFailed, HookFailure,
     HookFinished, HookName, HookRegistration, HookResult, HookStarted, IntoHook, MessageAdded,
     Next, Resolver, RunEnd, RunError, RunStart, StateChange, StepDecision, Stop, StoppedByHuman,
-    SubAgentError, TextDelta, Thinking, ToolCallRequest, ToolDecision, ToolError, on, on_sync,
+    SubAgentError, TextDelta, Thinking, ToolCallRequest, ToolDecision, ToolError, on, on_mut,
+    on_sync,
 };
 pub use crate::{
     Agent, AgentBuilder, Anthropic, Decision, Error, FinishReason, History, HookCtx, Json, Limit,

@@ -3,7 +3,7 @@
 //! inside the measured section, so tests running in parallel do not disturb each other; every
 //! measured section runs on the test's own thread (current-thread tokio runtime, no spawns).
 
-use agentry::hooks::{BeforeTool, Events, Hooks, on};
+use agentry::hooks::{BeforeTool, Events, Hooks, on, on_mut};
 use agentry::prelude::*;
 use agentry::{RunContext, RunContextSpec, RunInfo};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -169,6 +169,38 @@ async fn dispatching_an_event_without_hooks_does_not_allocate() {
     assert_eq!(a.count, 0, "{a:?}");
     let (_, a) = measure(|| ctx.send_event(|_| unreachable!("nobody listens")));
     assert_eq!(a.count, 0, "{a:?}");
+}
+
+#[tokio::test]
+async fn in_place_hooks_that_complete_at_once_allocate_nothing_per_invocation() {
+    // The same event through one hook and through five: whatever the dispatch of an event with
+    // asynchronous hooks allocates, a hook invocation adds nothing to it.
+    let ctx = context();
+    let mut allocs = Vec::new();
+    for n in [1, 5] {
+        let mut hooks = Hooks::new();
+        for _ in 0..n {
+            // (`get_mut`, not `input["key"] = ..`, which allocates a copy of the key.)
+            hooks.add(on_mut::before_tool(async |ev, _ctx| {
+                *ev.input.get_mut("in_place").unwrap() = json!(1);
+                Ok(())
+            }));
+            hooks.add(on_mut::with(7_u32).before_tool(async |n, ev, _ctx| {
+                *ev.input.get_mut("with").unwrap() = json!(*n);
+                Ok(())
+            }));
+        }
+        // The fields the hooks write are there already: the writes themselves allocate nothing.
+        let mut ev = before_tool_event();
+        ev.input["in_place"] = json!(0);
+        ev.input["with"] = json!(0);
+        let (out, a) = measure_async(hooks.dispatch(ev, &ctx)).await;
+        let out = out.unwrap();
+        assert_eq!(out.input["in_place"], json!(1));
+        assert_eq!(out.input["with"], json!(7));
+        allocs.push(a);
+    }
+    assert_eq!(allocs[0], allocs[1], "{allocs:?}");
 }
 
 #[tokio::test]

@@ -1,13 +1,13 @@
 //! Hooks from async closures, one event each: `on::before_tool(|ev, ctx| async move { .. })`.
 
-use super::future::HookFuture;
+use super::future::{HookFuture, InPlaceFuture};
 use super::middleware::{
     AroundEntry, HandlesAround, ModelOutcome, Next, ToolCallRequest, ToolOutcome,
 };
 use super::registry::{
     Entry, Event, Handles, HookMeta, HookRegistration, Install, IntoHook, Lists,
 };
-use super::registry::{Handler, HandlesSync};
+use super::registry::{Handler, HandlesInPlace, HandlesSync};
 use super::{HookCtx, HookResult};
 use crate::ModelRequest;
 use futures::future::BoxFuture;
@@ -124,6 +124,121 @@ where
     E: Event,
     F: Fn(&mut E, &HookCtx) -> HookResult<()> + Send + Sync + 'static,
 {
+    fn into_hook(self) -> HookRegistration {
+        HookRegistration::new(self)
+    }
+}
+
+/// What an asynchronous in-place hook is: a function of `(&mut E, &HookCtx)` whose future may
+/// borrow both, such as an `async` closure that captures nothing (`async |ev, ctx| { .. }`) or an
+/// `async fn`. Implemented for every such function; made use of by [`on_mut`].
+pub trait InPlaceFn<'a, E: 'a>: Send + Sync + 'static {
+    /// The future of one call.
+    type Future: Future<Output = HookResult<()>> + Send + 'a;
+    /// Calls the function.
+    fn call(&self, ev: &'a mut E, ctx: &'a HookCtx) -> Self::Future;
+}
+
+impl<'a, E: 'a, F, Fut> InPlaceFn<'a, E> for F
+where
+    F: Fn(&'a mut E, &'a HookCtx) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = HookResult<()>> + Send + 'a,
+{
+    type Future = Fut;
+    #[inline]
+    fn call(&self, ev: &'a mut E, ctx: &'a HookCtx) -> Fut {
+        self(ev, ctx)
+    }
+}
+
+/// [`InPlaceFn`] with a state the hook holds, lent to each call: a function of
+/// `(&S, &mut E, &HookCtx)`. Made use of by [`on_mut::with`].
+pub trait InPlaceWithFn<'a, S: 'a, E: 'a>: Send + Sync + 'static {
+    /// The future of one call.
+    type Future: Future<Output = HookResult<()>> + Send + 'a;
+    /// Calls the function.
+    fn call(&self, state: &'a S, ev: &'a mut E, ctx: &'a HookCtx) -> Self::Future;
+}
+
+impl<'a, S: 'a, E: 'a, F, Fut> InPlaceWithFn<'a, S, E> for F
+where
+    F: Fn(&'a S, &'a mut E, &'a HookCtx) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = HookResult<()>> + Send + 'a,
+{
+    type Future = Fut;
+    #[inline]
+    fn call(&self, state: &'a S, ev: &'a mut E, ctx: &'a HookCtx) -> Fut {
+        self(state, ev, ctx)
+    }
+}
+
+/// An asynchronous hook for one event that changes it in place. Made by the functions of
+/// [`on_mut`].
+pub struct FnInPlaceHook<E, F> {
+    f: F,
+    _event: PhantomData<fn(E) -> E>,
+}
+
+/// A function of `(&S, &mut E, &HookCtx)` and its state: the function of an
+/// [`FnInPlaceHook`] made by [`on_mut::with`].
+pub(crate) struct WithInPlace<S, F> {
+    state: S,
+    f: F,
+}
+
+/// How an [`FnInPlaceHook`] calls its function (plain, or with a state).
+pub trait CallsInPlace<E>: Send + Sync + 'static {
+    /// Makes the future of one call.
+    fn start<'a>(&'a self, ev: &'a mut E, ctx: &'a HookCtx) -> InPlaceFuture<'a>;
+}
+
+/// A plain [`InPlaceFn`].
+pub(crate) struct Plain<F>(F);
+
+impl<E, F> CallsInPlace<E> for Plain<F>
+where
+    E: Send + 'static,
+    F: for<'a> InPlaceFn<'a, E>,
+{
+    #[inline]
+    fn start<'a>(&'a self, ev: &'a mut E, ctx: &'a HookCtx) -> InPlaceFuture<'a> {
+        InPlaceFuture::call(|| self.0.call(ev, ctx))
+    }
+}
+
+impl<E, S, F> CallsInPlace<E> for WithInPlace<S, F>
+where
+    E: Send + 'static,
+    S: Send + Sync + 'static,
+    F: for<'a> InPlaceWithFn<'a, S, E>,
+{
+    #[inline]
+    fn start<'a>(&'a self, ev: &'a mut E, ctx: &'a HookCtx) -> InPlaceFuture<'a> {
+        InPlaceFuture::call(|| self.f.call(&self.state, ev, ctx))
+    }
+}
+
+impl<E: Event, C: CallsInPlace<E>> HandlesInPlace<E> for FnInPlaceHook<E, C> {
+    #[inline]
+    fn handle<'a>(&'a self, ev: &'a mut E, ctx: &'a HookCtx) -> InPlaceFuture<'a> {
+        self.f.start(ev, ctx)
+    }
+}
+
+impl<E: Event, C: CallsInPlace<E>> Install for FnInPlaceHook<E, C> {
+    fn default_name(&self) -> Cow<'static, str> {
+        Cow::Borrowed(E::KIND.name())
+    }
+    fn install(self: Box<Self>, meta: Arc<HookMeta>, lists: &mut Lists) {
+        let handler: Arc<dyn HandlesInPlace<E>> = Arc::new(*self);
+        E::list_mut(lists).push(Entry {
+            meta,
+            handler: Handler::InPlace(handler),
+        });
+    }
+}
+
+impl<E: Event, C: CallsInPlace<E>> IntoHook for FnInPlaceHook<E, C> {
     fn into_hook(self) -> HookRegistration {
         HookRegistration::new(self)
     }
@@ -304,3 +419,84 @@ macro_rules! define_on_sync {
     };
 }
 super::with_events!(define_on_sync);
+
+macro_rules! define_on_mut {
+    ($([$ty:ident, $method:ident, $flag:ident, $doc:literal, $builder:ident],)*) => {
+        /// Asynchronous hooks that change the event in place, one function per event:
+        /// `async |ev, ctx| { ..; Ok(()) }` gets `&mut` the event and `&` the context, and may
+        /// await. Nothing is moved or cloned per call: a call that completes at once costs about
+        /// what a synchronous hook of [`on_sync`] does.
+        ///
+        /// The function is an `async` closure that captures nothing, or an `async fn`; state
+        /// goes in [`with`], which lends it to each call. (A closure that captures is refused
+        /// by the compiler: "async closure does not implement `Fn` because it captures state
+        /// from its environment"; [`on`]'s hooks take the event by value and may capture.)
+        ///
+        /// ```
+        /// use agentry_core::hooks::{on_mut, BeforeTool, HookCtx, HookResult, Hooks};
+        /// use std::sync::atomic::{AtomicU64, Ordering};
+        ///
+        /// async fn no_atlantis(ev: &mut BeforeTool, _ctx: &HookCtx) -> HookResult<()> {
+        ///     if ev.input["city"] == "Atlantis" {
+        ///         ev.block("Atlantis is not on any map");
+        ///     }
+        ///     Ok(())
+        /// }
+        ///
+        /// let mut hooks = Hooks::new();
+        /// hooks.add(on_mut::before_tool(no_atlantis));
+        /// hooks.add(on_mut::before_tool(async |ev, ctx| {
+        ///     tracing::info!(tool = ev.name(), run = ctx.run_id(), "calling");
+        ///     Ok(())
+        /// }));
+        /// hooks.add(on_mut::with(AtomicU64::new(0)).after_tool(async |calls, _ev, _ctx| {
+        ///     calls.fetch_add(1, Ordering::Relaxed);
+        ///     Ok(())
+        /// }));
+        /// ```
+        pub mod on_mut {
+            use super::*;
+            use crate::hooks::events::*;
+            $(
+                #[doc = $doc]
+                pub fn $method<F>(f: F) -> FnInPlaceHook<$ty, impl CallsInPlace<$ty>>
+                where
+                    F: for<'a> InPlaceFn<'a, $ty> + AsyncFn(&mut $ty, &HookCtx) -> HookResult<()>,
+                {
+                    FnInPlaceHook { f: Plain(f), _event: PhantomData }
+                }
+            )*
+
+            /// Hooks that hold `state` and lend it to each call: `async |state, ev, ctx| { .. }`
+            /// gets `&state` first.
+            pub fn with<S: Send + Sync + 'static>(state: S) -> WithStateInPlace<S> {
+                WithStateInPlace { state }
+            }
+
+            /// In-place hooks that hold a state: made by [`with`].
+            #[derive(Clone, Debug)]
+            pub struct WithStateInPlace<S> {
+                state: S,
+            }
+
+            impl<S: Send + Sync + 'static> WithStateInPlace<S> {
+                $(
+                    #[doc = $doc]
+                    #[doc = ""]
+                    #[doc = "The function gets the state first."]
+                    pub fn $method<F>(self, f: F) -> FnInPlaceHook<$ty, impl CallsInPlace<$ty>>
+                    where
+                        F: for<'a> InPlaceWithFn<'a, S, $ty>
+                            + AsyncFn(&S, &mut $ty, &HookCtx) -> HookResult<()>,
+                    {
+                        FnInPlaceHook {
+                            f: WithInPlace { state: self.state, f },
+                            _event: PhantomData,
+                        }
+                    }
+                )*
+            }
+        }
+    };
+}
+super::with_events!(define_on_mut);

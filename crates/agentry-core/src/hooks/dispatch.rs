@@ -2,11 +2,12 @@
 
 use super::HookName;
 use super::events::Decides;
-use super::future::{HookFuture, Panicked};
+use super::future::Panicked;
 use super::registry::{Entry, Event, Handler, HandlesSync};
 use super::trace::{HookStep, Traced};
 use super::{
-    Events, HookCtx, HookError, HookFailed, HookFailure, HookFinished, HookStarted, Hooks,
+    Events, HookCtx, HookError, HookFailed, HookFailure, HookFinished, HookResult, HookStarted,
+    Hooks,
 };
 use crate::RunContext;
 use crate::describe::panic_message;
@@ -192,6 +193,53 @@ async fn run_chain<E: Event>(
         }
         let entry = &list[if reverse { n - 1 - i } else { i }];
         i += 1;
+        if observers.is_none()
+            && trace.is_none()
+            && let Handler::InPlace(h) = &entry.handler
+        {
+            // Fast path: an in-place hook, awaited where the event lies.
+            let meta = &*entry.meta;
+            ctx.set_hook(&meta.name);
+            let ev = slot
+                .as_mut()
+                .expect("the event is in its slot between hooks");
+            let read_only = !reverse && by.is_some();
+            // The copies the rare cases need are boxed: kept inline, they would grow the
+            // future of every dispatch.
+            let mut view;
+            let target = if read_only {
+                view = Box::new(ev.clone());
+                &mut *view
+            } else {
+                ev
+            };
+            let backup = (meta.advisory && !read_only).then(|| Box::new(target.clone()));
+            let marks = target.marks();
+            let outcome = {
+                let hook = h.handle(target, &ctx);
+                futures::pin_mut!(hook);
+                invoke(hook, &mut None, &ctx, meta.timeout).await
+            };
+            match outcome {
+                Ok(()) if !read_only => note_decision(target, marks, &meta.name, &mut by),
+                Ok(()) => {}
+                Err(failure) => {
+                    let err = HookError {
+                        hook: meta.name.to_string(),
+                        event: E::KIND,
+                        failure,
+                    };
+                    if !meta.advisory {
+                        return Err(err);
+                    }
+                    advisory_failed(&err, run);
+                    if let Some(before) = backup {
+                        *target = *before;
+                    }
+                }
+            }
+            continue;
+        }
         let meta = &*entry.meta;
         ctx.set_hook(&meta.name);
         let started = match observers {
@@ -204,8 +252,10 @@ async fn run_chain<E: Event>(
             None => trace.is_some().then(Instant::now),
         };
         let read_only = !reverse && by.is_some();
+        // Boxed, as the traced copy and the read-only views that are awaited: kept inline, the
+        // copies would grow the future of every dispatch.
         let backup = if meta.advisory && !read_only {
-            slot.clone()
+            slot.clone().map(Box::new)
         } else {
             None
         };
@@ -213,7 +263,7 @@ async fn run_chain<E: Event>(
         // A traced dispatch keeps the event as it was before the hook: a failing asynchronous
         // hook does not give it back, and its step still shows it.
         let traced_before = match trace {
-            Some(_) => slot.clone(),
+            Some(_) => slot.clone().map(Box::new),
             None => None,
         };
         let outcome = match (&entry.handler, read_only) {
@@ -245,6 +295,23 @@ async fn run_chain<E: Event>(
                 futures::pin_mut!(hook);
                 let mut dropped = None;
                 invoke(hook, &mut dropped, &ctx, meta.timeout).await
+            }
+            (Handler::InPlace(h), false) => match slot.as_mut() {
+                Some(ev) => {
+                    let hook = h.handle(ev, &ctx);
+                    futures::pin_mut!(hook);
+                    invoke(hook, &mut None, &ctx, meta.timeout).await
+                }
+                None => unreachable!("the event is in its slot between hooks"),
+            },
+            (Handler::InPlace(h), true) => {
+                let mut view = Box::new(
+                    slot.clone()
+                        .expect("the event is in its slot between hooks"),
+                );
+                let hook = h.handle(&mut view, &ctx);
+                futures::pin_mut!(hook);
+                invoke(hook, &mut None, &ctx, meta.timeout).await
             }
         };
         let took = started.map(|t0| t0.elapsed()).unwrap_or_default();
@@ -284,7 +351,7 @@ async fn run_chain<E: Event>(
                 if !meta.advisory {
                     if let (Some(steps), Some(ev)) = (
                         trace.as_deref_mut(),
-                        slot.as_ref().or(traced_before.as_ref()),
+                        slot.as_ref().or(traced_before.as_deref()),
                     ) {
                         steps.push(step(meta, took, read_only, false, failed_with, ev));
                     }
@@ -292,7 +359,7 @@ async fn run_chain<E: Event>(
                 }
                 advisory_failed(&err, run);
                 if let Some(before) = backup {
-                    slot = Some(before);
+                    slot = Some(*before);
                 }
             }
         }
@@ -486,12 +553,12 @@ fn invoke_sync<E: Event>(
 /// (while making or polling its future) and a timeout alike into a [`HookFailure`]. The future is
 /// made by the caller and pinned where it was made, so its inline storage is never copied: a hook
 /// that completes at once costs no allocation, and no timer.
-fn invoke<'p, 'a, E>(
-    hook: Pin<&'p mut HookFuture<'a, E>>,
+fn invoke<'p, E, F: Future<Output = HookResult<E>>>(
+    hook: Pin<&'p mut F>,
     out: &'p mut Option<E>,
     ctx: &HookCtx,
     timeout: Option<Duration>,
-) -> Invoke<'p, 'a, E> {
+) -> Invoke<'p, E, F> {
     // A hook without a timeout of its own gets the run's default: no hook waits forever.
     let (limit, own) = match timeout {
         Some(limit) => (limit, true),
@@ -508,8 +575,8 @@ fn invoke<'p, 'a, E>(
 
 /// One hook's call: its future, polled under an unwind guard, and its time limit, armed only
 /// when the first poll does not finish it (as [`within`](crate::deadline::within) does).
-struct Invoke<'p, 'a, E> {
-    hook: Pin<&'p mut HookFuture<'a, E>>,
+struct Invoke<'p, E, F> {
+    hook: Pin<&'p mut F>,
     // Where the event goes when the hook gives it back.
     out: &'p mut Option<E>,
     // Boxed: armed only when the hook waits.
@@ -519,7 +586,7 @@ struct Invoke<'p, 'a, E> {
     own: bool,
 }
 
-impl<E> Future for Invoke<'_, '_, E> {
+impl<E, F: Future<Output = HookResult<E>>> Future for Invoke<'_, E, F> {
     type Output = Result<(), HookFailure>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {

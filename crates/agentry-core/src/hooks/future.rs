@@ -68,6 +68,53 @@ impl<E> Future for HookFuture<'_, E> {
     }
 }
 
+/// The room, in bytes, an in-place hook's future ([`on_mut`](super::on_mut)) has inline: it
+/// holds references to the event and the context, not the event, so it is small (and it is
+/// moved once per call, which copies its whole room).
+pub const IN_PLACE_FUTURE_INLINE: usize = 128;
+
+pin_project_lite::pin_project! {
+    /// The future an in-place hook ([`on_mut`](super::on_mut)) returns for one event: like
+    /// [`HookFuture`], held inline when it fits in [`IN_PLACE_FUTURE_INLINE`] bytes and boxed
+    /// otherwise.
+    pub struct InPlaceFuture<'a> {
+        #[pin]
+        inner: StackFuture<'a, HookResult<()>, IN_PLACE_FUTURE_INLINE>,
+    }
+}
+
+impl<'a> InPlaceFuture<'a> {
+    /// Makes a hook's future with `make`, catching a panic there as [`HookFuture::call`] does.
+    #[inline]
+    pub fn call<F>(make: impl FnOnce() -> F) -> Self
+    where
+        F: Future<Output = HookResult<()>> + Send + 'a,
+    {
+        let future = match std::panic::catch_unwind(AssertUnwindSafe(make)) {
+            Ok(future) => StackFuture::from_or_box(future),
+            Err(panic) => StackFuture::from_or_box(std::future::ready(Err(Box::new(Panicked(
+                crate::describe::panic_message(panic),
+            ))
+                as BoxError))),
+        };
+        InPlaceFuture { inner: future }
+    }
+}
+
+impl Future for InPlaceFuture<'_> {
+    type Output = HookResult<()>;
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.project().inner.poll(cx)
+    }
+}
+
+impl std::fmt::Debug for InPlaceFuture<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("InPlaceFuture")
+    }
+}
+
 impl<E> std::fmt::Debug for HookFuture<'_, E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("HookFuture")

@@ -75,11 +75,14 @@ mod stored;
 mod trace;
 
 pub use crate::run::context::HookCtx;
-pub use closure::{FnAround, FnHook, FnSyncHook, on, on_sync};
+pub use closure::{
+    CallsInPlace, FnAround, FnHook, FnInPlaceHook, FnSyncHook, InPlaceFn, InPlaceWithFn, on,
+    on_mut, on_sync,
+};
 pub use dispatch::{Dispatch, Dispatched};
 pub use error::{BoxError, HookError, HookFailure, HookResult};
 pub use events::*;
-pub use future::{HOOK_FUTURE_INLINE, HookFuture};
+pub use future::{HOOK_FUTURE_INLINE, HookFuture, IN_PLACE_FUTURE_INLINE, InPlaceFuture};
 pub use hook::Hook;
 pub use kinds::{EventKind, Events};
 pub use live::{HookHandle, LiveHooks, RegistryEvent};
@@ -89,8 +92,8 @@ pub use middleware::{
 };
 pub use name::HookName;
 pub use registry::{
-    Entry, Event, Handler, Handles, HandlesSync, HookExt, HookMeta, HookRegistration, Hooks,
-    IntoHook,
+    Entry, Event, Handler, Handles, HandlesInPlace, HandlesSync, HookExt, HookMeta,
+    HookRegistration, Hooks, IntoHook,
 };
 pub use stored::{HookSpecRecord, StoredHook};
 pub use trace::{HookStep, Traced};

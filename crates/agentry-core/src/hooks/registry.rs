@@ -1,7 +1,7 @@
 //! Registration: hooks with a name, priority, failure policy and timeout, kept per event in
 //! priority order, and merged across scopes.
 
-use super::future::HookFuture;
+use super::future::{HookFuture, InPlaceFuture};
 use super::middleware::{AroundEntry, ModelOutcome, ToolCallRequest, ToolOutcome};
 use super::{EventKind, Events, HookCtx, HookName, HookResult, events::*};
 use crate::ModelRequest;
@@ -38,13 +38,24 @@ pub trait HandlesSync<E>: Send + Sync {
     fn handle(&self, ev: &mut E, ctx: &HookCtx) -> HookResult<()>;
 }
 
-/// A registered handler: asynchronous (closures of [`on`](super::on), plugins) or synchronous
-/// (closures of [`on_sync`](super::on_sync)).
+/// Handles one event type asynchronously, in place: the future borrows the event and the context
+/// (no move of the event, no clone of the context). Implemented by the closure hooks of
+/// [`on_mut`](super::on_mut).
+pub trait HandlesInPlace<E>: Send + Sync {
+    /// Handles the event. The future is held inline, as [`Handles::handle`]'s is, in less room.
+    fn handle<'a>(&'a self, ev: &'a mut E, ctx: &'a HookCtx) -> InPlaceFuture<'a>;
+}
+
+/// A registered handler: asynchronous (closures of [`on`](super::on), plugins), synchronous
+/// (closures of [`on_sync`](super::on_sync)) or asynchronous in place (closures of
+/// [`on_mut`](super::on_mut)).
 pub enum Handler<E> {
     /// Returns a future.
     Async(Arc<dyn Handles<E>>),
     /// Runs inline.
     Sync(Arc<dyn HandlesSync<E>>),
+    /// Returns a future that changes the event in place.
+    InPlace(Arc<dyn HandlesInPlace<E>>),
 }
 
 impl<E> Clone for Handler<E> {
@@ -52,6 +63,7 @@ impl<E> Clone for Handler<E> {
         match self {
             Handler::Async(h) => Handler::Async(h.clone()),
             Handler::Sync(h) => Handler::Sync(h.clone()),
+            Handler::InPlace(h) => Handler::InPlace(h.clone()),
         }
     }
 }
