@@ -424,8 +424,8 @@ macro_rules! define_on_mut {
     ($([$ty:ident, $method:ident, $flag:ident, $doc:literal, $builder:ident],)*) => {
         /// Asynchronous hooks that change the event in place, one function per event:
         /// `async |ev, ctx| { ..; Ok(()) }` gets `&mut` the event and `&` the context, and may
-        /// await. Nothing is moved or cloned per call: a call that completes at once costs about
-        /// what a synchronous hook of [`on_sync`] does.
+        /// await. Nothing is moved or cloned per call, and nothing is allocated when the call
+        /// completes at once: it costs about a third of what an [`on`] hook does.
         ///
         /// The function is an `async` closure that captures nothing, or an `async fn`; state
         /// goes in [`with`], which lends it to each call. (A closure that captures is refused

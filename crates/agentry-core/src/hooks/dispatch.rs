@@ -83,10 +83,26 @@ impl Hooks {
         ev: E,
         run: &'a RunContext,
     ) -> BoxFuture<'a, Dispatched<E>> {
+        Box::pin(async move {
+            let mut slot = Some(ev);
+            let by = self.dispatch_chain_in(&mut slot, run).await?;
+            Ok((slot.expect("the event is in its slot after the chain"), by))
+        })
+    }
+
+    /// [`dispatch_chain`](Self::dispatch_chain) on the event in `slot`, where it stays: the
+    /// hooks that change it in place find it there, and the future is smaller by the event.
+    /// Returns the name of the hook whose decision stands, if one did. After a failure the slot
+    /// may be empty (a hook that failed had the event).
+    pub fn dispatch_chain_in<'a, E: Event>(
+        &'a self,
+        slot: &'a mut Option<E>,
+        run: &'a RunContext,
+    ) -> BoxFuture<'a, Result<Option<HookName>, HookError>> {
         let observe = self.wants(Events::META) && !Events::META.contains(E::KIND.flag());
         Box::pin(run_chain(
             E::list(self.lists()),
-            ev,
+            slot,
             run,
             observe.then_some(self),
             None,
@@ -100,14 +116,19 @@ impl Hooks {
     pub async fn dispatch_traced<E: Event>(&self, ev: E, run: &RunContext) -> Traced<E> {
         let observe = self.wants(Events::META) && !Events::META.contains(E::KIND.flag());
         let mut steps = Vec::new();
+        let mut slot = Some(ev);
         let outcome = run_chain(
             E::list(self.lists()),
-            ev,
+            &mut slot,
             run,
             observe.then_some(self),
             Some(&mut steps),
         )
-        .await;
+        .await
+        .map(|by| {
+            let ev = slot.expect("the event is in its slot after the chain");
+            (ev, by)
+        });
         Traced { steps, outcome }
     }
 
@@ -157,20 +178,21 @@ fn note_decision<E: Event>(ev: &E, marks_before: u32, name: &HookName, by: &mut 
 
 async fn run_chain<E: Event>(
     list: &[Entry<E>],
-    ev: E,
+    slot: &mut Option<E>,
     run: &RunContext,
     observers: Option<&Hooks>,
     mut trace: Option<&mut Vec<HookStep<E>>>,
-) -> Result<(E, Option<HookName>), HookError> {
+) -> Result<Option<HookName>, HookError> {
     if list.is_empty() {
-        return Ok((ev, None));
+        return Ok(None);
     }
     let n = list.len();
     let reverse = E::KIND.is_reverse();
-    let mut ctx = HookCtx::new(run.clone(), list[0].meta.name.clone());
-    // The event stays in this slot: synchronous hooks change it in place; asynchronous ones
-    // take it and give it back.
-    let mut slot = Some(ev);
+    // The context is lent to the hooks, as on the synchronous path: no reference counting per
+    // event (a hook that keeps it clones it).
+    let mut lent = LentHookCtx::new(run, &list[0].meta.name);
+    // The event stays in its slot: synchronous and in-place hooks change it there; the other
+    // asynchronous ones take it and give it back.
     // The hook whose decision stands so far. Once a forward event is decided, the hooks after
     // the decider see it read-only: each gets a copy, and what it does to the copy is dropped.
     let mut by: Option<HookName> = None;
@@ -185,7 +207,7 @@ async fn run_chain<E: Event>(
             let ev = slot
                 .as_mut()
                 .expect("the event is in its slot between hooks");
-            match run_sync_stretch(list, reverse, &mut i, ev, &mut ctx, &mut by) {
+            match run_sync_stretch(list, reverse, &mut i, ev, &mut lent, &mut by) {
                 Stretch::End => break,
                 Stretch::Failed(err) => return Err(err),
                 Stretch::Async => {}
@@ -199,7 +221,8 @@ async fn run_chain<E: Event>(
         {
             // Fast path: an in-place hook, awaited where the event lies.
             let meta = &*entry.meta;
-            ctx.set_hook(&meta.name);
+            lent.point_at(&meta.name);
+            let ctx = lent.get();
             let ev = slot
                 .as_mut()
                 .expect("the event is in its slot between hooks");
@@ -216,9 +239,9 @@ async fn run_chain<E: Event>(
             let backup = (meta.advisory && !read_only).then(|| Box::new(target.clone()));
             let marks = target.marks();
             let outcome = {
-                let hook = h.handle(target, &ctx);
+                let hook = h.handle(target, ctx);
                 futures::pin_mut!(hook);
-                invoke(hook, &mut None, &ctx, meta.timeout).await
+                invoke(hook, None, ctx, meta.timeout).await
             };
             match outcome {
                 Ok(()) if !read_only => note_decision(target, marks, &meta.name, &mut by),
@@ -241,7 +264,8 @@ async fn run_chain<E: Event>(
             continue;
         }
         let meta = &*entry.meta;
-        ctx.set_hook(&meta.name);
+        lent.point_at(&meta.name);
+        let ctx = lent.get();
         let started = match observers {
             Some(obs) => {
                 let start = HookStarted::new(meta.name.clone(), E::KIND);
@@ -268,39 +292,42 @@ async fn run_chain<E: Event>(
         };
         let outcome = match (&entry.handler, read_only) {
             (Handler::Sync(h), false) => match slot.as_mut() {
-                Some(ev) => invoke_sync(&**h, ev, &ctx),
+                Some(ev) => invoke_sync(&**h, ev, ctx),
                 None => unreachable!("the event is in its slot between hooks"),
             },
             (Handler::Sync(h), true) => {
                 let mut view = slot
                     .clone()
                     .expect("the event is in its slot between hooks");
-                invoke_sync(&**h, &mut view, &ctx)
+                invoke_sync(&**h, &mut view, ctx)
             }
-            (Handler::Async(h), false) => match slot.take() {
-                Some(ev) => {
-                    // The hook's future is made in place and pinned there: awaited without a
-                    // move of its inline storage.
-                    let hook = h.handle(ev, &ctx);
-                    futures::pin_mut!(hook);
-                    invoke(hook, &mut slot, &ctx, meta.timeout).await
-                }
-                None => unreachable!("the event is in its slot between hooks"),
-            },
-            (Handler::Async(h), true) => {
-                let view = slot
-                    .clone()
-                    .expect("the event is in its slot between hooks");
-                let hook = h.handle(view, &ctx);
+            (Handler::Async(h), false) => {
+                // The event moves into the hook's future in a scope of its own, which ends
+                // before the await: a local that lived across it would take the event's room
+                // in this future.
+                let hook = {
+                    let ev = slot.take().expect("the event is in its slot between hooks");
+                    h.handle(ev, ctx)
+                };
+                // Pinned where it was made: awaited without a move of its inline storage.
                 futures::pin_mut!(hook);
-                let mut dropped = None;
-                invoke(hook, &mut dropped, &ctx, meta.timeout).await
+                invoke(hook, Some(slot), ctx, meta.timeout).await
+            }
+            (Handler::Async(h), true) => {
+                let hook = {
+                    let view = slot
+                        .clone()
+                        .expect("the event is in its slot between hooks");
+                    h.handle(view, ctx)
+                };
+                futures::pin_mut!(hook);
+                invoke(hook, None, ctx, meta.timeout).await
             }
             (Handler::InPlace(h), false) => match slot.as_mut() {
                 Some(ev) => {
-                    let hook = h.handle(ev, &ctx);
+                    let hook = h.handle(ev, ctx);
                     futures::pin_mut!(hook);
-                    invoke(hook, &mut None, &ctx, meta.timeout).await
+                    invoke(hook, None, ctx, meta.timeout).await
                 }
                 None => unreachable!("the event is in its slot between hooks"),
             },
@@ -309,9 +336,9 @@ async fn run_chain<E: Event>(
                     slot.clone()
                         .expect("the event is in its slot between hooks"),
                 );
-                let hook = h.handle(&mut view, &ctx);
+                let hook = h.handle(&mut view, ctx);
                 futures::pin_mut!(hook);
-                invoke(hook, &mut None, &ctx, meta.timeout).await
+                invoke(hook, None, ctx, meta.timeout).await
             }
         };
         let took = started.map(|t0| t0.elapsed()).unwrap_or_default();
@@ -359,7 +386,7 @@ async fn run_chain<E: Event>(
                 }
                 advisory_failed(&err, run);
                 if let Some(before) = backup {
-                    slot = Some(*before);
+                    *slot = Some(*before);
                 }
             }
         }
@@ -368,9 +395,10 @@ async fn run_chain<E: Event>(
             steps.push(step(meta, took, read_only, decided, failed_with, ev));
         }
     }
-    let ev = slot.expect("the event is in its slot after the chain");
-    let by = standing(&ev, by);
-    Ok((ev, by))
+    let ev = slot
+        .as_ref()
+        .expect("the event is in its slot after the chain");
+    Ok(standing(ev, by))
 }
 
 /// One hook's step of a traced dispatch.
@@ -531,7 +559,8 @@ fn advisory_failed(err: &HookError, run: &RunContext) {
 async fn observe<M: Event>(hooks: &Hooks, ev: M, run: &RunContext) -> Result<(), HookError> {
     let list = M::list(hooks.lists());
     if !list.is_empty() {
-        Box::pin(run_chain(list, ev, run, None, None)).await?;
+        let mut slot = Some(ev);
+        Box::pin(run_chain(list, &mut slot, run, None, None)).await?;
     }
     Ok(())
 }
@@ -555,7 +584,7 @@ fn invoke_sync<E: Event>(
 /// that completes at once costs no allocation, and no timer.
 fn invoke<'p, E, F: Future<Output = HookResult<E>>>(
     hook: Pin<&'p mut F>,
-    out: &'p mut Option<E>,
+    out: Option<&'p mut Option<E>>,
     ctx: &HookCtx,
     timeout: Option<Duration>,
 ) -> Invoke<'p, E, F> {
@@ -577,8 +606,8 @@ fn invoke<'p, E, F: Future<Output = HookResult<E>>>(
 /// when the first poll does not finish it (as [`within`](crate::deadline::within) does).
 struct Invoke<'p, E, F> {
     hook: Pin<&'p mut F>,
-    // Where the event goes when the hook gives it back.
-    out: &'p mut Option<E>,
+    // Where the event goes when the hook gives it back (nowhere for a read-only view).
+    out: Option<&'p mut Option<E>>,
     // Boxed: armed only when the hook waits.
     timer: Option<Pin<Box<tokio::time::Sleep>>>,
     limit: Duration,
@@ -591,11 +620,13 @@ impl<E, F: Future<Output = HookResult<E>>> Future for Invoke<'_, E, F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        let (hook, out) = (this.hook.as_mut(), &mut *this.out);
+        let (hook, out) = (this.hook.as_mut(), this.out.as_deref_mut());
         // The event is put in place inside the guard, so only a small result leaves it.
         let polled = std::panic::catch_unwind(AssertUnwindSafe(|| match hook.poll(cx) {
             Poll::Ready(Ok(ev)) => {
-                *out = Some(ev);
+                if let Some(out) = out {
+                    *out = Some(ev);
+                }
                 Poll::Ready(Ok(()))
             }
             Poll::Ready(Err(e)) => Poll::Ready(Err(e)),

@@ -71,7 +71,7 @@ impl<E> Future for HookFuture<'_, E> {
 /// The room, in bytes, an in-place hook's future ([`on_mut`](super::on_mut)) has inline: it
 /// holds references to the event and the context, not the event, so it is small (and it is
 /// moved once per call, which copies its whole room).
-pub const IN_PLACE_FUTURE_INLINE: usize = 128;
+pub const IN_PLACE_FUTURE_INLINE: usize = 64;
 
 pin_project_lite::pin_project! {
     /// The future an in-place hook ([`on_mut`](super::on_mut)) returns for one event: like

@@ -52,8 +52,7 @@ impl Scope {
 
     /// Runs the hooks of the event in `slot` and reports the notices they left; returns the name
     /// of the hook that decided, if one did. When every hook of the event is synchronous (and
-    /// left no notice), this completes at once and the event never leaves its slot; a chain with
-    /// an async hook takes it out and puts it back.
+    /// left no notice), this completes at once; either way the event stays in its slot.
     pub fn run_hooks<'a, E: Event>(
         &'a self,
         slot: &'a mut Option<E>,
@@ -65,12 +64,7 @@ impl Scope {
             sync => Either::Right(async move {
                 let by = match sync {
                     Some(outcome) => outcome?,
-                    None => {
-                        let ev = slot.take().expect("run_hooks needs an event in its slot");
-                        let (moved, by) = self.hooks.dispatch_chain(ev, &self.ctx).await?;
-                        *slot = Some(moved);
-                        by
-                    }
+                    None => self.hooks.dispatch_chain_in(slot, &self.ctx).await?,
                 };
                 if self.ctx.has_notices() {
                     self.flush().await?;
