@@ -17,19 +17,19 @@
 
 use crate::process::{Finished, GroupGuard, command};
 use crate::spec::{CommandSpec, as_seconds, seconds};
-use agentry_core::awake::{LOCAL_ANSWER, awake_for};
-use futures::StreamExt;
+use agentry_core::awake::LOCAL_ANSWER;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
+use std::io::ErrorKind;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStdin};
+use tokio::net::unix::pipe;
+use tokio::process::ChildStdin;
 use tokio::sync::{Semaphore, oneshot};
-use tokio_util::codec::{FramedRead, LinesCodec};
 
 /// A persistent hook process (`"type": "persistent"` in settings): the command to start, how
 /// long an event may wait for its answer, and how many events may be in flight at once.
@@ -116,13 +116,76 @@ type Waiting = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Finished, String>>>
 /// One running process.
 struct Conn {
     stdin: tokio::sync::Mutex<ChildStdin>,
+    answers: Answers,
     waiting: Waiting,
     alive: Arc<AtomicBool>,
     stderr: Arc<Tail>,
     started: Instant,
     // Dropped last: kills the process group.
     _group: GroupGuard,
-    _child: Child,
+}
+
+/// The process's stdout, read by the events that wait for answers: an event waiting for its
+/// answer reads what the process wrote and hands each answer to the event it is for. No task
+/// of its own reads it, so an answer reaches a waiting event without a hand-off between threads.
+struct Answers {
+    /// The pipe, non-blocking; registered with the runtime so that an event may sleep until it
+    /// is readable.
+    pipe: pipe::Receiver,
+    /// A line read in part.
+    partial: Mutex<Vec<u8>>,
+    /// The longest line accepted.
+    line_limit: usize,
+    /// The hook, for logs.
+    name: String,
+}
+
+/// What reading the pipe found.
+enum Reading {
+    /// It was emptied (it would block).
+    Drained,
+    /// It closed, or broke the protocol: the process is taken for dead.
+    Ended,
+}
+
+impl Answers {
+    fn partial(&self) -> MutexGuard<'_, Vec<u8>> {
+        self.partial.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Reads whatever the process wrote, without waiting, and hands each complete answer to
+    /// the event it is for.
+    fn read(&self, waiting: &Waiting) -> Reading {
+        let mut partial = self.partial();
+        let mut buf = [0u8; 8192];
+        loop {
+            match self.pipe.try_read(&mut buf) {
+                Ok(0) => return Reading::Ended,
+                Ok(n) => {
+                    partial.extend_from_slice(&buf[..n]);
+                    let mut start = 0;
+                    while let Some(end) = partial[start..].iter().position(|&b| b == b'\n') {
+                        let line = String::from_utf8_lossy(&partial[start..start + end]);
+                        if !line.trim().is_empty() {
+                            answer(&self.name, &line, waiting);
+                        }
+                        start += end + 1;
+                    }
+                    partial.drain(..start);
+                    if partial.len() > self.line_limit {
+                        tracing::warn!(hook = %self.name, limit = self.line_limit, "a persistent hook process wrote a line longer than agentry reads; it is stopped");
+                        return Reading::Ended;
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Reading::Drained,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => {
+                    tracing::warn!(hook = %self.name, error = %e, "reading a persistent hook process's answers failed; it is stopped");
+                    return Reading::Ended;
+                }
+            }
+        }
+    }
 }
 
 enum State {
@@ -232,34 +295,19 @@ impl Persistent {
         let waiting: Waiting = Arc::default();
         let alive = Arc::new(AtomicBool::new(true));
         let tail = Arc::new(Tail::default());
-        let name = self.spec.display();
+        // The runtime set the pipe non-blocking; the events read it (see `Answers`).
+        let answers = Answers {
+            pipe: pipe::Receiver::from_owned_fd(stdout.into_owned_fd()?)?,
+            partial: Mutex::default(),
+            line_limit,
+            name: self.spec.display(),
+        };
         {
-            let (waiting, alive, tail) = (waiting.clone(), alive.clone(), tail.clone());
+            // A process that exits between events is restarted before the next one.
+            let alive = alive.clone();
             tokio::spawn(async move {
-                let mut lines =
-                    FramedRead::new(stdout, LinesCodec::new_with_max_length(line_limit));
-                while let Some(line) = lines.next().await {
-                    match line {
-                        Ok(line) if line.trim().is_empty() => {}
-                        Ok(line) => answer(&name, &line, &waiting),
-                        Err(e) => {
-                            tracing::warn!(hook = %name, error = %e, "a persistent hook process wrote a line agentry cannot read; it is stopped");
-                            break;
-                        }
-                    }
-                }
+                let _ = child.wait().await;
                 alive.store(false, Ordering::Release);
-                let why = match tail.text() {
-                    t if t.is_empty() => {
-                        "the persistent hook process exited before answering".to_string()
-                    }
-                    t => format!(
-                        "the persistent hook process exited before answering; its stderr ended with: {t}"
-                    ),
-                };
-                for (_, tx) in waiting.lock().unwrap_or_else(|p| p.into_inner()).drain() {
-                    let _ = tx.send(Err(why.clone()));
-                }
             });
         }
         {
@@ -276,12 +324,12 @@ impl Persistent {
         }
         Ok(Conn {
             stdin: tokio::sync::Mutex::new(stdin),
+            answers,
             waiting,
             alive,
             stderr: tail,
             started: Instant::now(),
             _group: group,
-            _child: child,
         })
     }
 
@@ -326,9 +374,7 @@ impl Persistent {
                 return Err(format!("the persistent hook process is gone ({e})"));
             }
             let guard = Forget { conn: &conn, id };
-            let answer = awake_for(LOCAL_ANSWER, rx).await.unwrap_or_else(|_| {
-                Err("the persistent hook process exited before answering".into())
-            });
+            let answer = conn.answer(rx).await;
             std::mem::forget(guard);
             answer
         };
@@ -339,6 +385,75 @@ impl Persistent {
             }
             Ok(Err(e)) => Err(e),
             Err(_) => Err(format!("no answer within {timeout:?} (the hook's timeout)")),
+        }
+    }
+}
+
+impl Conn {
+    /// Waits for the answer `rx` stands for, reading the process's answers meanwhile: awake for
+    /// [`LOCAL_ANSWER`] (yielding to the runtime between reads, as
+    /// [`awake_for`](agentry_core::awake::awake_for) does), then asleep until the pipe is
+    /// readable or another event handed the answer over.
+    async fn answer(
+        &self,
+        mut rx: oneshot::Receiver<Result<Finished, String>>,
+    ) -> Result<Finished, String> {
+        let gone = || Err("the persistent hook process exited before answering".to_string());
+        let until = Instant::now() + LOCAL_ANSWER;
+        for round in 0u32.. {
+            match rx.try_recv() {
+                Ok(answer) => return answer,
+                Err(oneshot::error::TryRecvError::Closed) => return gone(),
+                Err(oneshot::error::TryRecvError::Empty) => {}
+            }
+            if Instant::now() >= until {
+                break;
+            }
+            if let Reading::Ended = self.answers.read(&self.waiting) {
+                self.ended();
+            }
+            if let Ok(answer) = rx.try_recv() {
+                return answer;
+            }
+            // Yielding to the runtime lets the thread's other tasks run, but on a runtime of
+            // several threads each yield may wake another to look for work: only every few reads.
+            if round % 8 == 7 {
+                tokio::task::yield_now().await;
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+        loop {
+            tokio::select! {
+                biased;
+                answer = &mut rx => return answer.unwrap_or_else(|_| gone()),
+                ready = self.answers.pipe.readable() => {
+                    // Reading clears the readiness once it finds the pipe empty.
+                    if ready.is_err() || matches!(self.answers.read(&self.waiting), Reading::Ended) {
+                        self.ended();
+                    }
+                }
+            }
+        }
+    }
+
+    /// The process closed its answers or broke the protocol: it is taken for dead, and the
+    /// events waiting fail (their hooks' policy decides what that means).
+    fn ended(&self) {
+        self.alive.store(false, Ordering::Release);
+        let why = match self.stderr.text() {
+            t if t.is_empty() => "the persistent hook process exited before answering".to_string(),
+            t => format!(
+                "the persistent hook process exited before answering; its stderr ended with: {t}"
+            ),
+        };
+        for (_, tx) in self
+            .waiting
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain()
+        {
+            let _ = tx.send(Err(why.clone()));
         }
     }
 }
