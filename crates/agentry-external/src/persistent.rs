@@ -91,13 +91,29 @@ impl PersistentSpec {
     }
 }
 
-/// The last bytes a process wrote on stderr, for errors when it dies.
-#[derive(Default)]
-struct Tail(Mutex<VecDeque<u8>>);
+/// The last bytes a process wrote on stderr, for errors when it dies, and whether its stderr
+/// closed (all of it read).
+struct Tail(Mutex<VecDeque<u8>>, tokio::sync::watch::Sender<bool>);
+
+impl Default for Tail {
+    fn default() -> Self {
+        Tail(Mutex::default(), tokio::sync::watch::Sender::new(false))
+    }
+}
 
 const TAIL: usize = 2048;
 
+/// How long an error about a process that stopped answering waits for the rest of its stderr.
+const STDERR_GRACE: Duration = Duration::from_millis(200);
+
 impl Tail {
+    /// The text, once the process's stderr closed (or [`STDERR_GRACE`] passed): a process that
+    /// dies closes its stdout and its stderr together, and what it wrote last explains it.
+    async fn text_at_end(&self) -> String {
+        let mut closed = self.1.subscribe();
+        let _ = tokio::time::timeout(STDERR_GRACE, closed.wait_for(|c| *c)).await;
+        self.text()
+    }
     fn push(&self, bytes: &[u8]) {
         let mut t = self.0.lock().unwrap_or_else(|p| p.into_inner());
         t.extend(bytes);
@@ -320,6 +336,7 @@ impl Persistent {
                     }
                     tail.push(&buf[..n]);
                 }
+                tail.1.send_replace(true);
             });
         }
         Ok(Conn {
@@ -410,7 +427,7 @@ impl Conn {
                 break;
             }
             if let Reading::Ended = self.answers.read(&self.waiting) {
-                self.ended();
+                self.ended().await;
             }
             if let Ok(answer) = rx.try_recv() {
                 return answer;
@@ -430,7 +447,7 @@ impl Conn {
                 ready = self.answers.pipe.readable() => {
                     // Reading clears the readiness once it finds the pipe empty.
                     if ready.is_err() || matches!(self.answers.read(&self.waiting), Reading::Ended) {
-                        self.ended();
+                        self.ended().await;
                     }
                 }
             }
@@ -439,9 +456,9 @@ impl Conn {
 
     /// The process closed its answers or broke the protocol: it is taken for dead, and the
     /// events waiting fail (their hooks' policy decides what that means).
-    fn ended(&self) {
+    async fn ended(&self) {
         self.alive.store(false, Ordering::Release);
-        let why = match self.stderr.text() {
+        let why = match self.stderr.text_at_end().await {
             t if t.is_empty() => "the persistent hook process exited before answering".to_string(),
             t => format!(
                 "the persistent hook process exited before answering; its stderr ended with: {t}"

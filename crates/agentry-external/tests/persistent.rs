@@ -139,6 +139,93 @@ async fn a_crash_fails_the_event_open_and_the_next_event_restarts_the_process() 
     assert_eq!(p.read("starts.log").lines().count(), 2, "restarted once");
 }
 
+/// Answers once three events are in flight: the first in two pieces written 50 ms apart, the
+/// other two together in one write, blocking them.
+const BATCHING_SERVER: &str = r#"
+import json, sys, time
+pending = []
+for line in sys.stdin:
+    pending.append(json.loads(line)["id"])
+    if len(pending) == 3:
+        first, rest = pending[0], pending[1:]
+        sys.stdout.write('{"id": '); sys.stdout.flush()
+        time.sleep(0.05)
+        sys.stdout.write(str(first) + "}\n" + "".join(json.dumps({"id": i, "block": "batched"}) + "\n" for i in rest))
+        sys.stdout.flush()
+        pending = []
+"#;
+
+#[tokio::test]
+async fn answers_split_across_writes_or_sharing_one_reach_their_events() {
+    let p = Project::new();
+    p.script("batching.py", BATCHING_SERVER);
+    let calls: Vec<(&str, Value)> = ["a", "b", "c"]
+        .iter()
+        .map(|c| ("bash", json!({ "cmd": c })))
+        .collect();
+    let model = ScriptedModel::new().tool_calls(calls).text("Done.");
+    let (log, failed) = (new_log(), new_log());
+    Runtime::new()
+        .with(p.hooks(persistent(
+            "PreToolUse",
+            "",
+            "python3 .claude/hooks/batching.py",
+            30,
+        )))
+        .with(failures(&failed))
+        .run(&agent(&model, &log), "go")
+        .await
+        .unwrap();
+    assert!(entries(&failed).is_empty(), "{:?}", entries(&failed));
+    assert_eq!(
+        entries(&log).len(),
+        1,
+        "one call let through: {:?}",
+        entries(&log)
+    );
+    let blocked = model.requests()[1]
+        .messages
+        .iter()
+        .filter_map(|m| m.tool_result())
+        .filter(|r| r.is_error && r.content == "batched")
+        .count();
+    assert_eq!(blocked, 2, "two calls blocked by answers written together");
+}
+
+#[tokio::test]
+async fn a_process_that_closes_its_stdout_fails_the_waiting_event_at_once() {
+    let p = Project::new();
+    p.script(
+        "mute.py",
+        "import os, sys, time\nsys.stdin.readline()\nos.close(1)\ntime.sleep(30)\n",
+    );
+    let model = ScriptedModel::new()
+        .tool_call("bash", json!({"cmd": "ls"}))
+        .text("Done.");
+    let (log, failed) = (new_log(), new_log());
+    let started = Instant::now();
+    Runtime::new()
+        // `exec`: a shell left waiting for it would hold the pipe open.
+        .with(p.hooks(persistent(
+            "PreToolUse",
+            "",
+            "exec python3 .claude/hooks/mute.py",
+            20,
+        )))
+        .with(failures(&failed))
+        .run(&agent(&model, &log), "go")
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "waited {:?} for a process that can no longer answer",
+        started.elapsed()
+    );
+    assert_eq!(entries(&log), ["bash:ls"], "fail open");
+    let failed = entries(&failed);
+    assert!(failed[0].contains("exited before answering"), "{failed:?}");
+}
+
 #[tokio::test]
 async fn an_event_it_never_answers_times_out_and_the_run_goes_on() {
     let p = Project::new();
