@@ -21,7 +21,9 @@ use agentry_core::awake::LOCAL_ANSWER;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
-use std::io::ErrorKind;
+use std::fs::File;
+use std::io::{ErrorKind, Read};
+use std::os::fd::AsFd;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -148,12 +150,25 @@ struct Answers {
     /// The pipe, non-blocking; registered with the runtime so that an event may sleep until it
     /// is readable.
     pipe: pipe::Receiver,
+    /// The same pipe, read directly by events that wait awake: a read through `pipe` finds
+    /// nothing until the runtime has seen the pipe readable, which on a runtime of several
+    /// threads means waking the one that waits for I/O.
+    direct: File,
     /// A line read in part.
     partial: Mutex<Vec<u8>>,
     /// The longest line accepted.
     line_limit: usize,
     /// The hook, for logs.
     name: String,
+}
+
+/// How the pipe is read.
+#[derive(Clone, Copy)]
+enum Through {
+    /// Directly, whatever the runtime last saw.
+    Direct,
+    /// Through the runtime, which learns that the pipe is empty when it is.
+    Runtime,
 }
 
 /// What reading the pipe found.
@@ -171,11 +186,15 @@ impl Answers {
 
     /// Reads whatever the process wrote, without waiting, and hands each complete answer to
     /// the event it is for.
-    fn read(&self, waiting: &Waiting) -> Reading {
+    fn read(&self, waiting: &Waiting, how: Through) -> Reading {
         let mut partial = self.partial();
         let mut buf = [0u8; 8192];
         loop {
-            match self.pipe.try_read(&mut buf) {
+            let read = match how {
+                Through::Runtime => self.pipe.try_read(&mut buf),
+                Through::Direct => (&self.direct).read(&mut buf),
+            };
+            match read {
                 Ok(0) => return Reading::Ended,
                 Ok(n) => {
                     partial.extend_from_slice(&buf[..n]);
@@ -313,6 +332,7 @@ impl Persistent {
         let tail = Arc::new(Tail::default());
         // The runtime set the pipe non-blocking; the events read it (see `Answers`).
         let answers = Answers {
+            direct: File::from(stdout.as_fd().try_clone_to_owned()?),
             pipe: pipe::Receiver::from_owned_fd(stdout.into_owned_fd()?)?,
             partial: Mutex::default(),
             line_limit,
@@ -426,7 +446,7 @@ impl Conn {
             if Instant::now() >= until {
                 break;
             }
-            if let Reading::Ended = self.answers.read(&self.waiting) {
+            if let Reading::Ended = self.answers.read(&self.waiting, Through::Direct) {
                 self.ended().await;
             }
             if let Ok(answer) = rx.try_recv() {
@@ -446,7 +466,10 @@ impl Conn {
                 answer = &mut rx => return answer.unwrap_or_else(|_| gone()),
                 ready = self.answers.pipe.readable() => {
                     // Reading clears the readiness once it finds the pipe empty.
-                    if ready.is_err() || matches!(self.answers.read(&self.waiting), Reading::Ended) {
+                    if ready.is_err() || matches!(
+                        self.answers.read(&self.waiting, Through::Runtime),
+                        Reading::Ended
+                    ) {
                         self.ended().await;
                     }
                 }
