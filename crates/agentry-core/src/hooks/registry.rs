@@ -111,6 +111,11 @@ macro_rules! define_lists {
                 $(if self.$method.iter().all(|e| matches!(e.handler, Handler::Sync(_))) { w |= Events::$flag; })*
                 w
             }
+            fn in_place_only(&self) -> Events {
+                let mut w = Events::empty();
+                $(if self.$method.iter().all(|e| !matches!(e.handler, Handler::Async(_))) { w |= Events::$flag; })*
+                w
+            }
             fn wanted(&self) -> Events {
                 let mut w = Events::empty();
                 $(if !self.$method.is_empty() { w |= Events::$flag; })*
@@ -248,6 +253,8 @@ pub struct Hooks {
     lists: Lists,
     wanted: Events,
     sync_only: Events,
+    /// The events whose hooks all change the event in place (synchronous or `on_mut`).
+    in_place_only: Events,
     count: usize,
 }
 
@@ -284,6 +291,7 @@ impl Hooks {
         self.lists.sort();
         self.wanted = self.lists.wanted();
         self.sync_only = self.lists.sync_only();
+        self.in_place_only = self.lists.in_place_only();
         self
     }
 
@@ -305,6 +313,7 @@ impl Hooks {
             merged.lists.sort();
             merged.wanted = merged.lists.wanted();
             merged.sync_only = merged.lists.sync_only();
+            merged.in_place_only = merged.lists.in_place_only();
         }
         merged
     }
@@ -319,6 +328,11 @@ impl Hooks {
     #[inline]
     pub(crate) fn sync_only(&self, events: Events) -> bool {
         self.sync_only.contains(events)
+    }
+
+    /// True when every hook of `events` changes the event in place (none takes it by value).
+    pub(crate) fn in_place_only(&self, events: Events) -> bool {
+        self.in_place_only.contains(events)
     }
 
     /// The events some hook handles.
