@@ -402,6 +402,10 @@ async fn run_chain<E: Event>(
 /// The chain of an event whose hooks all change it in place (synchronous and `on_mut` hooks)
 /// and that no meta-event observer watches: [`run_chain`] without what only the other cases
 /// need (a hook's by-value future, meta events, traces), so its future is a fraction of the size.
+///
+/// Its in-place step is [`run_chain`]'s, written out again on purpose: as a helper (an `async
+/// fn`, or even an inlined plain function for what follows the call) it made an invocation
+/// slower by 3–15 ns in W2, a tenth to a half of its whole cost.
 async fn run_chain_in_place<E: Event>(
     list: &[Entry<E>],
     slot: &mut Option<E>,
