@@ -428,9 +428,9 @@ impl Persistent {
 
 impl Conn {
     /// Waits for the answer `rx` stands for, reading the process's answers meanwhile: awake for
-    /// [`LOCAL_ANSWER`] (yielding to the runtime between reads, as
-    /// [`awake_for`](agentry_core::awake::awake_for) does), then asleep until the pipe is
-    /// readable or another event handed the answer over.
+    /// [`LOCAL_ANSWER`] (reading the pipe directly, and yielding to the runtime every few reads,
+    /// much as [`awake_for`](agentry_core::awake::awake_for) does), then asleep until the pipe
+    /// is readable or another event handed the answer over.
     async fn answer(
         &self,
         mut rx: oneshot::Receiver<Result<Finished, String>>,
