@@ -213,54 +213,6 @@ async fn run_chain<E: Event>(
         }
         let entry = &list[if reverse { n - 1 - i } else { i }];
         i += 1;
-        if observers.is_none()
-            && trace.is_none()
-            && let Handler::InPlace(h) = &entry.handler
-        {
-            // Fast path: an in-place hook, awaited where the event lies.
-            let meta = &*entry.meta;
-            lent.point_at(&meta.name);
-            let ctx = lent.get();
-            let ev = slot
-                .as_mut()
-                .expect("the event is in its slot between hooks");
-            let read_only = !reverse && by.is_some();
-            // The copies the rare cases need are boxed: kept inline, they would grow the
-            // future of every dispatch.
-            let mut view;
-            let target = if read_only {
-                view = Box::new(ev.clone());
-                &mut *view
-            } else {
-                ev
-            };
-            let backup = (meta.advisory && !read_only).then(|| Box::new(target.clone()));
-            let marks = target.marks();
-            let outcome = {
-                let hook = h.handle(target, ctx);
-                futures::pin_mut!(hook);
-                invoke(hook, None, ctx, meta.timeout).await
-            };
-            match outcome {
-                Ok(()) if !read_only => note_decision(target, marks, &meta.name, &mut by),
-                Ok(()) => {}
-                Err(failure) => {
-                    let err = HookError {
-                        hook: meta.name.to_string(),
-                        event: E::KIND,
-                        failure,
-                    };
-                    if !meta.advisory {
-                        return Err(err);
-                    }
-                    advisory_failed(&err, run);
-                    if let Some(before) = backup {
-                        *target = *before;
-                    }
-                }
-            }
-            continue;
-        }
         let meta = &*entry.meta;
         lent.point_at(&meta.name);
         let ctx = lent.get();
@@ -403,9 +355,10 @@ async fn run_chain<E: Event>(
 /// and that no meta-event observer watches: [`run_chain`] without what only the other cases
 /// need (a hook's by-value future, meta events, traces), so its future is a fraction of the size.
 ///
-/// Its in-place step is [`run_chain`]'s, written out again on purpose: as a helper (an `async
-/// fn`, or even an inlined plain function for what follows the call) it made an invocation
-/// slower by 3–15 ns in W2, a tenth to a half of its whole cost.
+/// (A chain that mixes in by-value hooks, or that meta events or a trace watch, runs its
+/// in-place hooks through [`run_chain`]'s general step. The step here is written inline on
+/// purpose: as a helper, an `async fn` or even an inlined plain function for what follows the
+/// call, it made an invocation 3–15 ns slower in W2, a tenth to a half of its whole cost.)
 async fn run_chain_in_place<E: Event>(
     list: &[Entry<E>],
     slot: &mut Option<E>,

@@ -47,9 +47,7 @@ impl<'a, E> HookFuture<'a, E> {
     {
         match std::panic::catch_unwind(AssertUnwindSafe(make)) {
             Ok(future) => Self::new(future),
-            Err(panic) => Self::new(std::future::ready(Err(Box::new(Panicked(
-                crate::describe::panic_message(panic),
-            )) as BoxError))),
+            Err(panic) => Self::new(std::future::ready(Err(panicked(panic)))),
         }
     }
 
@@ -92,10 +90,7 @@ impl<'a> InPlaceFuture<'a> {
     {
         let future = match std::panic::catch_unwind(AssertUnwindSafe(make)) {
             Ok(future) => StackFuture::from_or_box(future),
-            Err(panic) => StackFuture::from_or_box(std::future::ready(Err(Box::new(Panicked(
-                crate::describe::panic_message(panic),
-            ))
-                as BoxError))),
+            Err(panic) => StackFuture::from_or_box(std::future::ready(Err(panicked(panic)))),
         };
         InPlaceFuture { inner: future }
     }
@@ -119,6 +114,11 @@ impl<E> std::fmt::Debug for HookFuture<'_, E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("HookFuture")
     }
+}
+
+/// The error a hook's future reports when the hook panicked while making it.
+fn panicked(panic: Box<dyn std::any::Any + Send>) -> BoxError {
+    Box::new(Panicked(crate::describe::panic_message(panic)))
 }
 
 /// A hook panicked while making its future: the error its [`HookFuture`] reports, which the

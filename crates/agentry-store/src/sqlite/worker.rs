@@ -189,7 +189,7 @@ impl Shared {
                 Ok(()) => db.saved(saved),
                 // Any failure is the store's thread's to report (it waits for a lock, and
                 // writes the checkpoints of a batch one by one when one breaks a constraint).
-                Err(batch) => {
+                Err((batch, _)) => {
                     self.give_back(batch);
                     break;
                 }
@@ -402,9 +402,9 @@ fn next(queue: &mpsc::Receiver<Job>) -> Option<Job> {
     }
 }
 
-/// Commits `batch` and tells each checkpoint its outcome; gives the batch back, untold, when
-/// anything failed (nothing is then written).
-fn commit(conn: &mut Connection, batch: Vec<Queued>) -> Result<(), Vec<Queued>> {
+/// Commits `batch` and tells each checkpoint its outcome; gives the batch back, untold, with
+/// the error when anything failed (nothing is then written).
+fn commit(conn: &mut Connection, batch: Vec<Queued>) -> Result<(), (Vec<Queued>, rusqlite::Error)> {
     let jobs: Vec<&SaveJob> = batch.iter().map(|(job, _)| &**job).collect();
     match write(conn, &jobs) {
         Ok(written) => {
@@ -413,24 +413,19 @@ fn commit(conn: &mut Connection, batch: Vec<Queued>) -> Result<(), Vec<Queued>> 
             }
             Ok(())
         }
-        Err(_) => Err(batch),
+        Err(e) => Err((batch, e)),
     }
 }
 
 /// Commits `batch` and tells each checkpoint its outcome, waiting for the database as long as
 /// its busy timeout says.
 fn save_batch(conn: &mut Connection, name: &str, batch: Vec<Queued>) {
-    let jobs: Vec<&SaveJob> = batch.iter().map(|(job, _)| &**job).collect();
-    match write(conn, &jobs) {
-        Ok(written) => {
-            for ((_, done), ok) in batch.into_iter().zip(written) {
-                let _ = done.send(Ok(ok));
-            }
-        }
+    let Err((batch, e)) = commit(conn, batch) else {
+        return;
+    };
+    match e {
         // A checkpoint that breaks a constraint must not fail the others: write each alone.
-        Err(e)
-            if batch.len() > 1 && e.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) =>
-        {
+        e if batch.len() > 1 && e.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) => {
             for (job, done) in batch {
                 let outcome = write(conn, &[&*job])
                     .map(|written| written[0])
@@ -440,7 +435,7 @@ fn save_batch(conn: &mut Connection, name: &str, batch: Vec<Queued>) {
                 let _ = done.send(outcome);
             }
         }
-        Err(e) => {
+        e => {
             let doing = match batch.as_slice() {
                 [(job, _)] => format!("saving run `{}`", job.run_id),
                 _ => format!("saving {} checkpoints together", batch.len()),
