@@ -199,6 +199,19 @@ async fn in_place_hooks_that_complete_at_once_allocate_nothing_per_invocation() 
         assert_eq!(out.input["in_place"], json!(1));
         assert_eq!(out.input["with"], json!(7));
         allocs.push(a);
+
+        // The path runs take (the event in their slot): the whole chain allocates nothing.
+        let mut ev = before_tool_event();
+        ev.input["in_place"] = json!(0);
+        ev.input["with"] = json!(0);
+        let mut slot = Some(ev);
+        let (by, a) = measure_async(hooks.dispatch_chain_in(&mut slot, &ctx)).await;
+        assert!(by.unwrap().is_none());
+        assert_eq!(slot.unwrap().input["with"], json!(7));
+        assert_eq!(
+            a.count, 0,
+            "dispatch_chain_in through {n} x 2 in-place hooks: {a:?}"
+        );
     }
     assert_eq!(allocs[0], allocs[1], "{allocs:?}");
 }

@@ -12,7 +12,7 @@ use super::{
 use crate::RunContext;
 use crate::describe::panic_message;
 use crate::run::context::LentHookCtx;
-use futures::future::BoxFuture;
+use futures::future::{BoxFuture, Either};
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
@@ -94,17 +94,23 @@ impl Hooks {
     /// hooks that change it in place find it there, and the future is smaller by the event.
     /// Returns the name of the hook whose decision stands, if one did. After a failure the slot
     /// may be empty (a hook that failed had the event).
+    ///
+    /// When every hook of the event changes it in place (synchronous and `on_mut` hooks) and no
+    /// meta-event observer watches, the chain runs inside the returned future, with no
+    /// allocation; otherwise the returned future holds the boxed general chain.
     pub fn dispatch_chain_in<'a, E: Event>(
         &'a self,
         slot: &'a mut Option<E>,
         run: &'a RunContext,
-    ) -> BoxFuture<'a, Result<Option<HookName>, HookError>> {
+    ) -> impl Future<Output = Result<Option<HookName>, HookError>> + Send + 'a {
         let observe = self.wants(Events::META) && !Events::META.contains(E::KIND.flag());
         let list = E::list(self.lists());
         if !observe && self.in_place_only(E::KIND.flag()) {
-            return Box::pin(run_chain_in_place(list, slot, run));
+            return Either::Left(run_chain_in_place(list, slot, run));
         }
-        Box::pin(run_chain(list, slot, run, observe.then_some(self), None))
+        let general: BoxFuture<'a, _> =
+            Box::pin(run_chain(list, slot, run, observe.then_some(self), None));
+        Either::Right(general)
     }
 
     /// Runs `ev` through the hooks of its event like [`dispatch_decided`](Self::dispatch_decided),
