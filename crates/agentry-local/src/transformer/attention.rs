@@ -71,6 +71,23 @@ impl KvCache {
         heads: usize,
         out: &mut [f32],
     ) {
+        // SAFETY: `vectors()` is what this CPU has.
+        unsafe { self.attend_on(vectors(), layer, start, q, heads, out) }
+    }
+
+    /// [`attend`](Self::attend) with the loops compiled for `vectors`.
+    ///
+    /// # Safety
+    /// The CPU must have the features of `vectors`.
+    unsafe fn attend_on(
+        &self,
+        vectors: Vectors,
+        layer: usize,
+        start: usize,
+        q: &[f32],
+        heads: usize,
+        out: &mut [f32],
+    ) {
         let hd = self.head_dim;
         let group = heads / self.kv_heads;
         let (keys, values) = (&self.keys[layer], &self.values[layer]);
@@ -88,13 +105,15 @@ impl KvCache {
                     head_dim: hd,
                     seen,
                 };
-                group.attend(scores, out);
+                // SAFETY: the caller vouches for `vectors`.
+                unsafe { group.attend(vectors, scores, out) };
             });
     }
 }
 
-/// Positions whose scores are computed together (two 8-wide vectors per query head).
-const BLOCK: usize = 16;
+/// Positions whose scores are computed together (one 16-lane or two 8-lane vectors per query
+/// head).
+pub(super) const BLOCK: usize = 16;
 
 /// Independent partial sums per score (head dimensions are a multiple of it).
 const LANES: usize = 4;
@@ -116,59 +135,119 @@ struct Group<'a> {
 impl Group<'_> {
     /// Writes each head's attention output into `out` (laid out as `queries`), using
     /// `scores` as room for the heads' weights.
-    fn attend(&self, scores: &mut Vec<f32>, out: &mut [f32]) {
-        #[cfg(target_arch = "x86_64")]
-        if wide_vectors() {
-            // SAFETY: the CPU has AVX2 and FMA (checked above).
-            return unsafe { self.attend_avx2(scores, out) };
+    ///
+    /// # Safety
+    /// The CPU must have the features of `vectors`.
+    unsafe fn attend(&self, vectors: Vectors, scores: &mut Vec<f32>, out: &mut [f32]) {
+        match vectors {
+            // SAFETY: the caller vouches for the features of each variant.
+            #[cfg(target_arch = "x86_64")]
+            Vectors::Avx512 => unsafe { self.attend_avx512(scores, out) },
+            #[cfg(target_arch = "x86_64")]
+            Vectors::Avx2 => unsafe { self.attend_avx2(scores, out) },
+            Vectors::Narrow => self.attend_with::<false, false>(scores, out),
         }
-        self.attend_with::<false>(scores, out)
     }
 
     /// [`attend_with`](Self::attend_with) compiled for AVX2 and FMA.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
     fn attend_avx2(&self, scores: &mut Vec<f32>, out: &mut [f32]) {
-        self.attend_with::<true>(scores, out)
+        self.attend_with::<true, false>(scores, out)
     }
 
+    /// [`attend_with`](Self::attend_with) compiled for AVX-512, with the scores of a group's
+    /// heads from one pass over the keys.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    fn attend_avx512(&self, scores: &mut Vec<f32>, out: &mut [f32]) {
+        self.attend_with::<true, true>(scores, out)
+    }
+
+    /// Attention for the group: `FUSED` where compiled for FMA, `GROUPED` where compiled for
+    /// AVX-512 (the heads' scores from one pass over the keys).
     #[inline(always)]
-    fn attend_with<const FUSED: bool>(&self, scores: &mut Vec<f32>, out: &mut [f32]) {
+    fn attend_with<const FUSED: bool, const GROUPED: bool>(
+        &self,
+        scores: &mut Vec<f32>,
+        out: &mut [f32],
+    ) {
         let (hd, seen) = (self.head_dim, self.seen);
         let scale = 1.0 / (hd as f32).sqrt();
         let padded = seen.next_multiple_of(BLOCK);
+        let heads = self.queries.len() / hd;
         scores.clear();
-        scores.resize(self.queries.len() / hd * padded, 0.0);
-        for (query, scores) in self
-            .queries
-            .chunks_exact(hd)
-            .zip(scores.chunks_exact_mut(padded))
-        {
-            self.scores::<FUSED>(query, scale, scores);
-            softmax(&mut scores[..seen]);
-        }
-        out.fill(0.0);
-        for (j, value) in self.values.chunks_exact(hd).enumerate() {
-            for (out, scores) in out.chunks_exact_mut(hd).zip(scores.chunks_exact(padded)) {
-                for (o, v) in out.iter_mut().zip(value) {
-                    *o = multiply_add::<FUSED>(scores[j], *v, *o);
+        scores.resize(heads * padded, 0.0);
+        if GROUPED && hd.is_multiple_of(4) {
+            #[cfg(target_arch = "x86_64")]
+            for (queries, scores) in self
+                .queries
+                .chunks(TOGETHER * hd)
+                .zip(scores.chunks_mut(TOGETHER * padded))
+            {
+                use super::attention_x86::grouped_scores;
+                let (k, q, s) = (self.keys, queries, &mut *scores);
+                // SAFETY: `GROUPED` is compiled only where the CPU has AVX-512F and FMA.
+                unsafe {
+                    match queries.len() / hd {
+                        1 => self.scores_of_one::<FUSED>(queries, scale, scores),
+                        2 => grouped_scores::<2>(k, q, hd, scale, s, padded),
+                        3 => grouped_scores::<3>(k, q, hd, scale, s, padded),
+                        4 => grouped_scores::<4>(k, q, hd, scale, s, padded),
+                        5 => grouped_scores::<5>(k, q, hd, scale, s, padded),
+                        _ => grouped_scores::<TOGETHER>(k, q, hd, scale, s, padded),
+                    }
                 }
             }
+        } else {
+            for (query, scores) in self
+                .queries
+                .chunks_exact(hd)
+                .zip(scores.chunks_exact_mut(padded))
+            {
+                self.scores_of_one::<FUSED>(query, scale, scores);
+            }
         }
+        softmax_rows(scores, padded, seen);
+        #[cfg(target_arch = "x86_64")]
+        if GROUPED && hd.is_multiple_of(64) {
+            use super::attention_x86::grouped_values;
+            let values = self.values;
+            for (out, weights) in out
+                .chunks_mut(TOGETHER * hd)
+                .zip(scores.chunks(TOGETHER * padded))
+            {
+                let (v, w, o) = (values, weights, out);
+                // SAFETY: `GROUPED` is compiled only where the CPU has AVX-512F and FMA. The
+                // heads take four vectors of each value row at a time (up to 24 sums in
+                // registers).
+                unsafe {
+                    match o.len() / hd {
+                        1 => grouped_values::<1, 4>(v, w, hd, padded, o),
+                        2 => grouped_values::<2, 4>(v, w, hd, padded, o),
+                        3 => grouped_values::<3, 4>(v, w, hd, padded, o),
+                        4 => grouped_values::<4, 4>(v, w, hd, padded, o),
+                        5 => grouped_values::<5, 4>(v, w, hd, padded, o),
+                        _ => grouped_values::<TOGETHER, 4>(v, w, hd, padded, o),
+                    }
+                }
+            }
+            return;
+        }
+        self.weighted_values::<FUSED>(scores, padded, out);
     }
 
-    /// `scores[j] = query · key j × scale` for every position seen, a block of positions at a
-    /// time (the last block's positions past the last one seen read zeroed or stale cache, and
-    /// their scores are ignored).
+    /// `scores[j] = query · key j × scale` for one query head and every position seen, a block
+    /// of positions at a time (the last block's positions past the last one seen read zeroed or
+    /// stale cache, and their scores are ignored). Four partial sums per score, so that four
+    /// chains of fused multiply-adds run side by side instead of one waiting on the other.
     #[inline(always)]
-    fn scores<const FUSED: bool>(&self, query: &[f32], scale: f32, scores: &mut [f32]) {
+    fn scores_of_one<const FUSED: bool>(&self, query: &[f32], scale: f32, scores: &mut [f32]) {
         let block_len = self.head_dim * BLOCK;
         for (block, keys) in scores
             .chunks_exact_mut(BLOCK)
             .zip(self.keys.chunks_exact(block_len))
         {
-            // Four partial sums over the dimensions, so that four chains of fused
-            // multiply-adds run side by side instead of one waiting on the other.
             let mut sums = [[0f32; BLOCK]; LANES];
             for (q, keys) in query
                 .chunks_exact(LANES)
@@ -185,13 +264,91 @@ impl Group<'_> {
             }
         }
     }
+
+    /// `out[h] = Σ_j weights[h][j] × value j` for every head: each value row is read once for
+    /// all the heads, four rows at a time (so each head's output is loaded and stored once
+    /// per four positions).
+    #[inline(always)]
+    fn weighted_values<const FUSED: bool>(&self, weights: &[f32], padded: usize, out: &mut [f32]) {
+        let hd = self.head_dim;
+        out.fill(0.0);
+        let mut fours = self.values.chunks_exact(4 * hd);
+        let mut j = 0;
+        for rows in fours.by_ref() {
+            let (v0, rest) = rows.split_at(hd);
+            let (v1, rest) = rest.split_at(hd);
+            let (v2, v3) = rest.split_at(hd);
+            for (out, w) in out.chunks_exact_mut(hd).zip(weights.chunks_exact(padded)) {
+                let (w0, w1, w2, w3) = (w[j], w[j + 1], w[j + 2], w[j + 3]);
+                for ((((o, a), b), c), d) in out.iter_mut().zip(v0).zip(v1).zip(v2).zip(v3) {
+                    let sum = multiply_add::<FUSED>(w0, *a, *o);
+                    let sum = multiply_add::<FUSED>(w1, *b, sum);
+                    let sum = multiply_add::<FUSED>(w2, *c, sum);
+                    *o = multiply_add::<FUSED>(w3, *d, sum);
+                }
+            }
+            j += 4;
+        }
+        for value in fours.remainder().chunks_exact(hd) {
+            for (out, w) in out.chunks_exact_mut(hd).zip(weights.chunks_exact(padded)) {
+                for (o, v) in out.iter_mut().zip(value) {
+                    *o = multiply_add::<FUSED>(w[j], *v, *o);
+                }
+            }
+            j += 1;
+        }
+    }
 }
 
-/// Whether the CPU has AVX2 and FMA (checked once).
-#[cfg(target_arch = "x86_64")]
-fn wide_vectors() -> bool {
-    static WIDE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *WIDE.get_or_init(|| is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"))
+/// The most query heads whose scores are computed in one pass over the keys (their sums fill
+/// 24 of the 32 vector registers).
+const TOGETHER: usize = 6;
+
+/// The widest vectors the CPU has, for attention's loops.
+#[derive(Clone, Copy, Debug)]
+enum Vectors {
+    /// AVX-512F (and AVX2, FMA).
+    #[cfg(target_arch = "x86_64")]
+    Avx512,
+    /// AVX2 and FMA.
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+    /// Neither: the portable loops.
+    Narrow,
+}
+
+/// The widest vectors the CPU has (checked once).
+fn vectors() -> Vectors {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static VECTORS: std::sync::OnceLock<Vectors> = std::sync::OnceLock::new();
+        *VECTORS.get_or_init(|| {
+            let avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
+            match (avx2, is_x86_feature_detected!("avx512f")) {
+                (true, true) => Vectors::Avx512,
+                (true, false) => Vectors::Avx2,
+                _ => Vectors::Narrow,
+            }
+        })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    Vectors::Narrow
+}
+
+/// The variants this CPU has, the widest last (for tests that compare them).
+#[cfg(test)]
+fn every_vectors() -> Vec<Vectors> {
+    let mut all = vec![Vectors::Narrow];
+    #[cfg(target_arch = "x86_64")]
+    {
+        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+            all.push(Vectors::Avx2);
+        }
+        if matches!(vectors(), Vectors::Avx512) {
+            all.push(Vectors::Avx512);
+        }
+    }
+    all
 }
 
 /// `a * b + c`, fused into one instruction where the caller is compiled for FMA (elsewhere
@@ -201,18 +358,88 @@ fn multiply_add<const FUSED: bool>(a: f32, b: f32, c: f32) -> f32 {
     if FUSED { a.mul_add(b, c) } else { a * b + c }
 }
 
-/// Turns scores into weights that add up to one.
-fn softmax(scores: &mut [f32]) {
-    let max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let mut sum = 0.0;
-    for s in scores.iter_mut() {
-        *s = (*s - max).exp();
-        sum += *s;
+/// Turns the first `seen` scores of each row of `padded` into weights that add up to one.
+///
+/// The largest score is found per lane and the exponentials computed in vector code
+/// ([`exp`]). Each row's sum is taken in order, one score after another: a sum kept per lane
+/// would change the weights' last bits, and the smallest models' greedy choices with them. The
+/// rows' sums are taken side by side instead, so that they do not wait on one another.
+fn softmax_rows(scores: &mut [f32], padded: usize, seen: usize) {
+    const LANES: usize = 16;
+    const ROWS: usize = 8;
+    for row in scores.chunks_exact_mut(padded) {
+        let row = &mut row[..seen];
+        let mut lanes = [f32::NEG_INFINITY; LANES];
+        let mut chunks = row.chunks_exact(LANES);
+        for chunk in chunks.by_ref() {
+            for (max, s) in lanes.iter_mut().zip(chunk) {
+                *max = max.max(*s);
+            }
+        }
+        let max = chunks
+            .remainder()
+            .iter()
+            .chain(&lanes)
+            .copied()
+            .fold(f32::NEG_INFINITY, f32::max);
+        for s in row.iter_mut() {
+            *s = exp(*s - max);
+        }
     }
-    let inverse = 1.0 / sum;
-    for s in scores.iter_mut() {
-        *s *= inverse;
+    for rows in scores.chunks_mut(ROWS * padded) {
+        let mut sums = [0f32; ROWS];
+        let sums = &mut sums[..rows.len() / padded];
+        for j in 0..seen {
+            for (h, sum) in sums.iter_mut().enumerate() {
+                *sum += rows[h * padded + j];
+            }
+        }
+        for (row, sum) in rows.chunks_exact_mut(padded).zip(&*sums) {
+            let inverse = 1.0 / sum;
+            for s in &mut row[..seen] {
+                *s *= inverse;
+            }
+        }
     }
+}
+
+/// `e^x` for `x ≤ 0` (a score minus the largest), in plain arithmetic that the compiler turns
+/// into vector code where the library call is scalar. It is computed in `f64` to about 1e-14
+/// and rounded once, so it is the nearest `f32` to `e^x`; the library's `exp` is within about
+/// half a unit of it too, and the two give the same bits for all but about 1 in 2,000 values
+/// (then one unit apart). `e^x = 2^n × e^r`, with `n` the nearest whole number to `x / ln 2`,
+/// and `e^r`, for `|r| ≤ ln 2 / 2`, from its Taylor series to the 11th power.
+#[inline(always)]
+fn exp(x: f32) -> f32 {
+    // Adding 1.5 × 2^52 rounds to the nearest whole number, which the low bits then hold.
+    const ROUND: f64 = 6_755_399_441_055_744.0;
+    // ln 2 in two parts: `n × LN2_HIGH` is exact (the high part has 20 significant bits).
+    const LN2_HIGH: f64 = 0.693_145_751_953_125;
+    const LN2_LOW: f64 = 1.428_606_820_309_417_2e-6;
+    // Below -104, e^x rounds to 0 as an `f32`; so does e^-104.
+    let x = f64::from(x).max(-104.0);
+    let big = x * std::f64::consts::LOG2_E + ROUND;
+    let n = big - ROUND;
+    let r = (x - n * LN2_HIGH) - n * LN2_LOW;
+    let mut p = 1.0 / 39_916_800.0;
+    for c in [
+        1.0 / 3_628_800.0,
+        1.0 / 362_880.0,
+        1.0 / 40_320.0,
+        1.0 / 5_040.0,
+        1.0 / 720.0,
+        1.0 / 120.0,
+        1.0 / 24.0,
+        1.0 / 6.0,
+        0.5,
+        1.0,
+        1.0,
+    ] {
+        p = p * r + c;
+    }
+    // 2^n, built from its exponent bits (`n` is the difference of the two bit patterns).
+    let n = big.to_bits().wrapping_sub(ROUND.to_bits()) as i64;
+    (p * f64::from_bits(((n + 1023) as u64) << 52)) as f32
 }
 
 #[cfg(test)]
@@ -222,33 +449,35 @@ mod tests {
     /// Attention as written in the textbook, one head at a time.
     fn naive(keys: &[Vec<f32>], values: &[Vec<f32>], query: &[f32]) -> Vec<f32> {
         let scale = 1.0 / (query.len() as f32).sqrt();
-        let mut weights: Vec<f32> = keys
+        let scores: Vec<f32> = keys
             .iter()
             .map(|k| k.iter().zip(query).map(|(a, b)| a * b).sum::<f32>() * scale)
             .collect();
-        softmax(&mut weights);
+        let max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let exps: Vec<f32> = scores.iter().map(|s| (s - max).exp()).collect();
+        let total: f32 = exps.iter().sum();
         let mut out = vec![0.0; query.len()];
-        for (w, v) in weights.iter().zip(values) {
+        for (e, v) in exps.iter().zip(values) {
             for (o, x) in out.iter_mut().zip(v) {
-                *o += w * x;
+                *o += e / total * x;
             }
         }
         out
     }
 
-    #[test]
-    fn grouped_query_attention_over_the_cache_matches_the_textbook() {
-        let (heads, kv_heads, hd) = (6, 2, 8);
+    /// Writes positions into a cache in passes of `passes` positions (as a prompt, a token and
+    /// a longer prompt would), attends with the last pass's queries, and compares every head's
+    /// output with [`naive`].
+    fn check_against_naive(group: usize, kv_heads: usize, hd: usize, passes: &[usize]) {
+        let heads = group * kv_heads;
         let mut rng = fastrand::Rng::with_seed(7);
         let mut random = |n: usize| (0..n).map(|_| rng.f32() * 2.0 - 1.0).collect::<Vec<f32>>();
-        let mut cache = KvCache::new(1, kv_heads, hd, 40);
-        // 21 positions written in three passes of 5, 1 and 15 (crossing position blocks), as
-        // a prompt, a token and a longer prompt would; then queries for the last pass.
+        let mut cache = KvCache::new(1, kv_heads, hd, passes.iter().sum::<usize>() + 3);
         let mut all_k = Vec::new();
         let mut all_v = Vec::new();
         let mut start = 0;
         let mut last = (0, Vec::new(), Vec::new());
-        for count in [5, 1, 15] {
+        for &count in passes {
             let (k, v, q) = (
                 random(count * kv_heads * hd),
                 random(count * kv_heads * hd),
@@ -257,38 +486,108 @@ mod tests {
             cache.write(0, start, &k, &v);
             all_k.extend_from_slice(&k);
             all_v.extend_from_slice(&v);
-            let mut out = vec![0.0; q.len()];
-            cache.attend(0, start, &q, heads, &mut out);
-            last = (start, q, out);
+            let outs = every_vectors()
+                .into_iter()
+                .map(|vectors| {
+                    let mut out = vec![0.0; q.len()];
+                    // SAFETY: `every_vectors` lists only what this CPU has.
+                    unsafe { cache.attend_on(vectors, 0, start, &q, heads, &mut out) };
+                    (vectors, out)
+                })
+                .collect::<Vec<_>>();
+            last = (start, q, outs);
             start += count;
         }
-        let (first, q, out) = last;
+        let (first, q, outs) = last;
         let width = kv_heads * hd;
-        for t in 0..q.len() / (heads * hd) {
-            for h in 0..heads {
-                let kv = h / (heads / kv_heads);
-                let seen = first + t + 1;
-                let row = |all: &[f32], j: usize| all[j * width + kv * hd..][..hd].to_vec();
-                let keys: Vec<_> = (0..seen).map(|j| row(&all_k, j)).collect();
-                let values: Vec<_> = (0..seen).map(|j| row(&all_v, j)).collect();
-                let at = (t * heads + h) * hd;
-                let want = naive(&keys, &values, &q[at..at + hd]);
-                for (got, want) in out[at..at + hd].iter().zip(&want) {
-                    assert!(
-                        (got - want).abs() < 1e-5,
-                        "position {t}, head {h}: {got} vs {want}"
-                    );
+        for (vectors, out) in outs {
+            for t in 0..q.len() / (heads * hd) {
+                for h in 0..heads {
+                    let kv = h / group;
+                    let seen = first + t + 1;
+                    let row = |all: &[f32], j: usize| all[j * width + kv * hd..][..hd].to_vec();
+                    let keys: Vec<_> = (0..seen).map(|j| row(&all_k, j)).collect();
+                    let values: Vec<_> = (0..seen).map(|j| row(&all_v, j)).collect();
+                    let at = (t * heads + h) * hd;
+                    let want = naive(&keys, &values, &q[at..at + hd]);
+                    for (got, want) in out[at..at + hd].iter().zip(&want) {
+                        assert!(
+                            (got - want).abs() < 1e-5,
+                            "{vectors:?}, {group} heads per group, {hd} dimensions, position {t}, \
+                         head {h}: {got} vs {want}"
+                        );
+                    }
                 }
             }
         }
     }
 
     #[test]
+    fn grouped_query_attention_over_the_cache_matches_the_textbook() {
+        // 21 positions written in three passes of 5, 1 and 15, crossing position blocks.
+        check_against_naive(3, 2, 8, &[5, 1, 15]);
+    }
+
+    #[test]
     fn softmax_weights_add_up_to_one_and_keep_order() {
-        let mut scores = [1.0, 3.0, -2.0, 3.0];
-        softmax(&mut scores);
-        assert!((scores.iter().sum::<f32>() - 1.0).abs() < 1e-6);
+        // Two rows of 4 scores in rows of 6; what lies past the scores is left alone.
+        let mut scores = [1.0, 3.0, -2.0, 3.0, 9.0, 9.0, 0.5, 0.5, 0.5, 0.5, 9.0, 9.0];
+        softmax_rows(&mut scores, 6, 4);
+        for row in scores.chunks_exact(6) {
+            assert!((row[..4].iter().sum::<f32>() - 1.0).abs() < 1e-6, "{row:?}");
+            assert_eq!(row[4..], [9.0, 9.0]);
+        }
         assert!(scores[1] > scores[0] && scores[0] > scores[2]);
         assert_eq!(scores[1], scores[3]);
+        assert_eq!(scores[6..10], [0.25; 4]);
+        // Forty rows of 37 (past a whole number of lanes and of rows side by side): the same
+        // bits as a row on its own, summed in order with the library's exponential where they
+        // agree.
+        let mut rng = fastrand::Rng::with_seed(5);
+        let mut many: Vec<f32> = (0..40 * 37).map(|_| rng.f32() * 20.0 - 10.0).collect();
+        let original = many.clone();
+        softmax_rows(&mut many, 37, 37);
+        for (row, before) in many.chunks_exact(37).zip(original.chunks_exact(37)) {
+            let max = before.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            let exps: Vec<f32> = before.iter().map(|s| exp(s - max)).collect();
+            let sum: f32 = exps.iter().sum();
+            let want: Vec<f32> = exps.iter().map(|e| e * (1.0 / sum)).collect();
+            assert_eq!(row, &want[..]);
+        }
+    }
+
+    #[test]
+    fn exp_gives_the_library_exps_bits_but_rarely_one_unit_apart() {
+        // Every 1/4096 from -110 to 0 (exact in `f32`), and a million random values.
+        let mut rng = fastrand::Rng::with_seed(3);
+        let steps = (0..=110 * 4096).map(|i| -(i as f32) / 4096.0);
+        let random = (0..1_000_000).map(|_| -rng.f32() * 110.0);
+        let (mut count, mut apart) = (0, 0);
+        for x in steps.chain(random) {
+            let (got, want) = (exp(x), x.exp());
+            count += 1;
+            if got != want {
+                apart += 1;
+                let ulps = (got.to_bits() as i64 - want.to_bits() as i64).abs();
+                assert!(ulps <= 1, "e^{x}: {got} vs the library's {want}");
+            }
+        }
+        assert!(apart * 1000 < count, "{apart} of {count} values differ");
+        assert_eq!(exp(0.0), 1.0);
+        assert_eq!(exp(-1000.0), 0.0);
+        assert_eq!(exp(f32::NEG_INFINITY), 0.0);
+    }
+
+    #[test]
+    fn every_group_size_matches_the_textbook() {
+        // 1 to 9 query heads per key/value head: the one-head path, each grouped width, and a
+        // group split into passes of `TOGETHER` heads and a remainder; each on every variant
+        // of the loops this CPU runs.
+        // Head dimensions of 8 (the portable loops for values), 64 and 128 (the vector ones).
+        for group in 1..=9 {
+            for hd in [8, 64, 128] {
+                check_against_naive(group, 2, hd, &[7, 1, 18]);
+            }
+        }
     }
 }

@@ -8,6 +8,8 @@
 //! gate and up together) is one parallel section on a pool of the machine's cores.
 
 mod attention;
+#[cfg(target_arch = "x86_64")]
+mod attention_x86;
 mod config;
 #[cfg(all(test, target_arch = "x86_64"))]
 mod kernel_check;
