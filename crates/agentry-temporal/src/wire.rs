@@ -696,6 +696,7 @@ impl Identity {
             output_attempts: machine.output_attempts,
             pending_tool_calls: machine.pending_calls().to_vec(),
             settled_results: machine.settled.clone(),
+            pending_batch: machine.batch.clone(),
             stop: None,
             output: None,
             error: None,

@@ -137,3 +137,87 @@ async fn batch_events_fire_once_per_turn_with_tool_calls() {
         "two turns with a call each; none for the final answer"
     );
 }
+
+#[derive(Deserialize, JsonSchema)]
+struct Hotel {
+    city: String,
+}
+
+#[tokio::test]
+async fn a_turn_resumed_after_an_approval_follows_the_batch_hooks_first_decision() {
+    // Paris runs, Rome is blocked by the batch hook, the hotel in Oslo waits for a person. The
+    // run resumes on another runtime (as another process would): the batch hook is not asked
+    // again, and Rome stays blocked.
+    let log = new_log();
+    let model = ScriptedModel::new()
+        .tool_calls([
+            ("get_weather", json!({"city": "Paris"})),
+            ("get_weather", json!({"city": "Rome"})),
+            ("book_hotel", json!({"city": "Oslo"})),
+        ])
+        .text("Booked.");
+    let hotel_log = log.clone();
+    let agent = Agent::builder("travel")
+        .model(model.clone())
+        .tool(weather(&log, &Counter::default()))
+        .tool(
+            tool(
+                "book_hotel",
+                "Books a hotel.",
+                move |h: Hotel, _c: ToolCtx| {
+                    let log = hotel_log.clone();
+                    async move {
+                        push(&log, format!("hotel:{}", h.city));
+                        Ok::<_, ToolFailure>(format!("Booked in {}", h.city))
+                    }
+                },
+            )
+            .needs_approval(),
+        )
+        .with(
+            on::with(log.clone()).before_tool_batch(|log, mut ev, _ctx| async move {
+                push(&log, "BeforeToolBatch");
+                let rome = ev.calls()[1].id.clone();
+                ev.block(&rome, "Rome is closed today");
+                Ok(ev)
+            }),
+        )
+        .build()
+        .unwrap();
+    let store = MemoryStore::new();
+    let paused = Runtime::new()
+        .store(store.clone())
+        .run(&agent, "Plan my trip.")
+        .await
+        .unwrap();
+    let StopReason::AwaitingApproval { pending } = &paused.stop else {
+        panic!("{:?}", paused.stop)
+    };
+    assert_eq!(pending.len(), 1);
+    assert_eq!(entries(&log), ["BeforeToolBatch", "tool:Paris"]);
+
+    let done = Runtime::new()
+        .store(store)
+        .decide(
+            &agent,
+            &paused.run_id,
+            [agentry::Decision::approve(pending[0].call_id.clone())],
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.output.as_deref(), Some("Booked."));
+    assert_eq!(
+        entries(&log),
+        ["BeforeToolBatch", "tool:Paris", "hotel:Oslo"],
+        "the batch hook ran once for the turn; Rome never ran"
+    );
+    let results: Vec<String> = model.requests()[1]
+        .messages
+        .iter()
+        .filter_map(|m| m.tool_result().map(|r| r.content.clone()))
+        .collect();
+    assert_eq!(
+        results,
+        ["Sunny in Paris", "Rome is closed today", "Booked in Oslo"]
+    );
+}

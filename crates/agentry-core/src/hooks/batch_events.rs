@@ -3,6 +3,7 @@
 
 use super::events::Decides;
 use crate::{Message, ToolCall, ToolResult};
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// The tool calls of one model turn are about to run. A hook sees them together and may block
@@ -106,3 +107,41 @@ impl AfterToolBatch {
 }
 
 impl Decides for AfterToolBatch {}
+
+/// How BeforeToolBatch hooks want the calls of a turn run: what they decided, kept with the
+/// run's checkpoint while the turn is under way, so a turn resumed after an approval (or in
+/// another process) follows it instead of asking the hooks again.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BatchPlan {
+    /// The indices of the calls, in the order they start.
+    pub order: Vec<usize>,
+    /// The calls the hooks blocked, by index, with the error result the model sees for each;
+    /// they never run.
+    pub blocked: Vec<(usize, ToolResult)>,
+}
+
+impl BatchPlan {
+    /// What the BeforeToolBatch hooks that ran on `batch` decided.
+    pub fn of(batch: &BeforeToolBatch) -> Self {
+        let blocked = batch
+            .calls()
+            .iter()
+            .enumerate()
+            .filter_map(|(index, call)| {
+                let reason = batch.blocked(&call.id)?;
+                Some((index, ToolResult::error(&call.id, &call.name, reason)))
+            })
+            .collect();
+        BatchPlan {
+            order: batch.start_order(),
+            blocked,
+        }
+    }
+
+    /// The result a blocked call `index` gets, if the hooks blocked it.
+    pub fn blocked(&self, index: usize) -> Option<&ToolResult> {
+        self.blocked
+            .iter()
+            .find_map(|(i, result)| (*i == index).then_some(result))
+    }
+}

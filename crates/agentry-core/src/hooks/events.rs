@@ -9,7 +9,7 @@ use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use super::batch_events::{AfterToolBatch, BeforeToolBatch};
+pub use super::batch_events::{AfterToolBatch, BatchPlan, BeforeToolBatch};
 pub use super::context_events::{AfterCompact, BeforeCompact, CompactError};
 pub use super::human_events::{ApprovalRequested, ApprovalResolved, Resolver, StoppedByHuman};
 

@@ -61,6 +61,10 @@ pub struct RunSnapshot {
     /// flight when the run stopped).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub settled_results: Vec<ToolResult>,
+    /// What BeforeToolBatch hooks decided for the pending calls, when they ran on them: a
+    /// resumed turn follows it (they run once per turn).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_batch: Option<crate::hooks::BatchPlan>,
     /// Set once the run has ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<StopReason>,
@@ -100,6 +104,7 @@ impl RunSnapshot {
             output_attempts: 0,
             pending_tool_calls: Vec::new(),
             settled_results: Vec::new(),
+            pending_batch: None,
             stop: None,
             output: None,
             error: None,
@@ -161,6 +166,8 @@ pub struct RunMachine {
     pub pending: Option<Arc<Message>>,
     /// Results of pending calls that already settled, while others wait.
     pub settled: Vec<ToolResult>,
+    /// What BeforeToolBatch hooks decided for the pending calls, once they ran on them.
+    pub batch: Option<crate::hooks::BatchPlan>,
     /// The ids of the tool calls of this run's model turns (see [`RunMachine::accept_response`]).
     call_ids: HashSet<String>,
 }
@@ -189,6 +196,7 @@ impl RunMachine {
                 })
             }),
             settled: s.settled_results.clone(),
+            batch: s.pending_batch.clone(),
         }
     }
 
@@ -299,6 +307,7 @@ impl RunMachine {
     pub fn accept_tool_results(&mut self, results: Vec<ToolResult>) -> Vec<Arc<Message>> {
         self.pending = None;
         self.settled.clear();
+        self.batch = None;
         results
             .into_iter()
             .map(|r| self.push(Message::Tool(r)))

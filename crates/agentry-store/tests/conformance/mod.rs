@@ -4,7 +4,7 @@
 use agentry_core::{
     Checkpoint, History, Message, MessageLog, PendingApproval, RecordedEvent, RunQuery,
     RunSnapshot, RunStatus, RunStore, RunSummary, StopReason, StoreError, StoredEvent, StoredRun,
-    ToolCall, Usage,
+    ToolCall, ToolResult, Usage,
 };
 use serde_json::json;
 use std::any::Any;
@@ -98,6 +98,13 @@ pub fn full_snapshot(run_id: &str) -> RunSnapshot {
             "get_weather",
             &json!({"city": "Paris"}),
         )],
+        pending_batch: Some(agentry_core::hooks::BatchPlan {
+            order: vec![0],
+            blocked: vec![(
+                1,
+                ToolResult::error("call-2", "get_weather", "Rome is closed today"),
+            )],
+        }),
         stop: Some(StopReason::FinalAnswer),
         output: Some(json!({"answer": "sunny", "confidence": 0.9})),
         ..snapshot(run_id)

@@ -888,6 +888,7 @@ impl Driver {
             output_attempts: self.machine.output_attempts,
             pending_tool_calls: self.machine.pending_calls().to_vec(),
             settled_results: self.machine.settled.clone(),
+            pending_batch: self.machine.batch.clone(),
             stop,
             output,
             error: None,

@@ -140,41 +140,7 @@ impl Folded {
     }
 }
 
-/// How BeforeToolBatch hooks want the calls of a turn run ([`RunEffects::before_tool_batch`]).
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct BatchPlan {
-    /// The indices of the calls, in the order they start.
-    pub order: Vec<usize>,
-    /// The calls the hooks blocked, by index, with the error result the model sees for each;
-    /// they never run.
-    pub blocked: Vec<(usize, ToolResult)>,
-}
-
-impl BatchPlan {
-    /// What the BeforeToolBatch hooks that ran on `batch` decided.
-    pub fn of(batch: &BeforeToolBatch) -> Self {
-        let blocked = batch
-            .calls()
-            .iter()
-            .enumerate()
-            .filter_map(|(index, call)| {
-                let reason = batch.blocked(&call.id)?;
-                Some((index, ToolResult::error(&call.id, &call.name, reason)))
-            })
-            .collect();
-        BatchPlan {
-            order: batch.start_order(),
-            blocked,
-        }
-    }
-
-    /// The result a blocked call `index` gets, if the hooks blocked it.
-    pub fn blocked(&self, index: usize) -> Option<&ToolResult> {
-        self.blocked
-            .iter()
-            .find_map(|(i, result)| (*i == index).then_some(result))
-    }
-}
+pub use agentry_core::hooks::BatchPlan;
 
 /// A run's run-scope hooks and tool sources that are data (`RunOptions::with_stored`,
 /// `RunOptions::with_stored_tools`), built again from their records by

@@ -67,13 +67,19 @@ impl Driver {
         turn: Arc<Message>,
     ) -> Result<Option<HeldCalls>, Error> {
         let count = turn.tool_calls().len();
-        // What BeforeToolBatch hooks decided: the calls they blocked, the order the calls start in.
-        let batch = if self.scope.wants(Events::BEFORE_TOOL_BATCH) {
-            // Boxed, like the other rare paths: the common step's future stays small.
-            let batch = Box::pin(self.scope.hook(BeforeToolBatch::new(turn.clone()))).await?;
-            Some(BatchPlan::of(&batch))
-        } else {
-            None
+        // What BeforeToolBatch hooks decided: the calls they blocked, the order the calls start
+        // in. They run once per turn: a turn resumed (after an approval, or in another process)
+        // follows what they decided before it paused, which its checkpoint keeps.
+        let batch = match self.machine.batch.clone() {
+            Some(plan) => Some(plan),
+            None if self.scope.wants(Events::BEFORE_TOOL_BATCH) => {
+                // Boxed, like the other rare paths: the common step's future stays small.
+                let batch = Box::pin(self.scope.hook(BeforeToolBatch::new(turn.clone()))).await?;
+                let plan = BatchPlan::of(&batch);
+                self.machine.batch = Some(plan.clone());
+                Some(plan)
+            }
+            None => None,
         };
         let (done, held) = match &batch {
             None => self.settle_calls(&turn, count).await?,
