@@ -416,8 +416,10 @@ fn exp(x: f32) -> f32 {
     // ln 2 in two parts: `n × LN2_HIGH` is exact (the high part has 20 significant bits).
     const LN2_HIGH: f64 = 0.693_145_751_953_125;
     const LN2_LOW: f64 = 1.428_606_820_309_417_2e-6;
-    // Below -104, e^x rounds to 0 as an `f32`; so does e^-104.
-    let x = f64::from(x).max(-104.0);
+    // Below -104, e^x rounds to 0 as an `f32`; so does e^-104. (A comparison, not `max`, so
+    // that NaN stays NaN, as the library's `exp` keeps it.)
+    let x = f64::from(x);
+    let x = if x < -104.0 { -104.0 } else { x };
     let big = x * std::f64::consts::LOG2_E + ROUND;
     let n = big - ROUND;
     let r = (x - n * LN2_HIGH) - n * LN2_LOW;
@@ -576,6 +578,7 @@ mod tests {
         assert_eq!(exp(0.0), 1.0);
         assert_eq!(exp(-1000.0), 0.0);
         assert_eq!(exp(f32::NEG_INFINITY), 0.0);
+        assert!(exp(f32::NAN).is_nan());
     }
 
     #[test]
