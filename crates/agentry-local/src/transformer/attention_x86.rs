@@ -1,6 +1,7 @@
-//! Attention scores on AVX-512: the query heads that share a key/value head take their scores
-//! for a block of 16 positions from one pass over its keys (one vector per dimension, shared by
-//! every head), where the portable loop reads the keys once per head.
+//! Attention's inner loops on AVX-512: the query heads that share a key/value head take their
+//! scores from one pass over its keys (a block of 16 positions is one vector per dimension,
+//! shared by every head) and their outputs from one pass over its values, keeping their sums
+//! in registers. The portable loops read the keys once per head.
 
 use std::arch::x86_64::{
     _mm512_add_ps, _mm512_fmadd_ps, _mm512_loadu_ps, _mm512_mul_ps, _mm512_set1_ps,
@@ -17,7 +18,8 @@ const _: () = assert!(BLOCK == 16);
 /// values, dimension-major: see `KvCache`).
 ///
 /// # Panics
-/// When `head_dim` is not a multiple of 4, or `queries` or `scores` is too short for `G` heads and the blocks.
+/// When `head_dim` is not a multiple of 4, or `queries` or `scores` is too short for `G` heads
+/// and the blocks.
 ///
 /// # Safety
 /// The CPU must have AVX-512F and FMA.
