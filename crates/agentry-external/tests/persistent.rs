@@ -18,6 +18,24 @@ fn persistent(event: &str, matcher: &str, command: &str, timeout: u64) -> Value 
     ]}]}})
 }
 
+/// Runs `model` with one persistent PreToolUse hook on every tool (`command`, answering within
+/// `timeout` seconds) and a log of hook failures; returns what the tools logged and the failures.
+async fn run_with(
+    p: &Project,
+    command: &str,
+    timeout: u64,
+    model: &ScriptedModel,
+) -> (Vec<String>, Vec<String>) {
+    let (log, failed) = (new_log(), new_log());
+    Runtime::new()
+        .with(p.hooks(persistent("PreToolUse", "", command, timeout)))
+        .with(failures(&failed))
+        .run(&agent(model, &log), "go")
+        .await
+        .unwrap();
+    (entries(&log), entries(&failed))
+}
+
 fn rm_ls_then_done() -> ScriptedModel {
     ScriptedModel::new()
         .tool_call("bash", json!({"cmd": "rm -rf build"}))
@@ -112,24 +130,8 @@ async fn a_crash_fails_the_event_open_and_the_next_event_restarts_the_process() 
         .tool_call("bash", json!({"cmd": "crash"}))
         .tool_call("bash", json!({"cmd": "pwd"}))
         .text("Done.");
-    let (log, failed) = (new_log(), new_log());
-    Runtime::new()
-        .with(p.hooks(persistent(
-            "PreToolUse",
-            "",
-            "python3 .claude/hooks/server.py",
-            30,
-        )))
-        .with(failures(&failed))
-        .run(&agent(&model, &log), "go")
-        .await
-        .unwrap();
-    assert_eq!(
-        entries(&log),
-        ["bash:ls", "bash:crash", "bash:pwd"],
-        "fail open"
-    );
-    let failed = entries(&failed);
+    let (log, failed) = run_with(&p, "python3 .claude/hooks/server.py", 30, &model).await;
+    assert_eq!(log, ["bash:ls", "bash:crash", "bash:pwd"], "fail open");
     assert_eq!(failed.len(), 1, "{failed:?}");
     assert!(failed[0].contains("exited before answering"), "{failed:?}");
     assert!(
@@ -164,25 +166,9 @@ async fn answers_split_across_writes_or_sharing_one_reach_their_events() {
         .map(|c| ("bash", json!({ "cmd": c })))
         .collect();
     let model = ScriptedModel::new().tool_calls(calls).text("Done.");
-    let (log, failed) = (new_log(), new_log());
-    Runtime::new()
-        .with(p.hooks(persistent(
-            "PreToolUse",
-            "",
-            "python3 .claude/hooks/batching.py",
-            30,
-        )))
-        .with(failures(&failed))
-        .run(&agent(&model, &log), "go")
-        .await
-        .unwrap();
-    assert!(entries(&failed).is_empty(), "{:?}", entries(&failed));
-    assert_eq!(
-        entries(&log).len(),
-        1,
-        "one call let through: {:?}",
-        entries(&log)
-    );
+    let (log, failed) = run_with(&p, "python3 .claude/hooks/batching.py", 30, &model).await;
+    assert!(failed.is_empty(), "{failed:?}");
+    assert_eq!(log.len(), 1, "one call let through: {:?}", log);
     let blocked = model.requests()[1]
         .messages
         .iter()
@@ -202,27 +188,15 @@ async fn a_process_that_closes_its_stdout_fails_the_waiting_event_at_once() {
     let model = ScriptedModel::new()
         .tool_call("bash", json!({"cmd": "ls"}))
         .text("Done.");
-    let (log, failed) = (new_log(), new_log());
     let started = Instant::now();
-    Runtime::new()
-        // `exec`: a shell left waiting for it would hold the pipe open.
-        .with(p.hooks(persistent(
-            "PreToolUse",
-            "",
-            "exec python3 .claude/hooks/mute.py",
-            20,
-        )))
-        .with(failures(&failed))
-        .run(&agent(&model, &log), "go")
-        .await
-        .unwrap();
+    // `exec`: a shell left waiting for it would hold the pipe open.
+    let (log, failed) = run_with(&p, "exec python3 .claude/hooks/mute.py", 20, &model).await;
     assert!(
         started.elapsed() < Duration::from_secs(10),
         "waited {:?} for a process that can no longer answer",
         started.elapsed()
     );
-    assert_eq!(entries(&log), ["bash:ls"], "fail open");
-    let failed = entries(&failed);
+    assert_eq!(log, ["bash:ls"], "fail open");
     assert!(failed[0].contains("exited before answering"), "{failed:?}");
 }
 
@@ -234,22 +208,10 @@ async fn an_event_it_never_answers_times_out_and_the_run_goes_on() {
         .tool_call("bash", json!({"cmd": "hang"}))
         .tool_call("bash", json!({"cmd": "ls"}))
         .text("Done.");
-    let (log, failed) = (new_log(), new_log());
     let started = Instant::now();
-    Runtime::new()
-        .with(p.hooks(persistent(
-            "PreToolUse",
-            "",
-            "python3 .claude/hooks/server.py",
-            1,
-        )))
-        .with(failures(&failed))
-        .run(&agent(&model, &log), "go")
-        .await
-        .unwrap();
+    let (log, failed) = run_with(&p, "python3 .claude/hooks/server.py", 1, &model).await;
     assert!(started.elapsed() < Duration::from_secs(10));
-    assert_eq!(entries(&log), ["bash:hang", "bash:ls"]);
-    let failed = entries(&failed);
+    assert_eq!(log, ["bash:hang", "bash:ls"]);
     assert!(failed[0].contains("no answer within 1s"), "{failed:?}");
     assert_eq!(
         p.read("starts.log").lines().count(),
@@ -261,20 +223,10 @@ async fn an_event_it_never_answers_times_out_and_the_run_goes_on() {
 #[tokio::test]
 async fn a_process_that_cannot_start_fails_open_and_the_run_goes_on() {
     let p = Project::new();
-    let (model, log, failed) = (rm_ls_then_done(), new_log(), new_log());
-    Runtime::new()
-        .with(p.hooks(persistent(
-            "PreToolUse",
-            "",
-            "exec /nonexistent/hook-server",
-            5,
-        )))
-        .with(failures(&failed))
-        .run(&agent(&model, &log), "go")
-        .await
-        .unwrap();
-    assert_eq!(entries(&log).len(), 2);
-    assert_eq!(entries(&failed).len(), 2, "{:?}", entries(&failed));
+    let model = rm_ls_then_done();
+    let (log, failed) = run_with(&p, "exec /nonexistent/hook-server", 5, &model).await;
+    assert_eq!(log.len(), 2);
+    assert_eq!(failed.len(), 2, "{failed:?}");
 }
 
 fn alive(pid: i32) -> bool {

@@ -365,12 +365,12 @@ fn multiply_add<const FUSED: bool>(a: f32, b: f32, c: f32) -> f32 {
 /// would change the weights' last bits, and the smallest models' greedy choices with them. The
 /// rows' sums are taken side by side instead, so that they do not wait on one another.
 fn softmax_rows(scores: &mut [f32], padded: usize, seen: usize) {
-    const LANES: usize = 16;
+    const WIDTH: usize = 16;
     const ROWS: usize = 8;
     for row in scores.chunks_exact_mut(padded) {
         let row = &mut row[..seen];
-        let mut lanes = [f32::NEG_INFINITY; LANES];
-        let mut chunks = row.chunks_exact(LANES);
+        let mut lanes = [f32::NEG_INFINITY; WIDTH];
+        let mut chunks = row.chunks_exact(WIDTH);
         for chunk in chunks.by_ref() {
             for (max, s) in lanes.iter_mut().zip(chunk) {
                 *max = max.max(*s);
