@@ -8,8 +8,8 @@
 
 use agentry_core::{History, Message, Model, ModelEvent, ModelRequest};
 use agentry_local::{
-    CATALOG, CatalogModel, DEFAULT_MODEL, FetchProgress, Fetcher, LocalModel, ModelCache,
-    ProgressLine,
+    CATALOG, CachePrecision, CatalogModel, DEFAULT_MODEL, FetchProgress, Fetcher, LocalModel,
+    ModelCache, ProgressLine,
 };
 use clap::{Parser, Subcommand};
 use futures::StreamExt;
@@ -69,6 +69,10 @@ enum Command {
         /// Threads to compute on (default: one per core).
         #[arg(long)]
         threads: Option<usize>,
+        /// How the key/value cache stores keys and values: `f32` (exact) or `f16` (half the
+        /// memory and reading).
+        #[arg(long = "cache", default_value_t = CachePrecision::F32)]
+        precision: CachePrecision,
     },
 }
 
@@ -85,11 +89,13 @@ async fn main() -> ExitCode {
             tokens,
             prompt_tokens,
             threads,
+            precision,
         } => {
             let settings = BenchSettings {
                 tokens,
                 prompt_tokens,
                 threads,
+                precision,
             };
             bench(&model, file, &cache(dir), &settings).await
         }
@@ -166,6 +172,7 @@ struct BenchSettings {
     tokens: u32,
     prompt_tokens: usize,
     threads: Option<usize>,
+    precision: CachePrecision,
 }
 
 async fn bench(
@@ -181,6 +188,7 @@ async fn bench(
     if let Some(threads) = settings.threads {
         builder = builder.threads(threads);
     }
+    builder = builder.cache_precision(settings.precision);
     let started = Instant::now();
     let model = builder.load_async().await?;
     let load = started.elapsed();
@@ -192,6 +200,7 @@ async fn bench(
     );
     println!("load:    {:.2} s", load.as_secs_f64());
     println!("threads: {}", model.threads());
+    println!("cache:   {}", settings.precision);
 
     // Warm up (first-touch allocations), so that the figures below are steady-state.
     let mut warm = ModelRequest::new(History::new());

@@ -7,7 +7,7 @@ use crate::sampling::Sampling;
 use crate::template::ChatTemplate;
 use crate::tokenizer::{GgufTokenizer, from_metadata};
 use crate::weights::{LoadProgress, load};
-use crate::{CatalogModel, Error, ModelCache};
+use crate::{CachePrecision, CatalogModel, Error, ModelCache};
 use agentry_core::{
     FinishReason, Model, ModelError, ModelErrorKind, ModelEvent, ModelRequest, ModelStream,
     TokenCounter, Usage,
@@ -61,6 +61,7 @@ pub struct LocalModelBuilder {
     name: Option<String>,
     sampling: Sampling,
     context_limit: Option<usize>,
+    cache_precision: CachePrecision,
     threads: Option<usize>,
     progress: Option<Box<dyn FnMut(LoadProgress) + Send>>,
 }
@@ -72,6 +73,7 @@ impl std::fmt::Debug for LocalModelBuilder {
             .field("name", &self.name)
             .field("sampling", &self.sampling)
             .field("context_limit", &self.context_limit)
+            .field("cache_precision", &self.cache_precision)
             .field("threads", &self.threads)
             .finish_non_exhaustive()
     }
@@ -132,6 +134,13 @@ impl LocalModelBuilder {
         self
     }
 
+    /// Stores the key/value cache as `precision` says (default [`CachePrecision::F32`], exact;
+    /// [`CachePrecision::F16`] halves the cache's memory and what each token reads of it).
+    pub fn cache_precision(mut self, precision: CachePrecision) -> Self {
+        self.cache_precision = precision;
+        self
+    }
+
     /// Computes on `threads` threads (default: one per core the process may use).
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = Some(threads.max(1));
@@ -152,6 +161,7 @@ impl LocalModelBuilder {
             name,
             sampling,
             context_limit,
+            cache_precision,
             threads,
             progress,
         } = self;
@@ -159,7 +169,13 @@ impl LocalModelBuilder {
         let threads = threads.unwrap_or_else(|| {
             std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
         });
-        let gguf = load(&path, context_limit, threads, &mut progress)?;
+        let gguf = load(
+            &path,
+            context_limit,
+            cache_precision,
+            threads,
+            &mut progress,
+        )?;
         let tokenizer = from_metadata(&path, &gguf.metadata)?;
         let source = gguf
             .metadata
@@ -215,6 +231,7 @@ impl LocalModel {
             name: None,
             sampling: Sampling::default(),
             context_limit: None,
+            cache_precision: CachePrecision::default(),
             threads: None,
             progress: None,
         }

@@ -1,8 +1,8 @@
 //! A GGUF file opened: its architecture, its weights on the CPU, and the metadata the tokenizer
 //! and chat template are built from.
 
-use crate::Error;
 use crate::transformer::Transformer;
+use crate::{CachePrecision, Error};
 use candle_core::quantized::gguf_file;
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
@@ -28,11 +28,12 @@ pub(crate) struct Gguf {
 }
 
 /// Loads the GGUF file at `path` onto the CPU, reporting progress as its bytes are read, with
-/// room for `context` positions at most (the model's own limit when `None`), computing on
-/// `threads` threads.
+/// room for `context` positions at most (the model's own limit when `None`) stored as
+/// `precision` says, computing on `threads` threads.
 pub(crate) fn load(
     path: &Path,
     context: Option<usize>,
+    precision: CachePrecision,
     threads: usize,
     progress: &mut dyn FnMut(LoadProgress),
 ) -> Result<Gguf, Error> {
@@ -60,8 +61,15 @@ pub(crate) fn load(
         .and_then(|v| v.to_string().ok())
         .cloned()
         .ok_or_else(|| fail("its metadata names no architecture".into()))?;
-    let transformer =
-        Transformer::read(&architecture, &content, &mut reader, context, threads).map_err(fail)?;
+    let transformer = Transformer::read(
+        &architecture,
+        &content,
+        &mut reader,
+        context,
+        precision,
+        threads,
+    )
+    .map_err(fail)?;
     (reader.progress)(LoadProgress {
         bytes: total,
         total,

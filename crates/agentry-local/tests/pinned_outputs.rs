@@ -5,7 +5,7 @@
 mod common;
 
 use agentry_core::{Model, ModelEvent};
-use agentry_local::LocalModel;
+use agentry_local::{CachePrecision, LocalModel, ModelCache, QWEN25_CODER_1_5B};
 use common::{ask, default_model, smollm2};
 use futures::StreamExt;
 
@@ -41,6 +41,25 @@ async fn smollm2_llama_q4_1_says_what_the_reference_said() {
 async fn the_default_qwen2_q4_k_m_model_says_what_the_reference_said() {
     assert_eq!(
         story(&default_model().await).await,
+        "Once upon a time, in the vast ocean, there was a lighthouse keeper named Jack. He lived \
+         on an island off the coast of Scotland, surrounded by the endless blue sea and the \
+         gentle waves that washed over his wooden house every day"
+    );
+}
+
+#[tokio::test]
+async fn the_default_model_with_an_f16_cache_still_says_what_the_reference_said() {
+    // Half-precision keys and values change the logits' last bits; the default model's greedy
+    // choices on this prompt hold.
+    let cache = ModelCache::from_env();
+    let model = LocalModel::in_cache(&cache, &QWEN25_CODER_1_5B)
+        .expect("the default model is in the cache (the test above fetches it)")
+        .cache_precision(CachePrecision::F16)
+        .load_async()
+        .await
+        .expect("the default model loads");
+    assert_eq!(
+        story(&model).await,
         "Once upon a time, in the vast ocean, there was a lighthouse keeper named Jack. He lived \
          on an island off the coast of Scotland, surrounded by the endless blue sea and the \
          gentle waves that washed over his wooden house every day"

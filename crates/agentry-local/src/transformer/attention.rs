@@ -2,62 +2,82 @@
 //! where they are (the query heads that share a key/value head read it together; nothing is
 //! copied or expanded).
 
+use half::f16;
+use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
 use rayon::prelude::*;
 
-/// Keys and values of every layer, for positions `0 .. capacity`. Keys are stored transposed
-/// in blocks of [`BLOCK`] positions (within a block, dimension `d` of its positions is
-/// contiguous), so that a query's scores for a block are a sum of vectors with no horizontal
-/// reduction, read from one contiguous span; values as rows. The memory is reserved zeroed,
-/// so the system maps it only as positions are written.
+use crate::CachePrecision;
+
+/// Keys and values of every layer, for positions `0 .. capacity`, stored as
+/// [`CachePrecision`] says. Keys are stored transposed in blocks of [`BLOCK`] positions
+/// (within a block, dimension `d` of its positions is contiguous), so that a query's scores
+/// for a block are a sum of vectors with no horizontal reduction, read from one contiguous
+/// span; values as rows. The memory is reserved zeroed, so the system maps it only as
+/// positions are written.
 pub(crate) struct KvCache {
+    shape: Shape,
+    layers: Layers,
+}
+
+/// The layers' storage, in one number format.
+enum Layers {
+    F32(Vec<Layer<f32>>),
+    F16(Vec<Layer<u16>>),
+}
+
+/// One layer's keys and values.
+struct Layer<E> {
+    /// `[kv head][position / BLOCK][head_dim][position % BLOCK]`.
+    keys: Vec<E>,
+    /// `[kv head][position][head_dim]`.
+    values: Vec<E>,
+}
+
+/// How a layer's storage is laid out.
+#[derive(Clone, Copy)]
+struct Shape {
     /// The most positions it holds.
     capacity: usize,
     /// Positions each head's storage has room for: `capacity` rounded up to whole blocks.
     room: usize,
     kv_heads: usize,
     head_dim: usize,
-    /// Per layer: `[kv head][position / BLOCK][head_dim][position % BLOCK]`.
-    keys: Vec<Vec<f32>>,
-    /// Per layer: `[kv head][position][head_dim]`.
-    values: Vec<Vec<f32>>,
 }
 
 impl KvCache {
-    /// A cache of `capacity` positions for `layers` layers.
-    pub(crate) fn new(layers: usize, kv_heads: usize, head_dim: usize, capacity: usize) -> Self {
+    /// A cache of `capacity` positions for `layers` layers, stored as `precision` says.
+    pub(crate) fn new(
+        layers: usize,
+        kv_heads: usize,
+        head_dim: usize,
+        capacity: usize,
+        precision: CachePrecision,
+    ) -> Self {
         let room = capacity.next_multiple_of(BLOCK);
-        let size = kv_heads * room * head_dim;
-        KvCache {
+        let shape = Shape {
             capacity,
             room,
             kv_heads,
             head_dim,
-            keys: (0..layers).map(|_| vec![0f32; size]).collect(),
-            values: (0..layers).map(|_| vec![0f32; size]).collect(),
-        }
+        };
+        let layers = match precision {
+            CachePrecision::F32 => Layers::F32((0..layers).map(|_| shape.layer()).collect()),
+            CachePrecision::F16 => Layers::F16((0..layers).map(|_| shape.layer()).collect()),
+        };
+        KvCache { shape, layers }
     }
 
     /// The most positions it holds.
     pub(crate) fn capacity(&self) -> usize {
-        self.capacity
+        self.shape.capacity
     }
 
     /// Stores the keys and values of positions `start ..` (`k` and `v` hold one row of all
     /// key/value heads per position).
     pub(crate) fn write(&mut self, layer: usize, start: usize, k: &[f32], v: &[f32]) {
-        let (hd, room, width) = (self.head_dim, self.room, self.kv_heads * self.head_dim);
-        let (keys, values) = (&mut self.keys[layer], &mut self.values[layer]);
-        for (t, (k_row, v_row)) in k.chunks_exact(width).zip(v.chunks_exact(width)).enumerate() {
-            let position = start + t;
-            for h in 0..self.kv_heads {
-                let head = h * hd * room;
-                let block = head + position / BLOCK * hd * BLOCK + position % BLOCK;
-                for (d, &value) in k_row[h * hd..(h + 1) * hd].iter().enumerate() {
-                    keys[block + d * BLOCK] = value;
-                }
-                let at = head + position * hd;
-                values[at..at + hd].copy_from_slice(&v_row[h * hd..(h + 1) * hd]);
-            }
+        match &mut self.layers {
+            Layers::F32(layers) => self.shape.write(&mut layers[layer], start, k, v),
+            Layers::F16(layers) => self.shape.write(&mut layers[layer], start, k, v),
         }
     }
 
@@ -88,13 +108,72 @@ impl KvCache {
         heads: usize,
         out: &mut [f32],
     ) {
+        // SAFETY: the caller vouches for `vectors`.
+        unsafe {
+            match &self.layers {
+                Layers::F32(layers) => {
+                    self.shape
+                        .attend(vectors, &layers[layer], start, q, heads, out)
+                }
+                Layers::F16(layers) => {
+                    self.shape
+                        .attend(vectors, &layers[layer], start, q, heads, out)
+                }
+            }
+        }
+    }
+}
+
+impl Shape {
+    /// A layer's storage, zeroed.
+    fn layer<E: Stored>(&self) -> Layer<E> {
+        let size = self.kv_heads * self.room * self.head_dim;
+        Layer {
+            keys: vec![E::ZERO; size],
+            values: vec![E::ZERO; size],
+        }
+    }
+
+    /// See [`KvCache::write`].
+    fn write<E: Stored>(&self, layer: &mut Layer<E>, start: usize, k: &[f32], v: &[f32]) {
+        let (hd, room, width) = (self.head_dim, self.room, self.kv_heads * self.head_dim);
+        let (keys, values) = (&mut layer.keys, &mut layer.values);
+        for (t, (k_row, v_row)) in k.chunks_exact(width).zip(v.chunks_exact(width)).enumerate() {
+            let position = start + t;
+            for h in 0..self.kv_heads {
+                let head = h * hd * room;
+                let block = head + position / BLOCK * hd * BLOCK + position % BLOCK;
+                for (d, &value) in k_row[h * hd..(h + 1) * hd].iter().enumerate() {
+                    keys[block + d * BLOCK] = E::narrow(value);
+                }
+                let at = head + position * hd;
+                for (stored, &value) in values[at..at + hd].iter_mut().zip(&v_row[h * hd..]) {
+                    *stored = E::narrow(value);
+                }
+            }
+        }
+    }
+
+    /// See [`KvCache::attend_on`].
+    ///
+    /// # Safety
+    /// The CPU must have the features of `vectors`.
+    unsafe fn attend<E: Stored>(
+        &self,
+        vectors: Vectors,
+        layer: &Layer<E>,
+        start: usize,
+        q: &[f32],
+        heads: usize,
+        out: &mut [f32],
+    ) {
         let hd = self.head_dim;
         let group = heads / self.kv_heads;
-        let (keys, values) = (&self.keys[layer], &self.values[layer]);
+        let (keys, values) = (&layer.keys, &layer.values);
         out.par_chunks_mut(group * hd)
             .zip(q.par_chunks(group * hd))
             .enumerate()
-            .for_each_init(Vec::new, |scores: &mut Vec<f32>, (i, (out, q))| {
+            .for_each_init(Room::default, |room, (i, (out, q))| {
                 let (t, kv_head) = (i / self.kv_heads, i % self.kv_heads);
                 let seen = start + t + 1;
                 let head = kv_head * hd * self.room;
@@ -106,9 +185,63 @@ impl KvCache {
                     seen,
                 };
                 // SAFETY: the caller vouches for `vectors`.
-                unsafe { group.attend(vectors, scores, out) };
+                unsafe { group.attend(vectors, room, out) };
             });
     }
+}
+
+/// A number format the cache stores: `f32`, or an `f16` kept as its bits (a `u16`, whose
+/// zeroed reservation the system maps only as it is written, like `f32`'s).
+pub(super) trait Stored: Copy + Send + Sync + 'static {
+    /// Zero.
+    const ZERO: Self;
+    /// Whether it is the bits of an `f16` (the vector loops widen it as they load).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    const HALF: bool;
+    /// `x` as stored (rounded to nearest).
+    fn narrow(x: f32) -> Self;
+    /// `stored` as `f32`s: itself, or widened into `room`.
+    fn widen<'a>(stored: &'a [Self], room: &'a mut Vec<f32>) -> &'a [f32];
+}
+
+impl Stored for f32 {
+    const ZERO: Self = 0.0;
+    const HALF: bool = false;
+
+    #[inline(always)]
+    fn narrow(x: f32) -> Self {
+        x
+    }
+
+    #[inline(always)]
+    fn widen<'a>(stored: &'a [Self], _: &'a mut Vec<f32>) -> &'a [f32] {
+        stored
+    }
+}
+
+impl Stored for u16 {
+    const ZERO: Self = 0;
+    const HALF: bool = true;
+
+    #[inline(always)]
+    fn narrow(x: f32) -> Self {
+        f16::from_f32(x).to_bits()
+    }
+
+    #[inline(always)]
+    fn widen<'a>(stored: &'a [Self], room: &'a mut Vec<f32>) -> &'a [f32] {
+        room.resize(stored.len(), 0.0);
+        stored.reinterpret_cast::<f16>().convert_to_f32_slice(room);
+        room
+    }
+}
+
+/// Scratch space a thread's attention reuses: the heads' scores, and stored keys or values
+/// widened to `f32` where the portable loops read an `f16` cache.
+#[derive(Default)]
+struct Room {
+    scores: Vec<f32>,
+    widened: Vec<f32>,
 }
 
 /// Positions whose scores are computed together (one 16-lane or two 8-lane vectors per query
@@ -120,66 +253,91 @@ const LANES: usize = 4;
 
 /// The query heads that share one key/value head, for one position, and the keys and values
 /// they see.
-struct Group<'a> {
+struct Group<'a, E> {
     /// The heads' queries, one after another.
     queries: &'a [f32],
     /// The head's keys, blocks of [`BLOCK`] positions transposed (see [`KvCache`]).
-    keys: &'a [f32],
+    keys: &'a [E],
     /// The values of the positions seen, one row after another.
-    values: &'a [f32],
+    values: &'a [E],
     head_dim: usize,
     /// Positions seen (`0 .. seen`).
     seen: usize,
 }
 
-impl Group<'_> {
-    /// Writes each head's attention output into `out` (laid out as `queries`), using
-    /// `scores` as room for the heads' weights.
+impl<E: Stored> Group<'_, E> {
+    /// Writes each head's attention output into `out` (laid out as `queries`), using `room`
+    /// for the heads' weights.
     ///
     /// # Safety
     /// The CPU must have the features of `vectors`.
-    unsafe fn attend(&self, vectors: Vectors, scores: &mut Vec<f32>, out: &mut [f32]) {
+    unsafe fn attend(&self, vectors: Vectors, room: &mut Room, out: &mut [f32]) {
         match vectors {
             // SAFETY: the caller vouches for the features of each variant.
             #[cfg(target_arch = "x86_64")]
-            Vectors::Avx512 => unsafe { self.attend_avx512(scores, out) },
+            Vectors::Avx512 => unsafe { self.attend_avx512(room, out) },
             #[cfg(target_arch = "x86_64")]
-            Vectors::Avx2 => unsafe { self.attend_avx2(scores, out) },
-            Vectors::Narrow => self.attend_with::<false, false>(scores, out),
+            Vectors::Avx2 => unsafe { self.attend_avx2(room, out) },
+            Vectors::Narrow => self.attend_with::<false, PORTABLE>(room, out),
+            // SAFETY: as above.
+            #[cfg(all(test, target_arch = "x86_64"))]
+            Vectors::PortableFma => unsafe { self.attend_portable_fma(room, out) },
         }
     }
 
-    /// [`attend_with`](Self::attend_with) compiled for AVX2 and FMA.
-    #[cfg(target_arch = "x86_64")]
+    /// The portable loops compiled for FMA, which the vector kernels give the bits of.
+    #[cfg(all(test, target_arch = "x86_64"))]
     #[target_feature(enable = "avx2,fma")]
-    fn attend_avx2(&self, scores: &mut Vec<f32>, out: &mut [f32]) {
-        self.attend_with::<true, false>(scores, out)
+    fn attend_portable_fma(&self, room: &mut Room, out: &mut [f32]) {
+        self.attend_with::<true, PORTABLE>(room, out)
     }
 
-    /// [`attend_with`](Self::attend_with) compiled for AVX-512, with the scores of a group's
-    /// heads from one pass over the keys.
+    /// [`attend_with`](Self::attend_with) compiled for AVX2, FMA and F16C, with the AVX2
+    /// kernels.
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx2,fma")]
-    fn attend_avx512(&self, scores: &mut Vec<f32>, out: &mut [f32]) {
-        self.attend_with::<true, true>(scores, out)
+    #[target_feature(enable = "avx2,fma,f16c")]
+    fn attend_avx2(&self, room: &mut Room, out: &mut [f32]) {
+        self.attend_with::<true, AVX2>(room, out)
     }
 
-    /// Attention for the group: `FUSED` where compiled for FMA, `GROUPED` where compiled for
-    /// AVX-512 (the heads' scores from one pass over the keys).
+    /// [`attend_with`](Self::attend_with) compiled for AVX-512, with the AVX-512 kernels.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx2,fma,f16c")]
+    fn attend_avx512(&self, room: &mut Room, out: &mut [f32]) {
+        self.attend_with::<true, AVX512>(room, out)
+    }
+
+    /// Attention for the group: `FUSED` where compiled for FMA; `KERNELS` says which loops
+    /// compute the scores and the outputs ([`PORTABLE`], [`AVX2`] or [`AVX512`]; the vector
+    /// kernels read each key and value once for the group's heads).
     #[inline(always)]
-    fn attend_with<const FUSED: bool, const GROUPED: bool>(
-        &self,
-        scores: &mut Vec<f32>,
-        out: &mut [f32],
-    ) {
+    fn attend_with<const FUSED: bool, const KERNELS: u8>(&self, room: &mut Room, out: &mut [f32]) {
         let (hd, seen) = (self.head_dim, self.seen);
+        let Room { scores, widened } = room;
         let scale = 1.0 / (hd as f32).sqrt();
         let padded = seen.next_multiple_of(BLOCK);
         let heads = self.queries.len() / hd;
         scores.clear();
         scores.resize(heads * padded, 0.0);
-        if GROUPED && hd.is_multiple_of(4) {
-            #[cfg(target_arch = "x86_64")]
+        // The vector kernels take four dimensions at a time.
+        let vector_scores = KERNELS != PORTABLE && hd.is_multiple_of(4);
+        if !vector_scores {
+            for (query, scores) in self
+                .queries
+                .chunks_exact(hd)
+                .zip(scores.chunks_exact_mut(padded))
+            {
+                self.scores_of_one::<FUSED>(query, scale, scores, widened);
+            }
+        }
+        #[cfg(target_arch = "x86_64")]
+        if vector_scores && KERNELS == AVX2 {
+            use super::attention_x86::grouped_scores_avx2;
+            // SAFETY: `AVX2` is compiled only where the CPU has AVX2, FMA and F16C.
+            unsafe { grouped_scores_avx2(self.keys, self.queries, hd, scale, scores, padded) };
+        }
+        #[cfg(target_arch = "x86_64")]
+        if vector_scores && KERNELS == AVX512 {
             for (queries, scores) in self
                 .queries
                 .chunks(TOGETHER * hd)
@@ -187,30 +345,47 @@ impl Group<'_> {
             {
                 use super::attention_x86::grouped_scores;
                 let (k, q, s) = (self.keys, queries, &mut *scores);
-                // SAFETY: `GROUPED` is compiled only where the CPU has AVX-512F and FMA.
+                // SAFETY: `AVX512` is compiled only where the CPU has AVX-512F and FMA.
                 unsafe {
                     match queries.len() / hd {
-                        1 => self.scores_of_one::<FUSED>(queries, scale, scores),
-                        2 => grouped_scores::<2>(k, q, hd, scale, s, padded),
-                        3 => grouped_scores::<3>(k, q, hd, scale, s, padded),
-                        4 => grouped_scores::<4>(k, q, hd, scale, s, padded),
-                        5 => grouped_scores::<5>(k, q, hd, scale, s, padded),
-                        _ => grouped_scores::<TOGETHER>(k, q, hd, scale, s, padded),
+                        1 => self.scores_of_one::<FUSED>(queries, scale, scores, widened),
+                        2 => grouped_scores::<2, _>(k, q, hd, scale, s, padded),
+                        3 => grouped_scores::<3, _>(k, q, hd, scale, s, padded),
+                        4 => grouped_scores::<4, _>(k, q, hd, scale, s, padded),
+                        5 => grouped_scores::<5, _>(k, q, hd, scale, s, padded),
+                        _ => grouped_scores::<TOGETHER, _>(k, q, hd, scale, s, padded),
                     }
                 }
-            }
-        } else {
-            for (query, scores) in self
-                .queries
-                .chunks_exact(hd)
-                .zip(scores.chunks_exact_mut(padded))
-            {
-                self.scores_of_one::<FUSED>(query, scale, scores);
             }
         }
         softmax_rows(scores, padded, seen);
         #[cfg(target_arch = "x86_64")]
-        if GROUPED && hd.is_multiple_of(64) {
+        if KERNELS == AVX2 && hd.is_multiple_of(16) {
+            use super::attention_x86::grouped_values_avx2;
+            let values = self.values;
+            for (out, weights) in out
+                .chunks_mut(TOGETHER * hd)
+                .zip(scores.chunks(TOGETHER * padded))
+            {
+                let (v, w, o) = (values, weights, out);
+                // SAFETY: `AVX2` is compiled only where the CPU has AVX2, FMA and F16C. The
+                // heads take two vectors of each value row at a time (up to 12 sums in
+                // registers).
+                unsafe {
+                    match o.len() / hd {
+                        1 => grouped_values_avx2::<1, _>(v, w, hd, padded, o),
+                        2 => grouped_values_avx2::<2, _>(v, w, hd, padded, o),
+                        3 => grouped_values_avx2::<3, _>(v, w, hd, padded, o),
+                        4 => grouped_values_avx2::<4, _>(v, w, hd, padded, o),
+                        5 => grouped_values_avx2::<5, _>(v, w, hd, padded, o),
+                        _ => grouped_values_avx2::<TOGETHER, _>(v, w, hd, padded, o),
+                    }
+                }
+            }
+            return;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if KERNELS == AVX512 && hd.is_multiple_of(64) {
             use super::attention_x86::grouped_values;
             let values = self.values;
             for (out, weights) in out
@@ -218,23 +393,23 @@ impl Group<'_> {
                 .zip(scores.chunks(TOGETHER * padded))
             {
                 let (v, w, o) = (values, weights, out);
-                // SAFETY: `GROUPED` is compiled only where the CPU has AVX-512F and FMA. The
+                // SAFETY: `AVX512` is compiled only where the CPU has AVX-512F and FMA. The
                 // heads take four vectors of each value row at a time (up to 24 sums in
                 // registers).
                 unsafe {
                     match o.len() / hd {
-                        1 => grouped_values::<1, 4>(v, w, hd, padded, o),
-                        2 => grouped_values::<2, 4>(v, w, hd, padded, o),
-                        3 => grouped_values::<3, 4>(v, w, hd, padded, o),
-                        4 => grouped_values::<4, 4>(v, w, hd, padded, o),
-                        5 => grouped_values::<5, 4>(v, w, hd, padded, o),
-                        _ => grouped_values::<TOGETHER, 4>(v, w, hd, padded, o),
+                        1 => grouped_values::<1, 4, _>(v, w, hd, padded, o),
+                        2 => grouped_values::<2, 4, _>(v, w, hd, padded, o),
+                        3 => grouped_values::<3, 4, _>(v, w, hd, padded, o),
+                        4 => grouped_values::<4, 4, _>(v, w, hd, padded, o),
+                        5 => grouped_values::<5, 4, _>(v, w, hd, padded, o),
+                        _ => grouped_values::<TOGETHER, 4, _>(v, w, hd, padded, o),
                     }
                 }
             }
             return;
         }
-        self.weighted_values::<FUSED>(scores, padded, out);
+        self.weighted_values::<FUSED>(scores, padded, out, widened);
     }
 
     /// `scores[j] = query · key j × scale` for one query head and every position seen, a block
@@ -242,12 +417,19 @@ impl Group<'_> {
     /// stale cache, and their scores are ignored). Four partial sums per score, so that four
     /// chains of fused multiply-adds run side by side instead of one waiting on the other.
     #[inline(always)]
-    fn scores_of_one<const FUSED: bool>(&self, query: &[f32], scale: f32, scores: &mut [f32]) {
+    fn scores_of_one<const FUSED: bool>(
+        &self,
+        query: &[f32],
+        scale: f32,
+        scores: &mut [f32],
+        widened: &mut Vec<f32>,
+    ) {
         let block_len = self.head_dim * BLOCK;
         for (block, keys) in scores
             .chunks_exact_mut(BLOCK)
             .zip(self.keys.chunks_exact(block_len))
         {
+            let keys = E::widen(keys, widened);
             let mut sums = [[0f32; BLOCK]; LANES];
             for (q, keys) in query
                 .chunks_exact(LANES)
@@ -269,12 +451,19 @@ impl Group<'_> {
     /// all the heads, four rows at a time (so each head's output is loaded and stored once
     /// per four positions).
     #[inline(always)]
-    fn weighted_values<const FUSED: bool>(&self, weights: &[f32], padded: usize, out: &mut [f32]) {
+    fn weighted_values<const FUSED: bool>(
+        &self,
+        weights: &[f32],
+        padded: usize,
+        out: &mut [f32],
+        widened: &mut Vec<f32>,
+    ) {
         let hd = self.head_dim;
         out.fill(0.0);
         let mut fours = self.values.chunks_exact(4 * hd);
         let mut j = 0;
         for rows in fours.by_ref() {
+            let rows = E::widen(rows, widened);
             let (v0, rest) = rows.split_at(hd);
             let (v1, rest) = rest.split_at(hd);
             let (v2, v3) = rest.split_at(hd);
@@ -289,7 +478,7 @@ impl Group<'_> {
             }
             j += 4;
         }
-        for value in fours.remainder().chunks_exact(hd) {
+        for value in E::widen(fours.remainder(), widened).chunks_exact(hd) {
             for (out, w) in out.chunks_exact_mut(hd).zip(weights.chunks_exact(padded)) {
                 for (o, v) in out.iter_mut().zip(value) {
                     *o = multiply_add::<FUSED>(w[j], *v, *o);
@@ -300,9 +489,19 @@ impl Group<'_> {
     }
 }
 
-/// The most query heads whose scores are computed in one pass over the keys (their sums fill
-/// 24 of the 32 vector registers).
+/// The most query heads whose scores (AVX-512) or outputs (both vector kernels) are computed
+/// in one pass over the keys or values (their sums fill 24 of the 32 AVX-512 registers, or 12
+/// of the 16 AVX2 ones).
 const TOGETHER: usize = 6;
+
+/// [`Group::attend_with`]'s portable loops.
+const PORTABLE: u8 = 0;
+/// [`Group::attend_with`]'s AVX2 kernels.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+const AVX2: u8 = 1;
+/// [`Group::attend_with`]'s AVX-512 kernels.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+const AVX512: u8 = 2;
 
 /// The widest vectors the CPU has, for attention's loops.
 #[derive(Clone, Copy, Debug)]
@@ -315,6 +514,10 @@ enum Vectors {
     Avx2,
     /// Neither: the portable loops.
     Narrow,
+    /// The portable loops compiled for FMA (AVX2 and FMA), for tests to compare the kernels'
+    /// bits with.
+    #[cfg(all(test, target_arch = "x86_64"))]
+    PortableFma,
 }
 
 /// The widest vectors the CPU has (checked once).
@@ -467,14 +670,26 @@ mod tests {
         out
     }
 
-    /// Writes positions into a cache in passes of `passes` positions (as a prompt, a token and
-    /// a longer prompt would), attends with the last pass's queries, and compares every head's
-    /// output with [`naive`].
-    fn check_against_naive(group: usize, kv_heads: usize, hd: usize, passes: &[usize]) {
+    /// Writes positions into a cache stored as `precision` says in passes of `passes`
+    /// positions (as a prompt, a token and a longer prompt would), attends with the last
+    /// pass's queries, and compares every head's output with [`naive`] over the keys and
+    /// values as stored.
+    fn check_against_naive(
+        precision: CachePrecision,
+        group: usize,
+        kv_heads: usize,
+        hd: usize,
+        passes: &[usize],
+    ) {
         let heads = group * kv_heads;
         let mut rng = fastrand::Rng::with_seed(7);
         let mut random = |n: usize| (0..n).map(|_| rng.f32() * 2.0 - 1.0).collect::<Vec<f32>>();
-        let mut cache = KvCache::new(1, kv_heads, hd, passes.iter().sum::<usize>() + 3);
+        let stored = |x: f32| match precision {
+            CachePrecision::F32 => x,
+            CachePrecision::F16 => f16::from_f32(x).to_f32(),
+        };
+        let size = passes.iter().sum::<usize>() + 3;
+        let mut cache = KvCache::new(1, kv_heads, hd, size, precision);
         let mut all_k = Vec::new();
         let mut all_v = Vec::new();
         let mut start = 0;
@@ -486,8 +701,8 @@ mod tests {
                 random(count * heads * hd),
             );
             cache.write(0, start, &k, &v);
-            all_k.extend_from_slice(&k);
-            all_v.extend_from_slice(&v);
+            all_k.extend(k.iter().map(|&x| stored(x)));
+            all_v.extend(v.iter().map(|&x| stored(x)));
             let outs = every_vectors()
                 .into_iter()
                 .map(|vectors| {
@@ -515,8 +730,8 @@ mod tests {
                     for (got, want) in out[at..at + hd].iter().zip(&want) {
                         assert!(
                             (got - want).abs() < 1e-5,
-                            "{vectors:?}, {group} heads per group, {hd} dimensions, position {t}, \
-                         head {h}: {got} vs {want}"
+                            "{precision} {vectors:?}, {group} heads per group, {hd} dimensions, \
+                             position {t}, head {h}: {got} vs {want}"
                         );
                     }
                 }
@@ -527,7 +742,32 @@ mod tests {
     #[test]
     fn grouped_query_attention_over_the_cache_matches_the_textbook() {
         // 21 positions written in three passes of 5, 1 and 15, crossing position blocks.
-        check_against_naive(3, 2, 8, &[5, 1, 15]);
+        for precision in [CachePrecision::F32, CachePrecision::F16] {
+            check_against_naive(precision, 3, 2, 8, &[5, 1, 15]);
+        }
+    }
+
+    #[test]
+    fn an_f16_cache_stores_each_value_rounded_to_the_nearest_half() {
+        // 1 + 2^-11 lies halfway between two halves and rounds to even (1); 1 + 3 × 2^-11 to
+        // 1 + 2^-9. One position, one head of 8 dimensions, so its output is its value.
+        let mut cache = KvCache::new(1, 1, 8, 1, CachePrecision::F16);
+        let value = [
+            1.0 + 2f32.powi(-11),
+            1.0 + 3.0 * 2f32.powi(-11),
+            65504.0,
+            -0.0,
+            1e-8,
+            3.0,
+            0.1,
+            2.5,
+        ];
+        cache.write(0, 0, &[0.0; 8], &value);
+        let mut out = [9.0; 8];
+        cache.attend(0, 0, &[1.0; 8], 1, &mut out);
+        let want = value.map(|x| f16::from_f32(x).to_f32());
+        assert_eq!(out, want);
+        assert_eq!(&want[..3], [1.0, 1.0 + 2f32.powi(-9), 65504.0]);
     }
 
     #[test]
@@ -582,14 +822,71 @@ mod tests {
     }
 
     #[test]
+    fn the_vector_kernels_give_the_portable_loops_bits() {
+        // Each sum in the portable loops' order: the same bits, for both precisions, every
+        // group size and the head dimensions the kernels take.
+        #[cfg(target_arch = "x86_64")]
+        for precision in [CachePrecision::F32, CachePrecision::F16] {
+            let kernels: Vec<_> = every_vectors()
+                .into_iter()
+                .filter(|v| matches!(v, Vectors::Avx2 | Vectors::Avx512))
+                .collect();
+            if kernels.is_empty() {
+                println!("skipped: this CPU has neither AVX2 nor AVX-512");
+                return;
+            }
+            for group in 1..=9 {
+                for hd in [16, 64, 128] {
+                    let (kv_heads, heads) = (2, 2 * group);
+                    let mut rng = fastrand::Rng::with_seed(11);
+                    let mut random =
+                        |n: usize| -> Vec<f32> { (0..n).map(|_| rng.f32() * 4.0 - 2.0).collect() };
+                    let mut cache = KvCache::new(1, kv_heads, hd, 64, precision);
+                    // A prompt of 37 positions, then one more, attended by the last.
+                    cache.write(
+                        0,
+                        0,
+                        &random(37 * kv_heads * hd),
+                        &random(37 * kv_heads * hd),
+                    );
+                    cache.write(0, 37, &random(kv_heads * hd), &random(kv_heads * hd));
+                    let q = random(heads * hd);
+                    let run = |vectors| {
+                        let mut out = vec![0.0; q.len()];
+                        // SAFETY: `every_vectors` lists only what this CPU has, and
+                        // `PortableFma` needs AVX2 and FMA, which it has when it has a kernel.
+                        unsafe { cache.attend_on(vectors, 0, 37, &q, heads, &mut out) };
+                        out
+                    };
+                    let want = run(Vectors::PortableFma);
+                    for &vectors in &kernels {
+                        let got = run(vectors);
+                        let same = got
+                            .iter()
+                            .zip(&want)
+                            .all(|(a, b)| a.to_bits() == b.to_bits());
+                        assert!(
+                            same,
+                            "{precision} {vectors:?}, {group} heads per group, {hd}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn every_group_size_matches_the_textbook() {
         // 1 to 9 query heads per key/value head: the one-head path, each grouped width, and a
         // group split into passes of `TOGETHER` heads and a remainder; each on every variant
         // of the loops this CPU runs.
         // Head dimensions of 8 (the portable loops for values), 64 and 128 (the vector ones).
-        for group in 1..=9 {
-            for hd in [8, 64, 128] {
-                check_against_naive(group, 2, hd, &[7, 1, 18]);
+        // Both precisions.
+        for precision in [CachePrecision::F32, CachePrecision::F16] {
+            for group in 1..=9 {
+                for hd in [8, 64, 128] {
+                    check_against_naive(precision, group, 2, hd, &[7, 1, 18]);
+                }
             }
         }
     }

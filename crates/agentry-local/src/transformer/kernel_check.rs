@@ -1,7 +1,7 @@
 //! What the kernels' tests share: random quantized data, and a comparison of a kernel's
 //! products with candle's dot products.
 
-use super::kernel_x86::{QK_K, available};
+use super::kernel_x86::{BlockQ4K, BlockQ6K, BlockQ8K, QK_K};
 use candle_core::quantized::GgmlType;
 use candle_core::quantized::k_quants as candle;
 
@@ -75,6 +75,24 @@ pub(crate) fn check<W: GgmlType<VecDotType = candle::BlockQ8K>>(
     }
 }
 
+/// Whether this CPU runs the AVX-512 VNNI kernels; when it does not, says that `test` is
+/// skipped (the model then computes with the AVX2 kernels or candle's dot products).
+pub(crate) fn vnni_or_skip(test: &str) -> bool {
+    runs_or_skip(super::kernel_x86::available(), "AVX-512 VNNI", test)
+}
+
+/// Whether this CPU runs the AVX2 kernels; when it does not, says that `test` is skipped.
+pub(crate) fn avx2_or_skip(test: &str) -> bool {
+    runs_or_skip(super::kernel_avx2::available(), "AVX2 and FMA", test)
+}
+
+fn runs_or_skip(available: bool, features: &str, test: &str) -> bool {
+    if !available {
+        println!("skipped: {test}: this CPU lacks {features}, so those kernels are not used here");
+    }
+    available
+}
+
 /// Runs `run(rng, m, n, k_blocks, ld)` for every combination of `ms`, `ns` and `k_blocks` in
 /// {1, 6, 35} (the prompt and decode paths, short and long rows), with a random `ld > n`.
 pub(crate) fn random_shapes(
@@ -83,13 +101,61 @@ pub(crate) fn random_shapes(
     ms: &[usize],
     mut run: impl FnMut(&mut fastrand::Rng, usize, usize, usize, usize),
 ) {
-    assert!(available(), "CPU lacks AVX-512 VNNI");
     let mut rng = fastrand::Rng::with_seed(seed);
     for k_blocks in [1, 6, 35] {
         for &n in ns {
             for &m in ms {
                 let ld = n + rng.usize(1..9);
                 run(&mut rng, m, n, k_blocks, ld);
+            }
+        }
+    }
+}
+
+/// f16 bits of 1.0.
+const ONE_F16: u16 = 0x3C00;
+
+/// Feeds saturated quants, scales and activations (every activation quant `i8::MIN` or
+/// `i8::MAX`) to `q4k` and `q6k` as `m` rows of activations for each of `ms` and `n` weight
+/// rows of `k_blocks` blocks, for them to compare a kernel with candle: any overflow of the
+/// integer sums shows up there.
+pub(crate) fn extremes(
+    ms: &[usize],
+    n: usize,
+    k_blocks: usize,
+    mut q4k: impl FnMut(&[BlockQ4K], &[BlockQ8K]),
+    mut q6k: impl FnMut(&[BlockQ6K], &[BlockQ8K]),
+) {
+    for &m in ms {
+        for q in [i8::MIN, i8::MAX] {
+            let activation = BlockQ8K {
+                d: 1.0,
+                qs: [q; QK_K],
+                bsums: [16 * i16::from(q); 16],
+            };
+            let x = vec![activation; m * k_blocks];
+            for (nibbles, packed) in [(0xFF, 0xFF), (0x00, 0xFF), (0xFF, 0x3F), (0x00, 0x00)] {
+                let block = BlockQ4K {
+                    d: ONE_F16,
+                    dmin: ONE_F16,
+                    scales: [packed; 12],
+                    qs: [nibbles; 128],
+                };
+                q4k(&vec![block; n * k_blocks], &x);
+            }
+            for (bits, scale) in [
+                (0xFF, i8::MIN),
+                (0x00, i8::MIN),
+                (0xFF, i8::MAX),
+                (0x00, i8::MAX),
+            ] {
+                let block = BlockQ6K {
+                    ql: [bits; 128],
+                    qh: [bits; 64],
+                    scales: [scale; 16],
+                    d: ONE_F16,
+                };
+                q6k(&vec![block; n * k_blocks], &x);
             }
         }
     }

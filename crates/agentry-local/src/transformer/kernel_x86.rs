@@ -129,21 +129,21 @@ pub unsafe fn gemm_q6k(
 
 /// Activation rows processed together against one unpacked weight block (prompt
 /// path) when a tile of that many rows fits in [`L1_TILE_BYTES`].
-const WIDE_TILE: usize = 8;
+pub(super) const WIDE_TILE: usize = 8;
 
 /// Activation rows per tile when a [`WIDE_TILE`] would not fit in L1 (long rows).
-const NARROW_TILE: usize = 4;
+pub(super) const NARROW_TILE: usize = 4;
 
 /// Budget for one tile of activation rows, leaving room in L1 for the weights.
-const L1_TILE_BYTES: usize = 32 * 1024;
+pub(super) const L1_TILE_BYTES: usize = 32 * 1024;
 
 /// Weight rows whose blocks are reused for every activation tile before moving on
 /// (prompt path); sized so that the rows stay in L2 while the activation tile stays in L1.
-const ROW_PANEL: usize = 64;
+pub(super) const ROW_PANEL: usize = 64;
 
 /// How far ahead of the block being processed the decode path prefetches weights.
 /// Hardware prefetching alone leaves the kernel well short of DRAM bandwidth.
-const PREFETCH_BYTES: usize = 4096;
+pub(super) const PREFETCH_BYTES: usize = 4096;
 
 /// A weight block format that can be unpacked into registers once and then dotted
 /// with any number of Q8_K blocks.
@@ -373,6 +373,16 @@ const Q6K_SCALE_INDEX: [__m512i; 4] = [
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
 fn q4k_scales_mins(packed: &[u8; 12]) -> __m512i {
+    let [first, second] = q4k_scale_min_bytes(packed);
+    let bytes = _mm_set_epi64x(second as i64, first as i64);
+    _mm512_zextsi256_si512(_mm256_cvtepu8_epi16(bytes))
+}
+
+/// The packed 6-bit scales and mins of a Q4_K block (GGML's `get_scale_min_k4`) as bytes of
+/// two words: scales `0..4` then mins `0..4` in the first, scales `4..8` then mins `4..8` in
+/// the second (little-endian).
+#[inline]
+pub(super) fn q4k_scale_min_bytes(packed: &[u8; 12]) -> [u64; 2] {
     const LOW6: u64 = 0x3f3f_3f3f_3f3f_3f3f;
     const LOW4: u64 = 0x0f0f_0f0f_0f0f_0f0f;
     const LOW2: u64 = 0x0303_0303_0303_0303;
@@ -383,8 +393,7 @@ fn q4k_scales_mins(packed: &[u8; 12]) -> __m512i {
     let first = head & LOW6;
     // Low / high nibbles of bytes 8..12, topped with the two high bits of bytes 0..8.
     let second = ((tail | ((tail >> 4) << 32)) & LOW4) | (((head >> 6) & LOW2) << 4);
-    let bytes = _mm_set_epi64x(second as i64, first as i64);
-    _mm512_zextsi256_si512(_mm256_cvtepu8_epi16(bytes))
+    [first, second]
 }
 
 /// Expands 32 bytes of Q4_K quants (values `64c..64c + 64`) into 64 bytes:
@@ -538,12 +547,17 @@ fn tile<B: KBlock, const T: usize>(row: &[B], x: &[BlockQ8K], store: &mut impl F
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transformer::kernel_check::{check, random_blocks, random_shapes};
+    use crate::transformer::kernel_check::{
+        check, extremes, random_blocks, random_shapes, vnni_or_skip,
+    };
     use crate::transformer::tensor::cast;
     use candle_core::quantized::k_quants as candle;
 
     #[test]
     fn q4k_matches_candle() {
+        if !vnni_or_skip("q4k_matches_candle") {
+            return;
+        }
         random_shapes(
             0x5eed,
             &[1, 3, 16, 17, 256],
@@ -552,7 +566,7 @@ mod tests {
                 let w = random_blocks::<candle::BlockQ4K>(rng, n, k_blocks);
                 let x = random_blocks::<candle::BlockQ8K>(rng, m, k_blocks);
                 check(&w, &x, k_blocks, ld, |x, out| {
-                    // SAFETY: `random_shapes` asserted `available()`.
+                    // SAFETY: `vnni_or_skip` found the kernels' features above.
                     unsafe { gemm_q4k(cast(&w), cast(x), k_blocks, out, ld) }
                 });
             },
@@ -561,6 +575,9 @@ mod tests {
 
     #[test]
     fn q6k_matches_candle() {
+        if !vnni_or_skip("q6k_matches_candle") {
+            return;
+        }
         random_shapes(
             0x5eed,
             &[1, 3, 16, 17, 256],
@@ -569,64 +586,35 @@ mod tests {
                 let w = random_blocks::<candle::BlockQ6K>(rng, n, k_blocks);
                 let x = random_blocks::<candle::BlockQ8K>(rng, m, k_blocks);
                 check(&w, &x, k_blocks, ld, |x, out| {
-                    // SAFETY: `random_shapes` asserted `available()`.
+                    // SAFETY: `vnni_or_skip` found the kernels' features above.
                     unsafe { gemm_q6k(cast(&w), cast(x), k_blocks, out, ld) }
                 });
             },
         );
     }
 
-    /// Activation blocks with every quant equal to `q` (with scale 1).
-    fn constant_activations(q: i8, rows: usize, k_blocks: usize) -> Vec<BlockQ8K> {
-        let block = BlockQ8K {
-            d: 1.0,
-            qs: [q; QK_K],
-            bsums: [16 * i16::from(q); 16],
-        };
-        vec![block; rows * k_blocks]
-    }
-
-    /// f16 bits of 1.0.
-    const ONE_F16: u16 = 0x3C00;
-
-    /// Saturated quants, scales and activations: any i16 overflow would show up here.
     #[test]
     fn extremes_do_not_overflow() {
-        assert!(available(), "CPU lacks AVX-512 VNNI");
-        let (n, m, k_blocks) = (5, 6, 35);
-        for q in [i8::MIN, i8::MAX] {
-            let x = constant_activations(q, m, k_blocks);
-            for (nibbles, packed) in [(0xFF, 0xFF), (0x00, 0xFF), (0xFF, 0x3F)] {
-                let block = BlockQ4K {
-                    d: ONE_F16,
-                    dmin: ONE_F16,
-                    scales: [packed; 12],
-                    qs: [nibbles; 128],
-                };
-                let w = vec![block; n * k_blocks];
-                check::<candle::BlockQ4K>(cast(&w), cast(&x), k_blocks, n, |x, out| {
-                    // SAFETY: `available()` was asserted above.
-                    unsafe { gemm_q4k(&w, cast(x), k_blocks, out, n) }
-                });
-            }
-            for (bits, scale) in [
-                (0xFF, i8::MIN),
-                (0x00, i8::MIN),
-                (0xFF, i8::MAX),
-                (0x00, i8::MAX),
-            ] {
-                let block = BlockQ6K {
-                    ql: [bits; 128],
-                    qh: [bits; 64],
-                    scales: [scale; 16],
-                    d: ONE_F16,
-                };
-                let w = vec![block; n * k_blocks];
-                check::<candle::BlockQ6K>(cast(&w), cast(&x), k_blocks, n, |x, out| {
-                    // SAFETY: `available()` was asserted above.
-                    unsafe { gemm_q6k(&w, cast(x), k_blocks, out, n) }
-                });
-            }
+        if !vnni_or_skip("extremes_do_not_overflow") {
+            return;
         }
+        let (n, k_blocks) = (5, 35);
+        extremes(
+            &[1, 6],
+            n,
+            k_blocks,
+            |w, x| {
+                check::<candle::BlockQ4K>(cast(w), cast(x), k_blocks, n, |x, out| {
+                    // SAFETY: `vnni_or_skip` found the kernels' features above.
+                    unsafe { gemm_q4k(w, cast(x), k_blocks, out, n) }
+                })
+            },
+            |w, x| {
+                check::<candle::BlockQ6K>(cast(w), cast(x), k_blocks, n, |x, out| {
+                    // SAFETY: as above.
+                    unsafe { gemm_q6k(w, cast(x), k_blocks, out, n) }
+                })
+            },
+        );
     }
 }

@@ -4,8 +4,8 @@
 //! The activations are quantized once per product into the format the weights' dot product
 //! takes (GGML's `Q8_K` for K-quants, `Q8_0`/`Q8_1` for the older formats), then every weight
 //! row is dotted with every activation row while it is in cache. On x86-64 CPUs with
-//! AVX512-VNNI, `Q4_K` and `Q6_K` weights go to this crate's own kernels; every other case to
-//! candle's dot products.
+//! AVX512-VNNI or AVX2, `Q4_K` and `Q6_K` weights go to this crate's own kernels; every other
+//! case to candle's dot products.
 
 #[cfg(target_arch = "x86_64")]
 use super::tensor::{Blocks, Tiles, cast};
@@ -242,25 +242,61 @@ fn rows_of(matrix: &Matrix, rows: std::ops::Range<usize>, input: &Input, out: &m
         Storage::Tiles(tiles) => return tiles_of(tiles, matrix.cols, rows, input, out),
     };
     #[cfg(target_arch = "x86_64")]
-    if super::kernel_x86::available() {
-        use super::kernel_x86::{QK_K, gemm_q4k, gemm_q6k};
+    if let Some(kernels) = KQuantKernels::here() {
+        use super::kernel_x86::QK_K;
         let per_row = matrix.cols / QK_K;
         let weights = rows.start * per_row..rows.end * per_row;
         match blocks {
             Blocks::Q4K(w) => {
-                let x = cast(BlockQ8K::slot(input));
-                // SAFETY: the kernels are available on this CPU (checked above).
-                return unsafe { gemm_q4k(cast(&w[weights]), x, per_row, out, rows.len()) };
+                let (w, x) = (cast(&w[weights]), cast(BlockQ8K::slot(input)));
+                // SAFETY: `here` found the kernels' features on this CPU.
+                return unsafe { (kernels.q4k)(w, x, per_row, out, rows.len()) };
             }
             Blocks::Q6K(w) => {
-                let x = cast(BlockQ8K::slot(input));
+                let (w, x) = (cast(&w[weights]), cast(BlockQ8K::slot(input)));
                 // SAFETY: as above.
-                return unsafe { gemm_q6k(cast(&w[weights]), x, per_row, out, rows.len()) };
+                return unsafe { (kernels.q6k)(w, x, per_row, out, rows.len()) };
             }
             _ => {}
         }
     }
     with_blocks!(blocks, blocks => dot_rows(blocks, matrix.cols, rows, input, out))
+}
+
+/// The `Q4_K` and `Q6_K` kernels for this CPU: AVX-512 VNNI, else AVX2.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct KQuantKernels {
+    q4k: KQuantProduct<super::kernel_x86::BlockQ4K>,
+    q6k: KQuantProduct<super::kernel_x86::BlockQ6K>,
+}
+
+/// A kernel's matrix product (see [`super::kernel_x86::gemm_q4k`]).
+#[cfg(target_arch = "x86_64")]
+type KQuantProduct<W> = unsafe fn(&[W], &[super::kernel_x86::BlockQ8K], usize, &mut [f32], usize);
+
+#[cfg(target_arch = "x86_64")]
+impl KQuantKernels {
+    /// The widest kernels this CPU has, if any (checked once).
+    fn here() -> Option<KQuantKernels> {
+        use super::{kernel_avx2, kernel_x86};
+        static HERE: std::sync::OnceLock<Option<KQuantKernels>> = std::sync::OnceLock::new();
+        *HERE.get_or_init(|| {
+            if kernel_x86::available() {
+                Some(KQuantKernels {
+                    q4k: kernel_x86::gemm_q4k,
+                    q6k: kernel_x86::gemm_q6k,
+                })
+            } else if kernel_avx2::available() {
+                Some(KQuantKernels {
+                    q4k: kernel_avx2::gemm_q4k,
+                    q6k: kernel_avx2::gemm_q6k,
+                })
+            } else {
+                None
+            }
+        })
+    }
 }
 
 /// [`rows_of`] for repacked weights (`rows` start and end on whole tiles).

@@ -11,6 +11,8 @@ mod attention;
 #[cfg(target_arch = "x86_64")]
 mod attention_x86;
 mod config;
+#[cfg(target_arch = "x86_64")]
+mod kernel_avx2;
 #[cfg(all(test, target_arch = "x86_64"))]
 mod kernel_check;
 #[cfg(target_arch = "x86_64")]
@@ -21,6 +23,7 @@ mod ops;
 mod packed_x86;
 mod tensor;
 
+use crate::CachePrecision;
 use attention::KvCache;
 use candle_core::quantized::gguf_file::Content;
 use config::Config;
@@ -89,12 +92,14 @@ struct State {
 
 impl Transformer {
     /// Reads the transformer of `architecture` from a GGUF file, with a key/value cache of at
-    /// most `context` positions, computing on `threads` threads.
+    /// most `context` positions (the model's own limit when `None`) stored as its precision
+    /// says, computing on `threads` threads.
     pub(crate) fn read<R: Read + Seek>(
         architecture: &str,
         content: &Content,
         reader: &mut R,
         context: Option<usize>,
+        precision: CachePrecision,
         threads: usize,
     ) -> Result<Transformer, String> {
         let config = Config::from_metadata(architecture, &content.metadata)?;
@@ -149,7 +154,13 @@ impl Transformer {
         Ok(Transformer {
             state: State {
                 rotary: Rotary::new(config.rope_style, config.head_dim, config.rope_base),
-                cache: KvCache::new(config.layers, config.kv_heads, config.head_dim, capacity),
+                cache: KvCache::new(
+                    config.layers,
+                    config.kv_heads,
+                    config.head_dim,
+                    capacity,
+                    precision,
+                ),
                 buffers: Buffers::default(),
             },
             weights: Weights {

@@ -682,13 +682,17 @@ fn token_group<P: Packed, const T: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transformer::kernel_check::{check, random_blocks, random_shapes};
-    use crate::transformer::kernel_x86::{QK_K, available};
+    use crate::transformer::kernel_check::{
+        check, extremes, random_blocks, random_shapes, vnni_or_skip,
+    };
     use crate::transformer::tensor::cast;
     use candle_core::quantized::k_quants as candle;
 
     #[test]
     fn q4k_matches_candle() {
+        if !vnni_or_skip("q4k_matches_candle") {
+            return;
+        }
         random_shapes(
             0x7113,
             &[16, 32, 48, 256],
@@ -698,7 +702,7 @@ mod tests {
                 let x = random_blocks::<candle::BlockQ8K>(rng, m, k_blocks);
                 let tiles = pack_q4k(cast(&w), k_blocks).expect("whole row tiles");
                 check(&w, &x, k_blocks, ld, |x, out| {
-                    // SAFETY: `random_shapes` asserted `available()`.
+                    // SAFETY: `vnni_or_skip` found the kernels' features above.
                     unsafe { gemm_packed_q4k(&tiles, cast(x), k_blocks, out, ld) }
                 });
             },
@@ -707,6 +711,9 @@ mod tests {
 
     #[test]
     fn q6k_matches_candle() {
+        if !vnni_or_skip("q6k_matches_candle") {
+            return;
+        }
         random_shapes(
             0x7113,
             &[16, 32, 48, 256],
@@ -716,70 +723,39 @@ mod tests {
                 let x = random_blocks::<candle::BlockQ8K>(rng, m, k_blocks);
                 let tiles = pack_q6k(cast(&w), k_blocks).expect("whole row tiles");
                 check(&w, &x, k_blocks, ld, |x, out| {
-                    // SAFETY: `random_shapes` asserted `available()`.
+                    // SAFETY: `vnni_or_skip` found the kernels' features above.
                     unsafe { gemm_packed_q6k(&tiles, cast(x), k_blocks, out, ld) }
                 });
             },
         );
     }
 
-    /// Activation blocks with every quant equal to `q` (with scale 1).
-    fn constant_activations(q: i8, rows: usize, k_blocks: usize) -> Vec<BlockQ8K> {
-        let block = BlockQ8K {
-            d: 1.0,
-            qs: [q; QK_K],
-            bsums: [16 * i16::from(q); 16],
-        };
-        vec![block; rows * k_blocks]
-    }
-
-    /// f16 bits of 1.0.
-    const ONE_F16: u16 = 0x3C00;
-
-    /// Saturated quants, scales and activations on both paths: any overflow of the
-    /// integer sums would show up here.
     #[test]
     fn extremes_do_not_overflow() {
-        assert!(available(), "CPU lacks AVX-512 VNNI");
-        let (n, k_blocks) = (32, 35);
-        for m in [1, 9] {
-            for q in [i8::MIN, i8::MAX] {
-                let x = constant_activations(q, m, k_blocks);
-                for (nibbles, packed) in [(0xFF, 0xFF), (0x00, 0xFF), (0xFF, 0x3F), (0x00, 0x00)] {
-                    let block = BlockQ4K {
-                        d: ONE_F16,
-                        dmin: ONE_F16,
-                        scales: [packed; 12],
-                        qs: [nibbles; 128],
-                    };
-                    let w = vec![block; n * k_blocks];
-                    let tiles = pack_q4k(&w, k_blocks).expect("whole row tiles");
-                    check::<candle::BlockQ4K>(cast(&w), cast(&x), k_blocks, n, |x, out| {
-                        // SAFETY: `available()` was asserted above.
-                        unsafe { gemm_packed_q4k(&tiles, cast(x), k_blocks, out, n) }
-                    });
-                }
-                for (bits, scale) in [
-                    (0xFF, i8::MIN),
-                    (0x00, i8::MIN),
-                    (0xFF, i8::MAX),
-                    (0x00, i8::MAX),
-                ] {
-                    let block = BlockQ6K {
-                        ql: [bits; 128],
-                        qh: [bits; 64],
-                        scales: [scale; 16],
-                        d: ONE_F16,
-                    };
-                    let w = vec![block; n * k_blocks];
-                    let tiles = pack_q6k(&w, k_blocks).expect("whole row tiles");
-                    check::<candle::BlockQ6K>(cast(&w), cast(&x), k_blocks, n, |x, out| {
-                        // SAFETY: `available()` was asserted above.
-                        unsafe { gemm_packed_q6k(&tiles, cast(x), k_blocks, out, n) }
-                    });
-                }
-            }
+        if !vnni_or_skip("extremes_do_not_overflow") {
+            return;
         }
+        // Both paths: one activation row, and a tile.
+        let (n, k_blocks) = (32, 35);
+        extremes(
+            &[1, 9],
+            n,
+            k_blocks,
+            |w, x| {
+                let tiles = pack_q4k(w, k_blocks).expect("whole row tiles");
+                check::<candle::BlockQ4K>(cast(w), cast(x), k_blocks, n, |x, out| {
+                    // SAFETY: `vnni_or_skip` found the kernels' features above.
+                    unsafe { gemm_packed_q4k(&tiles, cast(x), k_blocks, out, n) }
+                })
+            },
+            |w, x| {
+                let tiles = pack_q6k(w, k_blocks).expect("whole row tiles");
+                check::<candle::BlockQ6K>(cast(w), cast(x), k_blocks, n, |x, out| {
+                    // SAFETY: as above.
+                    unsafe { gemm_packed_q6k(&tiles, cast(x), k_blocks, out, n) }
+                })
+            },
+        );
     }
 
     #[test]
