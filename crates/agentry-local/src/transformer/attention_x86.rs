@@ -264,17 +264,20 @@ pub(super) unsafe fn grouped_values_avx2<const G: usize, E: Stored>(
     assert!(seen == 0 || weights.len() >= (G - 1) * padded + seen);
     let (v, w, o) = (values.as_ptr(), weights.as_ptr(), out.as_mut_ptr());
     out[..G * head_dim].fill(0.0);
-    let row_bytes = head_dim * size_of::<E>();
+    // The passes below read a span a 64-byte line of each row at a time, which the hardware
+    // prefetchers do not follow: each pass fetches its share of the span after next.
+    let share = ROWS_AVX2 * head_dim * size_of::<E>() / (head_dim / 16);
     for span in (0..seen).step_by(ROWS_AVX2) {
         let end = (span + ROWS_AVX2).min(seen);
-        // The passes below read a span a 64-byte line of each row at a time, which the
-        // hardware prefetchers do not follow: fetch the next span's rows whole meanwhile.
-        let next = v.wrapping_add(end * head_dim).cast::<i8>();
-        for offset in (0..ROWS_AVX2 * row_bytes).step_by(64) {
-            // Prefetching never faults, so running past the end of `values` is harmless.
-            _mm_prefetch::<_MM_HINT_T0>(next.wrapping_add(offset));
-        }
+        let ahead = v
+            .wrapping_add((span + 2 * ROWS_AVX2) * head_dim)
+            .cast::<i8>();
         for first in (0..head_dim).step_by(16) {
+            let ahead = ahead.wrapping_add(first / 16 * share);
+            for offset in (0..share).step_by(64) {
+                // Prefetching never faults, so running past the end of `values` is harmless.
+                _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(offset));
+            }
             // SAFETY: `h < G` and `first + 8 c + 7 < head_dim`: inside `out`.
             let mut sums: [[__m256; 2]; G] = std::array::from_fn(|h| {
                 std::array::from_fn(|c| unsafe {
