@@ -384,73 +384,27 @@ fn tile<B: KBlock, const T: usize>(row: &[B], x: &[BlockQ8K], store: &mut impl F
 mod tests {
     use super::*;
     use crate::transformer::kernel_check::{
-        avx2_or_skip, check, extremes, random_blocks, random_shapes,
+        Products, avx2_or_skip, extreme_products, random_products,
     };
-    use crate::transformer::tensor::cast;
-    use candle_core::quantized::k_quants as candle;
+
+    const PRODUCTS: Products = Products {
+        q4k: gemm_q4k,
+        q6k: gemm_q6k,
+    };
 
     #[test]
-    fn q4k_matches_candle() {
-        if !avx2_or_skip("q4k_matches_candle") {
-            return;
+    fn q4k_and_q6k_match_candle() {
+        if avx2_or_skip("q4k_and_q6k_match_candle") {
+            // SAFETY: `avx2_or_skip` found the kernels' features.
+            unsafe { random_products(&PRODUCTS, 0xa2) }
         }
-        random_shapes(
-            0xa2,
-            &[1, 3, 16, 17, 256],
-            &[1, 2, 3, 4, 5, 7, 16, 33],
-            |rng, m, n, k_blocks, ld| {
-                let w = random_blocks::<candle::BlockQ4K>(rng, n, k_blocks);
-                let x = random_blocks::<candle::BlockQ8K>(rng, m, k_blocks);
-                check(&w, &x, k_blocks, ld, |x, out| {
-                    // SAFETY: `avx2_or_skip` found the kernels' features above.
-                    unsafe { gemm_q4k(cast(&w), cast(x), k_blocks, out, ld) }
-                });
-            },
-        );
-    }
-
-    #[test]
-    fn q6k_matches_candle() {
-        if !avx2_or_skip("q6k_matches_candle") {
-            return;
-        }
-        random_shapes(
-            0xa2,
-            &[1, 3, 16, 17, 256],
-            &[1, 2, 3, 4, 5, 7, 16, 33],
-            |rng, m, n, k_blocks, ld| {
-                let w = random_blocks::<candle::BlockQ6K>(rng, n, k_blocks);
-                let x = random_blocks::<candle::BlockQ8K>(rng, m, k_blocks);
-                check(&w, &x, k_blocks, ld, |x, out| {
-                    // SAFETY: `avx2_or_skip` found the kernels' features above.
-                    unsafe { gemm_q6k(cast(&w), cast(x), k_blocks, out, ld) }
-                });
-            },
-        );
     }
 
     #[test]
     fn extremes_do_not_overflow() {
-        if !avx2_or_skip("extremes_do_not_overflow") {
-            return;
+        if avx2_or_skip("extremes_do_not_overflow") {
+            // SAFETY: as above.
+            unsafe { extreme_products(&PRODUCTS) }
         }
-        let (n, k_blocks) = (5, 35);
-        extremes(
-            &[1, 6],
-            n,
-            k_blocks,
-            |w, x| {
-                check::<candle::BlockQ4K>(cast(w), cast(x), k_blocks, n, |x, out| {
-                    // SAFETY: `avx2_or_skip` found the kernels' features above.
-                    unsafe { gemm_q4k(w, cast(x), k_blocks, out, n) }
-                })
-            },
-            |w, x| {
-                check::<candle::BlockQ6K>(cast(w), cast(x), k_blocks, n, |x, out| {
-                    // SAFETY: as above.
-                    unsafe { gemm_q6k(w, cast(x), k_blocks, out, n) }
-                })
-            },
-        );
     }
 }

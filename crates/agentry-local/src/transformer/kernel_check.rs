@@ -2,6 +2,7 @@
 //! products with candle's dot products.
 
 use super::kernel_x86::{BlockQ4K, BlockQ6K, BlockQ8K, QK_K};
+use super::tensor::cast;
 use candle_core::quantized::GgmlType;
 use candle_core::quantized::k_quants as candle;
 
@@ -159,4 +160,58 @@ pub(crate) fn extremes(
             }
         }
     }
+}
+
+/// The `Q4_K` and `Q6_K` products of one set of kernels, with the contract of
+/// [`super::kernel_x86::gemm_q4k`].
+pub(crate) struct Products {
+    pub(crate) q4k: unsafe fn(&[BlockQ4K], &[BlockQ8K], usize, &mut [f32], usize),
+    pub(crate) q6k: unsafe fn(&[BlockQ6K], &[BlockQ8K], usize, &mut [f32], usize),
+}
+
+/// Compares both products with candle on random blocks, for the decode and prompt shapes of
+/// [`random_shapes`].
+///
+/// # Safety
+/// The CPU must have the kernels' features.
+pub(crate) unsafe fn random_products(products: &Products, seed: u64) {
+    let (ns, ms) = (&[1, 3, 16, 17, 256], &[1, 2, 3, 4, 5, 7, 16, 33]);
+    random_shapes(seed, ns, ms, |rng, m, n, k_blocks, ld| {
+        let w = random_blocks::<candle::BlockQ4K>(rng, n, k_blocks);
+        let x = random_blocks::<candle::BlockQ8K>(rng, m, k_blocks);
+        check(&w, &x, k_blocks, ld, |x, out| {
+            // SAFETY: the caller vouches for the features.
+            unsafe { (products.q4k)(cast(&w), cast(x), k_blocks, out, ld) }
+        });
+        let w = random_blocks::<candle::BlockQ6K>(rng, n, k_blocks);
+        check(&w, &x, k_blocks, ld, |x, out| {
+            // SAFETY: as above.
+            unsafe { (products.q6k)(cast(&w), cast(x), k_blocks, out, ld) }
+        });
+    });
+}
+
+/// Compares both products with candle on the [`extremes`], for one activation row and six.
+///
+/// # Safety
+/// The CPU must have the kernels' features.
+pub(crate) unsafe fn extreme_products(products: &Products) {
+    let (n, k_blocks) = (5, 35);
+    extremes(
+        &[1, 6],
+        n,
+        k_blocks,
+        |w, x| {
+            check::<candle::BlockQ4K>(cast(w), cast(x), k_blocks, n, |x, out| {
+                // SAFETY: the caller vouches for the features.
+                unsafe { (products.q4k)(w, cast(x), k_blocks, out, n) }
+            })
+        },
+        |w, x| {
+            check::<candle::BlockQ6K>(cast(w), cast(x), k_blocks, n, |x, out| {
+                // SAFETY: as above.
+                unsafe { (products.q6k)(w, cast(x), k_blocks, out, n) }
+            })
+        },
+    );
 }
