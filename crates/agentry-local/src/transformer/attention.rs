@@ -506,10 +506,10 @@ const AVX512: u8 = 2;
 /// The widest vectors the CPU has, for attention's loops.
 #[derive(Clone, Copy, Debug)]
 enum Vectors {
-    /// AVX-512F (and AVX2, FMA).
+    /// AVX-512F (and AVX2, FMA, F16C).
     #[cfg(target_arch = "x86_64")]
     Avx512,
-    /// AVX2 and FMA.
+    /// AVX2, FMA and F16C.
     #[cfg(target_arch = "x86_64")]
     Avx2,
     /// Neither: the portable loops.
@@ -526,7 +526,9 @@ fn vectors() -> Vectors {
     {
         static VECTORS: std::sync::OnceLock<Vectors> = std::sync::OnceLock::new();
         *VECTORS.get_or_init(|| {
-            let avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
+            let avx2 = is_x86_feature_detected!("avx2")
+                && is_x86_feature_detected!("fma")
+                && is_x86_feature_detected!("f16c");
             match (avx2, is_x86_feature_detected!("avx512f")) {
                 (true, true) => Vectors::Avx512,
                 (true, false) => Vectors::Avx2,
@@ -544,7 +546,7 @@ fn every_vectors() -> Vec<Vectors> {
     let mut all = vec![Vectors::Narrow];
     #[cfg(target_arch = "x86_64")]
     {
-        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+        if matches!(vectors(), Vectors::Avx2 | Vectors::Avx512) {
             all.push(Vectors::Avx2);
         }
         if matches!(vectors(), Vectors::Avx512) {

@@ -25,10 +25,14 @@ use super::kernel_x86::{
     q4k_scale_min_bytes,
 };
 
-/// Whether this CPU has what the kernels need (avx2 and fma; checked once, cached).
+/// Whether this CPU has what the kernels need (avx2, fma and f16c; checked once, cached).
 pub fn available() -> bool {
     static AVAILABLE: OnceLock<bool> = OnceLock::new();
-    *AVAILABLE.get_or_init(|| is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"))
+    *AVAILABLE.get_or_init(|| {
+        is_x86_feature_detected!("avx2")
+            && is_x86_feature_detected!("fma")
+            && is_x86_feature_detected!("f16c")
+    })
 }
 
 /// Q4_K × Q8_K matrix product, with the contract of [`super::kernel_x86::gemm_q4k`].

@@ -84,7 +84,7 @@ pub(crate) fn vnni_or_skip(test: &str) -> bool {
 
 /// Whether this CPU runs the AVX2 kernels; when it does not, says that `test` is skipped.
 pub(crate) fn avx2_or_skip(test: &str) -> bool {
-    runs_or_skip(super::kernel_avx2::available(), "AVX2 and FMA", test)
+    runs_or_skip(super::kernel_avx2::available(), "AVX2, FMA and F16C", test)
 }
 
 fn runs_or_skip(available: bool, features: &str, test: &str) -> bool {
