@@ -31,14 +31,6 @@ pub enum CachePrecision {
 }
 
 impl CachePrecision {
-    /// Bytes a stored key or value takes.
-    pub fn bytes(self) -> usize {
-        match self {
-            CachePrecision::F32 => 4,
-            CachePrecision::F16 => 2,
-        }
-    }
-
     /// Its name: `f32` or `f16`.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -360,56 +360,50 @@ impl<E: Stored> Group<'_, E> {
         }
         softmax_rows(scores, padded, seen);
         #[cfg(target_arch = "x86_64")]
-        if KERNELS == AVX2 && hd.is_multiple_of(16) {
-            use super::attention_x86::grouped_values_avx2;
-            let values = self.values;
-            for (out, weights) in out
-                .chunks_mut(TOGETHER * hd)
-                .zip(scores.chunks(TOGETHER * padded))
-            {
-                let (v, w, o) = (values, weights, out);
-                // SAFETY: `AVX2` is compiled only where the CPU has AVX2, FMA and F16C. The
-                // heads take two vectors of each value row at a time (up to 12 sums in
-                // registers).
-                unsafe {
-                    match o.len() / hd {
-                        1 => grouped_values_avx2::<1, _>(v, w, hd, padded, o),
-                        2 => grouped_values_avx2::<2, _>(v, w, hd, padded, o),
-                        3 => grouped_values_avx2::<3, _>(v, w, hd, padded, o),
-                        4 => grouped_values_avx2::<4, _>(v, w, hd, padded, o),
-                        5 => grouped_values_avx2::<5, _>(v, w, hd, padded, o),
-                        _ => grouped_values_avx2::<TOGETHER, _>(v, w, hd, padded, o),
-                    }
-                }
+        {
+            use super::attention_x86::{Avx2Values, Avx512Values, GroupedValues};
+            // SAFETY: `AVX2` is compiled only where the CPU has AVX2, FMA and F16C, and
+            // `AVX512` only where it also has AVX-512F; each kernel's head dimensions are
+            // checked here.
+            if KERNELS == AVX2 && hd.is_multiple_of(Avx2Values::WIDTH) {
+                return unsafe { self.grouped_values::<Avx2Values>(scores, padded, out) };
             }
-            return;
-        }
-        #[cfg(target_arch = "x86_64")]
-        if KERNELS == AVX512 && hd.is_multiple_of(64) {
-            use super::attention_x86::grouped_values;
-            let values = self.values;
-            for (out, weights) in out
-                .chunks_mut(TOGETHER * hd)
-                .zip(scores.chunks(TOGETHER * padded))
-            {
-                let (v, w, o) = (values, weights, out);
-                // SAFETY: `AVX512` is compiled only where the CPU has AVX-512F and FMA. The
-                // heads take four vectors of each value row at a time (up to 24 sums in
-                // registers).
-                unsafe {
-                    match o.len() / hd {
-                        1 => grouped_values::<1, 4, _>(v, w, hd, padded, o),
-                        2 => grouped_values::<2, 4, _>(v, w, hd, padded, o),
-                        3 => grouped_values::<3, 4, _>(v, w, hd, padded, o),
-                        4 => grouped_values::<4, 4, _>(v, w, hd, padded, o),
-                        5 => grouped_values::<5, 4, _>(v, w, hd, padded, o),
-                        _ => grouped_values::<TOGETHER, 4, _>(v, w, hd, padded, o),
-                    }
-                }
+            if KERNELS == AVX512 && hd.is_multiple_of(Avx512Values::WIDTH) {
+                return unsafe { self.grouped_values::<Avx512Values>(scores, padded, out) };
             }
-            return;
         }
         self.weighted_values::<FUSED>(scores, padded, out, widened);
+    }
+
+    /// The outputs from the vector kernel `K`, [`TOGETHER`] heads to a pass over the values.
+    ///
+    /// # Safety
+    /// The CPU must have `K`'s features, and `head_dim` must be a multiple of `K::WIDTH`.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn grouped_values<K: super::attention_x86::GroupedValues>(
+        &self,
+        weights: &[f32],
+        padded: usize,
+        out: &mut [f32],
+    ) {
+        let (v, hd) = (self.values, self.head_dim);
+        for (o, w) in out
+            .chunks_mut(TOGETHER * hd)
+            .zip(weights.chunks(TOGETHER * padded))
+        {
+            // SAFETY: the caller vouches for the features and the head dimension.
+            unsafe {
+                match o.len() / hd {
+                    1 => K::run::<1, E>(v, w, hd, padded, o),
+                    2 => K::run::<2, E>(v, w, hd, padded, o),
+                    3 => K::run::<3, E>(v, w, hd, padded, o),
+                    4 => K::run::<4, E>(v, w, hd, padded, o),
+                    5 => K::run::<5, E>(v, w, hd, padded, o),
+                    _ => K::run::<TOGETHER, E>(v, w, hd, padded, o),
+                }
+            }
+        }
     }
 
     /// `scores[j] = query · key j × scale` for one query head and every position seen, a block
@@ -569,6 +563,10 @@ fn multiply_add<const FUSED: bool>(a: f32, b: f32, c: f32) -> f32 {
 /// ([`exp`]). Each row's sum is taken in order, one score after another: a sum kept per lane
 /// would change the weights' last bits, and the smallest models' greedy choices with them. The
 /// rows' sums are taken side by side instead, so that they do not wait on one another.
+///
+/// Inlined, so that it is compiled for the vectors its caller is compiled for (no
+/// multiply-add is fused: the bits are the same on every variant).
+#[inline(always)]
 fn softmax_rows(scores: &mut [f32], padded: usize, seen: usize) {
     const WIDTH: usize = 16;
     const ROWS: usize = 8;
@@ -593,19 +591,38 @@ fn softmax_rows(scores: &mut [f32], padded: usize, seen: usize) {
     }
     for rows in scores.chunks_mut(ROWS * padded) {
         let mut sums = [0f32; ROWS];
-        let sums = &mut sums[..rows.len() / padded];
-        for j in 0..seen {
-            for (h, sum) in sums.iter_mut().enumerate() {
-                *sum += rows[h * padded + j];
-            }
+        let (r, s) = (&*rows, &mut sums);
+        match rows.len() / padded {
+            1 => sums_in_order::<1>(r, padded, seen, s),
+            2 => sums_in_order::<2>(r, padded, seen, s),
+            3 => sums_in_order::<3>(r, padded, seen, s),
+            4 => sums_in_order::<4>(r, padded, seen, s),
+            5 => sums_in_order::<5>(r, padded, seen, s),
+            6 => sums_in_order::<6>(r, padded, seen, s),
+            7 => sums_in_order::<7>(r, padded, seen, s),
+            _ => sums_in_order::<ROWS>(r, padded, seen, s),
         }
-        for (row, sum) in rows.chunks_exact_mut(padded).zip(&*sums) {
+        for (row, sum) in rows.chunks_exact_mut(padded).zip(&sums) {
             let inverse = 1.0 / sum;
             for s in &mut row[..seen] {
                 *s *= inverse;
             }
         }
     }
+}
+
+/// Writes into `out[..N]` the sums of the first `seen` values of the first `N` rows of
+/// `padded` values in `rows`, each sum taken in order, the rows side by side in registers.
+#[inline(always)]
+fn sums_in_order<const N: usize>(rows: &[f32], padded: usize, seen: usize, out: &mut [f32]) {
+    let rows: [&[f32]; N] = std::array::from_fn(|h| &rows[h * padded..][..seen]);
+    let mut sums = [0f32; N];
+    for j in 0..seen {
+        for (sum, row) in sums.iter_mut().zip(&rows) {
+            *sum += row[j];
+        }
+    }
+    out[..N].copy_from_slice(&sums);
 }
 
 /// `e^x` for `x ≤ 0` (a score minus the largest), in plain arithmetic that the compiler turns

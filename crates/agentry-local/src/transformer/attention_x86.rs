@@ -94,7 +94,7 @@ pub(super) unsafe fn grouped_scores<const G: usize, E: Stored>(
 /// # Safety
 /// The CPU must have AVX-512F and FMA.
 #[target_feature(enable = "avx512f,fma")]
-pub(super) unsafe fn grouped_values<const G: usize, const C: usize, E: Stored>(
+unsafe fn grouped_values<const G: usize, const C: usize, E: Stored>(
     values: &[E],
     weights: &[f32],
     head_dim: usize,
@@ -128,6 +128,63 @@ pub(super) unsafe fn grouped_values<const G: usize, const C: usize, E: Stored>(
                 unsafe { _mm512_storeu_ps(o.add(h * head_dim + first + c * 16), *sum) }
             }
         }
+    }
+}
+
+/// A kernel computing `G` heads' outputs from one pass over the values (see
+/// [`grouped_values`]).
+pub(super) trait GroupedValues {
+    /// The head dimension must be a multiple of it.
+    const WIDTH: usize;
+
+    /// `out[h] = Σ_j weights[h × padded + j] × value j` for `G` heads.
+    ///
+    /// # Safety
+    /// The CPU must have the kernel's features; `head_dim` must be a multiple of `WIDTH`.
+    unsafe fn run<const G: usize, E: Stored>(
+        values: &[E],
+        weights: &[f32],
+        head_dim: usize,
+        padded: usize,
+        out: &mut [f32],
+    );
+}
+
+/// [`grouped_values`], four vectors (64 dimensions) of each head at a time.
+pub(super) struct Avx512Values;
+
+impl GroupedValues for Avx512Values {
+    const WIDTH: usize = 64;
+
+    #[inline(always)]
+    unsafe fn run<const G: usize, E: Stored>(
+        values: &[E],
+        weights: &[f32],
+        head_dim: usize,
+        padded: usize,
+        out: &mut [f32],
+    ) {
+        // SAFETY: the caller vouches for AVX-512F and FMA; 64 divides `head_dim`.
+        unsafe { grouped_values::<G, 4, E>(values, weights, head_dim, padded, out) }
+    }
+}
+
+/// [`grouped_values_avx2`].
+pub(super) struct Avx2Values;
+
+impl GroupedValues for Avx2Values {
+    const WIDTH: usize = 16;
+
+    #[inline(always)]
+    unsafe fn run<const G: usize, E: Stored>(
+        values: &[E],
+        weights: &[f32],
+        head_dim: usize,
+        padded: usize,
+        out: &mut [f32],
+    ) {
+        // SAFETY: the caller vouches for AVX2, FMA and F16C; 16 divides `head_dim`.
+        unsafe { grouped_values_avx2::<G, E>(values, weights, head_dim, padded, out) }
     }
 }
 
@@ -176,21 +233,38 @@ pub(super) unsafe fn grouped_scores_avx2<E: Stored>(
     assert!(head_dim.is_multiple_of(4));
     assert!(blocks == 0 || heads == 0 || scores.len() >= (heads - 1) * padded + blocks * BLOCK);
     let block_len = head_dim * BLOCK;
+    // A block's passes compute far longer than its first pass takes to read it, and the
+    // hardware prefetchers do not run far enough ahead to keep memory busy meanwhile: each
+    // pass fetches its share of the block after next, a line per step.
+    let passes = heads.div_ceil(TOGETHER_AVX2);
+    let lines = (block_len * size_of::<E>()).div_ceil(64);
+    let share = lines.div_ceil(passes.max(1));
     for b in 0..blocks {
         let block = &keys[b * block_len..(b + 1) * block_len];
+        let ahead = keys.as_ptr().wrapping_add((b + 2) * block_len).cast::<i8>();
         let mut first = 0;
         while first < heads {
             let together = (heads - first).min(TOGETHER_AVX2);
             let queries = &queries[first * head_dim..(first + together) * head_dim];
             let at = first * padded + b * BLOCK;
             let out = &mut scores[at..];
+            let ahead = Ahead {
+                at: ahead.wrapping_add(first / TOGETHER_AVX2 * share * 64),
+                lines: share,
+            };
             // SAFETY: the caller vouches for the features; the heads' rows of `scores` hold
             // this block (checked above).
             unsafe {
                 match together {
-                    1 => block_scores_avx2::<1, E>(block, queries, head_dim, scale, out, padded),
-                    2 => block_scores_avx2::<2, E>(block, queries, head_dim, scale, out, padded),
-                    _ => block_scores_avx2::<3, E>(block, queries, head_dim, scale, out, padded),
+                    1 => block_scores_avx2::<1, E>(
+                        block, queries, head_dim, scale, out, padded, ahead,
+                    ),
+                    2 => block_scores_avx2::<2, E>(
+                        block, queries, head_dim, scale, out, padded, ahead,
+                    ),
+                    _ => block_scores_avx2::<3, E>(
+                        block, queries, head_dim, scale, out, padded, ahead,
+                    ),
                 }
             }
             first += together;
@@ -198,8 +272,28 @@ pub(super) unsafe fn grouped_scores_avx2<E: Stored>(
     }
 }
 
+/// Lines of memory for a kernel to prefetch as it goes: `lines` 64-byte lines from `at` (which
+/// may lie past the end of the data: prefetching never faults).
+#[derive(Clone, Copy)]
+struct Ahead {
+    at: *const i8,
+    lines: usize,
+}
+
+impl Ahead {
+    /// Prefetches the lines of step `step` of `steps` (an even share of them, in order).
+    #[inline(always)]
+    fn step(self, step: usize, steps: usize) {
+        let per_step = self.lines.div_ceil(steps);
+        for line in step * per_step..((step + 1) * per_step).min(self.lines) {
+            // SAFETY: prefetching never faults, whatever the address.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(self.at.wrapping_add(line * 64)) }
+        }
+    }
+}
+
 /// Scores of `G` heads (`queries`) for one block of keys (`block`, `head_dim × 16` values,
-/// dimension-major), into `out[h × padded ..][.. 16]`.
+/// dimension-major), into `out[h × padded ..][.. 16]`, prefetching `ahead` as it goes.
 ///
 /// # Safety
 /// The CPU must have AVX2, FMA and F16C; `queries` must hold `G` heads and `out` their rows.
@@ -212,14 +306,17 @@ unsafe fn block_scores_avx2<const G: usize, E: Stored>(
     scale: f32,
     out: &mut [f32],
     padded: usize,
+    ahead: Ahead,
 ) {
     debug_assert!(block.len() == head_dim * BLOCK && queries.len() == G * head_dim);
     debug_assert!(out.len() >= (G - 1) * padded + BLOCK);
     let (k, q, o) = (block.as_ptr(), queries.as_ptr(), out.as_mut_ptr());
     let scale = _mm256_set1_ps(scale);
+    let steps = head_dim / 4 * 2;
     for half in [0, 8] {
         let mut sums = [[_mm256_setzero_ps(); 4]; G];
         for d in (0..head_dim).step_by(4) {
+            ahead.step(half / 8 * head_dim / 4 + d / 4, steps);
             for lane in 0..4 {
                 // SAFETY: `d + lane < head_dim` and `half + 8 ≤ 16`: inside the block.
                 let key = unsafe { load8(k.add((d + lane) * BLOCK + half)) };
@@ -242,6 +339,8 @@ unsafe fn block_scores_avx2<const G: usize, E: Stored>(
 /// span comes from memory once, for its first 16 dimensions, and from the first-level cache
 /// for the rest.
 const ROWS_AVX2: usize = 16;
+/// How many spans ahead of the one being summed each pass prefetches its share of.
+const AHEAD_SPANS: usize = 2;
 
 /// [`grouped_values`] on AVX2: spans of [`ROWS_AVX2`] value rows, and within a span each
 /// head's output 16 dimensions (two vectors) at a time, its sums in registers over the span.
@@ -252,7 +351,7 @@ const ROWS_AVX2: usize = 16;
 /// # Safety
 /// The CPU must have AVX2, FMA and F16C.
 #[target_feature(enable = "avx2,fma,f16c")]
-pub(super) unsafe fn grouped_values_avx2<const G: usize, E: Stored>(
+unsafe fn grouped_values_avx2<const G: usize, E: Stored>(
     values: &[E],
     weights: &[f32],
     head_dim: usize,
@@ -270,7 +369,7 @@ pub(super) unsafe fn grouped_values_avx2<const G: usize, E: Stored>(
     for span in (0..seen).step_by(ROWS_AVX2) {
         let end = (span + ROWS_AVX2).min(seen);
         let ahead = v
-            .wrapping_add((span + 2 * ROWS_AVX2) * head_dim)
+            .wrapping_add((span + AHEAD_SPANS * ROWS_AVX2) * head_dim)
             .cast::<i8>();
         for first in (0..head_dim).step_by(16) {
             let ahead = ahead.wrapping_add(first / 16 * share);

@@ -434,32 +434,7 @@ fn q6k_quants(ql: &[u8; 64], qh: &[u8; 32]) -> [__m512i; 2] {
     ]
 }
 
-/// Shared driver of [`gemm_q4k`] and [`gemm_q6k`].
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,fma")]
-fn gemm<B: KBlock>(w: &[B], x: &[BlockQ8K], k_blocks: usize, out: &mut [f32], ld: usize) {
-    debug_assert!(k_blocks > 0, "k_blocks must be positive");
-    debug_assert!(
-        w.len().is_multiple_of(k_blocks),
-        "weights are not whole rows"
-    );
-    debug_assert!(
-        x.len().is_multiple_of(k_blocks),
-        "activations are not whole rows"
-    );
-    let n = w.len() / k_blocks;
-    let m = x.len() / k_blocks;
-    debug_assert!(ld >= n, "ld {ld} < n {n}");
-    debug_assert!(m == 0 || out.len() >= (m - 1) * ld + n, "out too short");
-    if m == 1 {
-        for (row, o) in w.chunks_exact(k_blocks).zip(&mut out[..n]) {
-            *o = decode_row(row, x);
-        }
-    } else if WIDE_TILE * k_blocks * size_of::<BlockQ8K>() <= L1_TILE_BYTES {
-        prompt::<B, WIDE_TILE>(w, x, k_blocks, out, ld);
-    } else {
-        prompt::<B, NARROW_TILE>(w, x, k_blocks, out, ld);
-    }
-}
+super::kernel_drivers::k_quant_drivers!("avx512f,avx512bw,avx512vl,avx512vnni,fma");
 
 /// Dot product of one weight row with one activation row of the same length,
 /// prefetching the weights that follow the row.
@@ -480,44 +455,6 @@ fn decode_row<B: KBlock>(row: &[B], x: &[BlockQ8K]) -> f32 {
         acc = _mm512_fmadd_ps(dot, _mm512_set1_ps(xb.d), acc);
     }
     _mm512_reduce_add_ps(acc)
-}
-
-/// Several activation rows: for each panel of [`ROW_PANEL`] weight rows, every tile of
-/// `TILE` activation rows is multiplied with each row of the panel. The last, partial
-/// tile is split into one of [`NARROW_TILE`] rows (if it is that large) and the rest.
-#[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,fma")]
-fn prompt<B: KBlock, const TILE: usize>(
-    w: &[B],
-    x: &[BlockQ8K],
-    k_blocks: usize,
-    out: &mut [f32],
-    ld: usize,
-) {
-    let m = x.len() / k_blocks;
-    for (panel_index, panel) in w.chunks(ROW_PANEL * k_blocks).enumerate() {
-        let first_row = panel_index * ROW_PANEL;
-        let mut t0 = 0;
-        while t0 < m {
-            let size = match m - t0 {
-                left if left >= TILE => TILE,
-                left if left >= NARROW_TILE => NARROW_TILE,
-                left => left,
-            };
-            let tokens = &x[t0 * k_blocks..];
-            for (r, row) in panel.chunks_exact(k_blocks).enumerate() {
-                let mut store = |t: usize, dot: f32| out[(t0 + t) * ld + first_row + r] = dot;
-                match size {
-                    1 => tile::<B, 1>(row, tokens, &mut store),
-                    2 => tile::<B, 2>(row, tokens, &mut store),
-                    3 => tile::<B, 3>(row, tokens, &mut store),
-                    NARROW_TILE => tile::<B, NARROW_TILE>(row, tokens, &mut store),
-                    _ => tile::<B, TILE>(row, tokens, &mut store),
-                }
-            }
-            t0 += size;
-        }
-    }
 }
 
 /// Dots one weight row with each of the first `T` activation rows of `x` (rows of

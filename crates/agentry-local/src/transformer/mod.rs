@@ -16,6 +16,8 @@ mod kernel_avx2;
 #[cfg(all(test, target_arch = "x86_64"))]
 mod kernel_check;
 #[cfg(target_arch = "x86_64")]
+mod kernel_drivers;
+#[cfg(target_arch = "x86_64")]
 mod kernel_x86;
 mod matmul;
 mod ops;
