@@ -12,10 +12,11 @@
 //! block's `bsums`. Each block yields one integer vector, converted to f32 once and folded into
 //! an f32 accumulator with the block scales.
 //!
-//! The drivers are the AVX-512 kernels' (`kernel_drivers.rs`): one activation row (decode) walks the weights
-//! once with software prefetching ahead; several (prompt processing) expand each weight block
-//! once for a tile of activation rows. With half the registers, a block is expanded 32 values
-//! at a time, each part multiplied with every row of the tile while it is in registers.
+//! The drivers are the AVX-512 kernels' (`kernel_drivers.rs`): one activation row (decode)
+//! walks the weights once with software prefetching ahead; several (prompt processing) expand
+//! each weight block once for a tile of activation rows. With half the registers, a block is
+//! expanded 32 values at a time, each part multiplied with every row of the tile while it is in
+//! registers.
 
 use std::arch::x86_64::*;
 use std::sync::OnceLock;

@@ -8,7 +8,7 @@
 //! case to candle's dot products.
 
 #[cfg(target_arch = "x86_64")]
-use super::tensor::{Blocks, Tiles, cast};
+use super::tensor::{Blocks, Tiles, cast, cast_mut};
 use super::tensor::{Matrix, Storage, with_blocks};
 use candle_core::quantized::k_quants::{BlockQ8_0, BlockQ8_1, BlockQ8K, GgmlType};
 use half::f16;
@@ -51,6 +51,9 @@ pub(crate) trait DotInput: GgmlType {
 
 macro_rules! dot_input {
     ($t:ty, $field:ident) => {
+        dot_input!($t, $field, <$t>::from_float);
+    };
+    ($t:ty, $field:ident, $quantize:expr) => {
         impl DotInput for $t {
             fn slot(input: &Input) -> &[Self] {
                 debug_assert!(input.$field.current);
@@ -68,16 +71,27 @@ macro_rules! dot_input {
                 blocks
                     .par_chunks_mut(per_row)
                     .zip(input.values.par_chunks(input.cols))
-                    .for_each(|(blocks, values)| <$t>::from_float(values, blocks));
+                    .for_each(|(blocks, values)| $quantize(values, blocks));
                 input.$field.current = true;
             }
         }
     };
 }
-dot_input!(BlockQ8K, q8k);
+dot_input!(BlockQ8K, q8k, quantize_q8k);
 dot_input!(BlockQ8_0, q8_0);
 dot_input!(BlockQ8_1, q8_1);
 dot_input!(f16, f16);
+
+/// `Q8_K` activations: on AVX2, this crate's vector code (`quantize_x86.rs`, the same bits);
+/// elsewhere, candle's.
+fn quantize_q8k(values: &[f32], blocks: &mut [BlockQ8K]) {
+    #[cfg(target_arch = "x86_64")]
+    if super::quantize_x86::available() {
+        // SAFETY: `available` found AVX2.
+        return unsafe { super::quantize_x86::quantize_q8k(values, cast_mut(blocks)) };
+    }
+    BlockQ8K::from_float(values, blocks)
+}
 
 impl DotInput for f32 {
     fn slot(input: &Input) -> &[Self] {

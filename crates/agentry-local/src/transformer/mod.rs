@@ -23,6 +23,8 @@ mod matmul;
 mod ops;
 #[cfg(target_arch = "x86_64")]
 mod packed_x86;
+#[cfg(target_arch = "x86_64")]
+mod quantize_x86;
 mod tensor;
 
 use crate::CachePrecision;

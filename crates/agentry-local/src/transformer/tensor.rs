@@ -146,7 +146,7 @@ pub(crate) fn cast<T, U>(blocks: &[T]) -> &[U] {
 
 /// [`cast`], for writing.
 #[cfg(target_arch = "x86_64")]
-fn cast_mut<T, U>(blocks: &mut [T]) -> &mut [U] {
+pub(crate) fn cast_mut<T, U>(blocks: &mut [T]) -> &mut [U] {
     const {
         assert!(std::mem::size_of::<T>() == std::mem::size_of::<U>());
         assert!(std::mem::align_of::<T>() >= std::mem::align_of::<U>());
