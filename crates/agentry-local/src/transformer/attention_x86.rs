@@ -372,11 +372,11 @@ unsafe fn grouped_values_avx2<const G: usize, E: Stored>(
             .wrapping_add((span + AHEAD_SPANS * ROWS_AVX2) * head_dim)
             .cast::<i8>();
         for first in (0..head_dim).step_by(16) {
-            let ahead = ahead.wrapping_add(first / 16 * share);
-            for offset in (0..share).step_by(64) {
-                // Prefetching never faults, so running past the end of `values` is harmless.
-                _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(offset));
-            }
+            let share = Ahead {
+                at: ahead.wrapping_add(first / 16 * share),
+                lines: share.div_ceil(64),
+            };
+            share.step(0, 1);
             // SAFETY: `h < G` and `first + 8 c + 7 < head_dim`: inside `out`.
             let mut sums: [[__m256; 2]; G] = std::array::from_fn(|h| {
                 std::array::from_fn(|c| unsafe {

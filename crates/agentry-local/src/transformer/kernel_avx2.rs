@@ -331,30 +331,4 @@ fn tile<B: KBlock, const T: usize>(row: &[B], x: &[BlockQ8K], store: &mut impl F
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::transformer::kernel_check::{
-        Products, avx2_or_skip, extreme_products, random_products,
-    };
-
-    const PRODUCTS: Products = Products {
-        q4k: gemm_q4k,
-        q6k: gemm_q6k,
-    };
-
-    #[test]
-    fn q4k_and_q6k_match_candle() {
-        if avx2_or_skip("q4k_and_q6k_match_candle") {
-            // SAFETY: `avx2_or_skip` found the kernels' features.
-            unsafe { random_products(&PRODUCTS, 0xa2) }
-        }
-    }
-
-    #[test]
-    fn extremes_do_not_overflow() {
-        if avx2_or_skip("extremes_do_not_overflow") {
-            // SAFETY: as above.
-            unsafe { extreme_products(&PRODUCTS) }
-        }
-    }
-}
+super::kernel_check::k_quant_product_tests!(avx2_or_skip, 0xa2);

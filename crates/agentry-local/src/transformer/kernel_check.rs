@@ -215,3 +215,41 @@ pub(crate) unsafe fn extreme_products(products: &Products) {
         },
     );
 }
+
+/// The tests every set of `Q4_K`/`Q6_K` kernels passes: a `tests` module, in the kernels'
+/// module, comparing its `gemm_q4k` and `gemm_q6k` with candle on random blocks (from `seed`)
+/// and on the extremes, each test skipped where `$available` (given the test's name) says the
+/// CPU lacks the kernels' features.
+macro_rules! k_quant_product_tests {
+    ($available:ident, $seed:expr) => {
+        mod tests {
+            use super::*;
+            use crate::transformer::kernel_check::{
+                Products, extreme_products, random_products, $available,
+            };
+
+            const PRODUCTS: Products = Products {
+                q4k: gemm_q4k,
+                q6k: gemm_q6k,
+            };
+
+            #[test]
+            fn q4k_and_q6k_match_candle() {
+                if $available("q4k_and_q6k_match_candle") {
+                    // SAFETY: `$available` found the kernels' features.
+                    unsafe { random_products(&PRODUCTS, $seed) }
+                }
+            }
+
+            #[test]
+            fn extremes_do_not_overflow() {
+                if $available("extremes_do_not_overflow") {
+                    // SAFETY: as above.
+                    unsafe { extreme_products(&PRODUCTS) }
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use k_quant_product_tests;

@@ -482,30 +482,4 @@ fn tile<B: KBlock, const T: usize>(row: &[B], x: &[BlockQ8K], store: &mut impl F
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::transformer::kernel_check::{
-        Products, extreme_products, random_products, vnni_or_skip,
-    };
-
-    const PRODUCTS: Products = Products {
-        q4k: gemm_q4k,
-        q6k: gemm_q6k,
-    };
-
-    #[test]
-    fn q4k_and_q6k_match_candle() {
-        if vnni_or_skip("q4k_and_q6k_match_candle") {
-            // SAFETY: `vnni_or_skip` found the kernels' features.
-            unsafe { random_products(&PRODUCTS, 0x5eed) }
-        }
-    }
-
-    #[test]
-    fn extremes_do_not_overflow() {
-        if vnni_or_skip("extremes_do_not_overflow") {
-            // SAFETY: as above.
-            unsafe { extreme_products(&PRODUCTS) }
-        }
-    }
-}
+super::kernel_check::k_quant_product_tests!(vnni_or_skip, 0x5eed);

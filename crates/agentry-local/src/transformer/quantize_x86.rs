@@ -5,10 +5,10 @@
 
 use super::kernel_x86::{BlockQ8K, QK_K};
 
-/// Whether this CPU has what [`quantize_q8k`] needs (AVX2; checked once, cached).
+/// Whether this CPU has what [`quantize_q8k`] needs (AVX2; the standard library caches the
+/// answer).
 pub(super) fn available() -> bool {
-    static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *AVAILABLE.get_or_init(|| is_x86_feature_detected!("avx2"))
+    is_x86_feature_detected!("avx2")
 }
 
 /// Quantizes `xs` (whole blocks of 256 values) into `ys`, one block each: `d` is the block's
