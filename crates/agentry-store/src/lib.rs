@@ -7,9 +7,14 @@
 //! - a checkpoint appends: the messages its step added (each run's messages are an append-only
 //!   log), its events and a small record of the run are written in one transaction, so a
 //!   checkpoint costs the same at step 10 and step 10,000;
+//! - a checkpoint follows one revision of its run (the number of its checkpoints written) and is
+//!   written only at that revision, else it fails with
+//!   [`StoreError::OutOfOrder`](agentry_core::StoreError) and changes nothing: when a commit
+//!   fails, the checkpoints queued after it are refused, so a stored run is always one
+//!   checkpoint whole, loadable and resumable once the store is back;
 //! - a run's lease has a number and an expiry: the process that saves a run holds it until the
 //!   expiry (each save and [renewal](agentry_core::RunStore::renew) moves it on; a save that
-//!   pauses or ends the run releases it); a [claim](agentry_core::RunStore::claim) succeeds only
+//!   pauses or ends the run releases it, and no renewal takes it back); a [claim](agentry_core::RunStore::claim) succeeds only
 //!   when no process holds the lease ([`StoreError::Leased`](agentry_core::StoreError) otherwise)
 //!   and moves its number on by one, atomically in the database, so of several processes
 //!   claiming a run exactly one wins; a save or renewal under a stale lease fails with
@@ -48,6 +53,7 @@
 //!     .save(Checkpoint {
 //!         snapshot: &snapshot,
 //!         lease: 0,
+//!         revision: append.revision, // 0: the run's first checkpoint
 //!         appended: &append.appended,
 //!         layout: &append.layout,
 //!         events: &started,
@@ -56,7 +62,7 @@
 //!     .await?;
 //!
 //! let stored = store.load("run-1").await?.expect("the run was saved");
-//! assert_eq!((stored.snapshot, stored.lease), (snapshot, 0));
+//! assert_eq!((stored.snapshot, stored.lease, stored.revision), (snapshot, 0, 1));
 //! assert_eq!(store.events("run-1").await?[0].seq, 1);
 //! # drop(store);
 //! # std::fs::remove_dir_all(dir)?;
@@ -72,8 +78,8 @@ mod postgres;
 mod rows;
 mod sqlite;
 
-pub use postgres::PostgresStore;
-pub use sqlite::SqliteStore;
+pub use postgres::{DEFAULT_LOCK_TIMEOUT, PostgresOptions, PostgresStore};
+pub use sqlite::{DEFAULT_BUSY_TIMEOUT, SqliteOptions, SqliteStore};
 
 // The book's chapters whose samples use this crate, compiled and run as doc tests by
 // `cargo test --doc`.

@@ -28,6 +28,11 @@ pub(crate) fn sqlite() -> Migrator {
             "cancel requests",
             include_str!("../migrations/sqlite/0003_cancel_requests.sql"),
         ),
+        migration(
+            4,
+            "revisions",
+            include_str!("../migrations/sqlite/0004_revisions.sql"),
+        ),
     ])
 }
 
@@ -48,6 +53,11 @@ pub(crate) fn postgres() -> Migrator {
             3,
             "cancel requests",
             include_str!("../migrations/postgres/0003_cancel_requests.sql"),
+        ),
+        migration(
+            4,
+            "revisions",
+            include_str!("../migrations/postgres/0004_revisions.sql"),
         ),
     ])
 }

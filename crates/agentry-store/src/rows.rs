@@ -4,8 +4,8 @@
 use agentry_core::store::history_from_log;
 use agentry_core::store::record::{self, SnapshotRecord};
 use agentry_core::{
-    Checkpoint, Message, RecordedEvent, RunQuery, RunStatus, RunSummary, StoreError, StoredEvent,
-    StoredRun,
+    Checkpoint, Message, RecordedEvent, Renewal, RunQuery, RunStatus, RunSummary, StoreError,
+    StoredEvent, StoredRun,
 };
 use serde::Serialize;
 use sqlx::{Database, Encode, QueryBuilder, Type};
@@ -25,6 +25,8 @@ pub(crate) struct SaveRow<'a> {
     pub status: &'static str,
     pub step: i64,
     pub lease: i64,
+    /// The run's revision the checkpoint follows.
+    pub revision: i64,
     /// How long the lease is held from now, in ms (`None` releases it).
     pub hold: Option<i64>,
     /// The snapshot without its messages, and their layout.
@@ -48,6 +50,7 @@ impl<'a> SaveRow<'a> {
             status: snapshot.status().as_str(),
             step: i64::from(snapshot.step),
             lease: lease_param(checkpoint.lease),
+            revision: revision_param(checkpoint.revision),
             hold: checkpoint.hold.map(millis),
             record: SnapshotRecord::new(snapshot, checkpoint.layout),
             first: i64::try_from(first).unwrap_or(i64::MAX),
@@ -107,6 +110,34 @@ pub(crate) fn claim_refused(
     }
 }
 
+/// What a renewal of `lease` that changed nothing says, from what the run's row holds now (its
+/// lease and expiry; `None`: no row): the lease was released, taken over, or the run is unknown.
+pub(crate) fn renewal_refused(
+    store: &str,
+    run_id: &str,
+    lease: u64,
+    found: Option<(i64, i64)>,
+) -> Result<Renewal, StoreError> {
+    match found {
+        None => Err(StoreError::NotFound {
+            store: store.to_string(),
+            run_id: run_id.to_string(),
+        }),
+        Some((current, 0)) if current == lease_param(lease) => Ok(Renewal::lease_released()),
+        Some(_) => Err(conflict(store, run_id, lease)),
+    }
+}
+
+/// The error of a checkpoint following `revision` of a run at revision `stored`.
+pub(crate) fn out_of_order(store: &str, run_id: &str, revision: u64, stored: i64) -> StoreError {
+    StoreError::OutOfOrder {
+        store: store.to_string(),
+        run_id: run_id.to_string(),
+        revision,
+        stored: u64::try_from(stored).unwrap_or(0),
+    }
+}
+
 /// The error of a save or claim under `lease`, which is not the run's current lease.
 pub(crate) fn conflict(store: &str, run_id: &str, lease: u64) -> StoreError {
     StoreError::Conflict {
@@ -140,19 +171,24 @@ pub(crate) fn lease_param(lease: u64) -> i64 {
     i64::try_from(lease).unwrap_or(-1)
 }
 
+/// A revision as stored: like a lease, far below `i64::MAX`; a larger one matches none.
+pub(crate) fn revision_param(revision: u64) -> i64 {
+    i64::try_from(revision).unwrap_or(-1)
+}
+
 /// A stored lease, checked.
 pub(crate) fn lease(store: &str, run_id: &str, stored: i64) -> Result<u64, StoreError> {
     u64::try_from(stored).map_err(|_| unreadable(store, run_id, format!("its lease is {stored}")))
 }
 
-/// A stored run, read back from its record (the snapshot column) and, for a record whose history
-/// lies in the log, the log's messages as (position, JSON text), which `messages` reads when
-/// asked.
+/// A stored run, read back from its record (the snapshot column), its lease and revision and,
+/// for a record whose history lies in the log, the log's messages as (position, JSON text), which
+/// `messages` reads when asked.
 pub(crate) async fn stored_run<F>(
     store: &str,
     run_id: &str,
     record: &str,
-    lease: i64,
+    (lease, revision): (i64, i64),
     messages: F,
 ) -> Result<StoredRun, StoreError>
 where
@@ -180,9 +216,12 @@ where
             )
         })?;
     }
+    let revision = u64::try_from(revision)
+        .map_err(|_| unreadable(store, run_id, format!("its revision is {revision}")))?;
     Ok(StoredRun {
         snapshot,
         lease: self::lease(store, run_id, lease)?,
+        revision,
         layout,
     })
 }

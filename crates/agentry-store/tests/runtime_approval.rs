@@ -11,7 +11,7 @@ use agentry::prelude::*;
 use agentry::{Decision, PendingApproval, RunQuery, RunStatus, RunStore};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use support::Backend;
+use support::{Backend, results_in};
 
 #[derive(Deserialize, JsonSchema)]
 struct Days {
@@ -27,13 +27,6 @@ struct Ran {
 
 /// The number of tool results in a request: the model's script is keyed on it, so a model made
 /// anew (as in a new process) answers the same history the same way.
-fn results_in(req: &ModelRequest) -> usize {
-    req.messages
-        .iter()
-        .filter(|m| matches!(m, Message::Tool(_)))
-        .count()
-}
-
 /// Reads the logs and deletes old ones in one turn (a call that needs approval beside one that
 /// does not), then reports what the last tool result said.
 fn cleaner(ran: &Ran, deletes_need_approval: bool) -> Agent {

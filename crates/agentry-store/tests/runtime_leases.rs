@@ -10,23 +10,11 @@ use agentry::prelude::*;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use support::{Backend, TempDir, take_over};
+use support::{Backend, Step, TempDir, results_in, take_over};
 use tokio::sync::{Barrier, Notify};
 
 /// Short leases, so tests see several renewals and expiries.
 const LEASE: Duration = Duration::from_millis(300);
-
-#[derive(Deserialize, JsonSchema)]
-struct Step {
-    n: u32,
-}
-
-fn results_in(req: &ModelRequest) -> usize {
-    req.messages
-        .iter()
-        .filter(|m| matches!(m, Message::Tool(_)))
-        .count()
-}
 
 /// Each call of `work` as a line `n key`, in the order they ran.
 fn calls(path: &Path) -> Vec<String> {

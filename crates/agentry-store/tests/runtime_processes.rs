@@ -14,7 +14,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use support::{Backend, TempDir, open_spec};
+use support::{Backend, Step, TempDir, open_spec, results_in};
 
 const ROLE: &str = "AGENTRY_TEST_CHILD";
 const STORE: &str = "AGENTRY_TEST_CHILD_STORE";
@@ -26,20 +26,8 @@ const RUN: &str = "AGENTRY_TEST_CHILD_RUN";
 const LEASE: Duration = Duration::from_secs(3);
 
 #[derive(Deserialize, JsonSchema)]
-struct Step {
-    n: u32,
-}
-
-#[derive(Deserialize, JsonSchema)]
 struct Days {
     days: u32,
-}
-
-fn results_in(req: &ModelRequest) -> usize {
-    req.messages
-        .iter()
-        .filter(|m| matches!(m, Message::Tool(_)))
-        .count()
 }
 
 fn append(path: &Path, line: &str) {

@@ -81,7 +81,7 @@ async fn runs_outlive_the_store_and_reopening_keeps_the_schema() {
             .fetch_one(store.pool())
             .await
             .unwrap();
-        assert_eq!(applied, 3, "the schema's three migrations, applied once");
+        assert_eq!(applied, 4, "the schema's four migrations, applied once");
         let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
             .fetch_one(store.pool())
             .await

@@ -491,6 +491,18 @@ impl RunContext {
         }
     }
 
+    /// Puts back events taken with [`take_recorded`](Self::take_recorded) whose checkpoint was
+    /// not written, before any recorded since, so the next checkpoint saves them (oldest first).
+    pub fn restore_recorded(&self, mut events: Vec<crate::RecordedEvent>) {
+        if let Some(recorded) = &self.0.recorded
+            && !events.is_empty()
+        {
+            let mut recorded = lock(recorded);
+            events.append(&mut recorded);
+            *recorded = events;
+        }
+    }
+
     /// True when events were recorded since the last [`take_recorded`](Self::take_recorded).
     pub fn has_recorded(&self) -> bool {
         self.0

@@ -9,7 +9,7 @@
 
 use crate::{History, Message};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 /// `len` consecutive messages of a run's log, from position `start`.
@@ -58,6 +58,10 @@ pub struct LogAppend {
     pub appended: Vec<Arc<Message>>,
     /// The layout after the checkpoint.
     pub layout: LogLayout,
+    /// The run's revision in the store that the checkpoint follows ([`Checkpoint::revision`]).
+    ///
+    /// [`Checkpoint::revision`]: super::Checkpoint::revision
+    pub revision: u64,
 }
 
 impl LogAppend {
@@ -67,8 +71,14 @@ impl LogAppend {
     }
 }
 
-/// Tracks what of a run's history is already in its store's log, so each checkpoint writes only
-/// what was added. Runtimes keep one per durable run.
+/// Tracks what of a run's history its store holds, so each checkpoint writes only what was
+/// added, and follows the revision the last one left. Runtimes keep one per durable run.
+///
+/// A checkpoint is first [handed over](Self::handed) (the store may write it later, in order),
+/// then known [written](Self::written) or [failed](Self::failed). The next checkpoint is built on
+/// the last one handed over, so checkpoints can be pipelined; when one fails, the log goes back
+/// to the last one written, and the store refuses the checkpoints handed over after the failed
+/// one (they follow a revision it never reached), so what it holds is always a checkpoint whole.
 ///
 /// ```
 /// use agentry_core::store::MessageLog;
@@ -79,7 +89,7 @@ impl LogAppend {
 /// history.push(Message::user("hi"));
 /// history.push(Message::assistant("hello"));
 /// let first = log.append(&history);
-/// assert_eq!((first.appended.len(), first.layout.next), (2, 2));
+/// assert_eq!((first.appended.len(), first.layout.next, first.revision), (2, 2, 0));
 /// log.saved(history.clone(), first.layout);
 ///
 /// history.push(Message::user("and now?"));
@@ -87,13 +97,27 @@ impl LogAppend {
 /// assert_eq!(second.appended.len(), 1);       // only what was added
 /// assert_eq!(second.first(), 2);
 /// assert_eq!(second.layout.spans.len(), 1);   // the history is log[0..3]
+/// assert_eq!(second.revision, 1);             // it follows the first checkpoint
+///
+/// // Handed over, then failed: the next checkpoint is built on the first one again.
+/// log.handed(history.clone(), second.layout.clone());
+/// log.failed();
+/// assert_eq!(log.append(&history), second);
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct MessageLog {
-    /// The history as of the last checkpoint.
-    saved: History,
-    /// Its layout in the log.
+    /// As of the last checkpoint known written.
+    written: LogState,
+    /// The checkpoints handed over since, whose outcome is not known yet, oldest first.
+    handed: VecDeque<LogState>,
+}
+
+/// The history as of one checkpoint, its layout in the log, and the run's revision after it.
+#[derive(Clone, Debug, Default)]
+struct LogState {
+    history: History,
     layout: LogLayout,
+    revision: u64,
 }
 
 impl MessageLog {
@@ -102,36 +126,61 @@ impl MessageLog {
         MessageLog::default()
     }
 
-    /// The log of a run loaded from a store: `history` lies in the log as `layout` says. (A run
-    /// stored before histories were logged has an empty layout and an empty history here, so
-    /// its first checkpoint writes the whole history into the log.)
-    pub fn resumed(history: History, layout: LogLayout) -> Self {
+    /// The log of a run loaded from a store at `revision`: `history` lies in the log as `layout`
+    /// says. (A run stored before histories were logged has an empty layout and an empty
+    /// history here, so its first checkpoint writes the whole history into the log.)
+    pub fn resumed(history: History, layout: LogLayout, revision: u64) -> Self {
         MessageLog {
-            saved: history,
-            layout,
+            written: LogState {
+                history,
+                layout,
+                revision,
+            },
+            handed: VecDeque::new(),
         }
     }
 
-    /// The layout as of the last checkpoint.
-    pub fn layout(&self) -> &LogLayout {
-        &self.layout
+    /// The last checkpoint handed over (or written, when none is outstanding).
+    fn last(&self) -> &LogState {
+        self.handed.back().unwrap_or(&self.written)
     }
 
-    /// What a checkpoint of `history` adds to the log. A history that only grew since the last
-    /// checkpoint costs what it added; one that was rewritten (compacted, replaced) is matched
-    /// message by message against the saved one, and only messages the log does not hold are
-    /// appended.
+    /// The layout as of the last checkpoint handed over.
+    pub fn layout(&self) -> &LogLayout {
+        &self.last().layout
+    }
+
+    /// The revision the next checkpoint follows.
+    pub fn revision(&self) -> u64 {
+        self.last().revision
+    }
+
+    /// How many checkpoints were handed over whose outcome is not known yet.
+    pub fn outstanding(&self) -> usize {
+        self.handed.len()
+    }
+
+    /// What a checkpoint of `history` adds to the log, after the last one handed over. A
+    /// history that only grew since costs what it added; one that was rewritten (compacted,
+    /// replaced) is matched message by message against the saved one, and only messages the log
+    /// does not hold are appended.
     pub fn append(&self, history: &History) -> LogAppend {
-        let saved_len = self.saved.len();
-        let only_grew = history.edits() == self.saved.edits()
+        let LogState {
+            history: saved,
+            layout: saved_layout,
+            revision,
+        } = self.last();
+        let revision = *revision;
+        let saved_len = saved.len();
+        let only_grew = history.edits() == saved.edits()
             && history.len() >= saved_len
             && (saved_len == 0
                 || matches!(
-                    (history.get_shared(saved_len - 1), self.saved.get_shared(saved_len - 1)),
+                    (history.get_shared(saved_len - 1), saved.get_shared(saved_len - 1)),
                     (Some(a), Some(b)) if Arc::ptr_eq(a, b)
                 ))
-            && self.layout.history_len() == saved_len as u64;
-        let mut layout = self.layout.clone();
+            && saved_layout.history_len() == saved_len as u64;
+        let mut layout = saved_layout.clone();
         let mut appended = Vec::new();
         if only_grew {
             // By index: skipping an iterator over the history would walk the saved part.
@@ -140,13 +189,16 @@ impl MessageLog {
                 layout.next += 1;
                 appended.push(message.clone());
             }
-            return LogAppend { appended, layout };
+            return LogAppend {
+                appended,
+                layout,
+                revision,
+            };
         }
         // Rewritten: keep the positions of the messages the log already holds.
-        let known: HashMap<*const Message, u64> = self
-            .saved
+        let known: HashMap<*const Message, u64> = saved
             .iter_shared()
-            .zip(self.layout.positions())
+            .zip(saved_layout.positions())
             .map(|(m, pos)| (Arc::as_ptr(m), pos))
             .collect();
         layout.spans.clear();
@@ -160,13 +212,43 @@ impl MessageLog {
                 }
             }
         }
-        LogAppend { appended, layout }
+        LogAppend {
+            appended,
+            layout,
+            revision,
+        }
     }
 
-    /// Records that `history` was saved with `layout` (after the store accepted the checkpoint).
+    /// Records that a checkpoint of `history` with `layout` (from [`append`](Self::append)) was
+    /// handed over to the store, which has not said yet whether it wrote it.
+    pub fn handed(&mut self, history: History, layout: LogLayout) {
+        let revision = self.revision() + 1;
+        self.handed.push_back(LogState {
+            history,
+            layout,
+            revision,
+        });
+    }
+
+    /// Records that the oldest checkpoint handed over and not known written was written.
+    pub fn written(&mut self) {
+        if let Some(state) = self.handed.pop_front() {
+            self.written = state;
+        }
+    }
+
+    /// Records that the checkpoints handed over and not known written were not (the oldest
+    /// failed; the store refuses the later ones): the next checkpoint is built on the last one
+    /// written.
+    pub fn failed(&mut self) {
+        self.handed.clear();
+    }
+
+    /// Records that a checkpoint of `history` with `layout` was handed over and written (after
+    /// the store accepted it).
     pub fn saved(&mut self, history: History, layout: LogLayout) {
-        self.saved = history;
-        self.layout = layout;
+        self.handed(history, layout);
+        self.written();
     }
 }
 
@@ -258,6 +340,41 @@ mod tests {
         let a = log.append(&other);
         assert_eq!(a.appended.len(), 4);
         assert_eq!(a.layout.spans, [LogSpan { start: 3, len: 4 }]);
+    }
+
+    #[test]
+    fn a_failed_checkpoint_takes_the_log_back_to_the_last_one_written() {
+        let mut log = MessageLog::resumed(History::new(), LogLayout::default(), 7);
+        let mut h = History::new();
+        h.push(Message::user("m0"));
+        let a = log.append(&h);
+        assert_eq!((a.revision, a.first()), (7, 0));
+        log.handed(h.clone(), a.layout.clone());
+        // Pipelined: the next checkpoint is built on the one handed over.
+        h.push(Message::user("m1"));
+        let b = log.append(&h);
+        assert_eq!((b.revision, b.first(), b.appended.len()), (8, 1, 1));
+        log.handed(h.clone(), b.layout.clone());
+        assert_eq!((log.outstanding(), log.revision()), (2, 9));
+
+        // The first fails: everything handed over is rebuilt from the last one written.
+        log.failed();
+        assert_eq!((log.outstanding(), log.revision()), (0, 7));
+        let again = log.append(&h);
+        assert_eq!(
+            (again.revision, again.first(), again.appended.len()),
+            (7, 0, 2)
+        );
+
+        // The first is written, the second fails: rebuilt from the first.
+        log.handed(h.clone(), again.layout.clone());
+        h.push(Message::user("m2"));
+        let c = log.append(&h);
+        log.handed(h.clone(), c.layout.clone());
+        log.written();
+        log.failed();
+        assert_eq!(log.append(&h), c);
+        assert_eq!(log.revision(), 8);
     }
 
     #[test]

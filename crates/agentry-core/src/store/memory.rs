@@ -31,6 +31,8 @@ struct MemoryRun {
     snapshot: RunSnapshot,
     layout: LogLayout,
     lease: u64,
+    /// How many checkpoints were written.
+    revision: u64,
     /// When the lease expires, in ms since the Unix epoch (0: released).
     lease_expires_ms: i64,
     created_ms: i64,
@@ -85,6 +87,15 @@ impl RunStore for MemoryStore {
                 None if checkpoint.lease != 0 => {
                     return Err(Self::conflict(&snapshot.run_id, checkpoint.lease));
                 }
+                // A run that is not there is at revision 0.
+                None if checkpoint.revision != 0 => {
+                    return Err(StoreError::OutOfOrder {
+                        store: "memory".into(),
+                        run_id: snapshot.run_id.clone(),
+                        revision: checkpoint.revision,
+                        stored: 0,
+                    });
+                }
                 None => {
                     let order = runs.len() as u64;
                     runs.entry(snapshot.run_id.clone()).or_insert(MemoryRun {
@@ -92,6 +103,7 @@ impl RunStore for MemoryStore {
                         snapshot: snapshot.clone(),
                         layout: LogLayout::default(),
                         lease: 0,
+                        revision: 0,
                         lease_expires_ms: 0,
                         created_ms: now,
                         updated_ms: now,
@@ -100,6 +112,15 @@ impl RunStore for MemoryStore {
                     })
                 }
             };
+            if run.revision != checkpoint.revision {
+                return Err(StoreError::OutOfOrder {
+                    store: "memory".into(),
+                    run_id: snapshot.run_id.clone(),
+                    revision: checkpoint.revision,
+                    stored: run.revision,
+                });
+            }
+            run.revision += 1;
             run.snapshot = snapshot.clone();
             run.layout = checkpoint.layout.clone();
             run.lease_expires_ms = expiry(now, checkpoint.hold);
@@ -120,6 +141,7 @@ impl RunStore for MemoryStore {
         let found = self.lock().get(run_id).map(|r| StoredRun {
             snapshot: r.snapshot.clone(),
             lease: r.lease,
+            revision: r.revision,
             layout: Some(r.layout.clone()),
         });
         Box::pin(async move { Ok(found) })
@@ -162,6 +184,7 @@ impl RunStore for MemoryStore {
         let result = match self.lock().get_mut(run_id) {
             None => Err(Self::not_found(run_id)),
             Some(run) if run.lease != lease => Err(Self::conflict(run_id, lease)),
+            Some(run) if run.lease_expires_ms == RELEASED => Ok(Renewal::lease_released()),
             Some(run) => {
                 run.lease_expires_ms = expiry(now_ms(), Some(hold));
                 Ok(Renewal::new(run.cancel_requested))
@@ -238,9 +261,12 @@ impl RunStore for MemoryStore {
     }
 }
 
-/// The expiry of a lease held for `hold` from `now` (0, released, for `None`).
+/// The expiry of a released lease.
+const RELEASED: i64 = 0;
+
+/// The expiry of a lease held for `hold` from `now` (released for `None`).
 fn expiry(now: i64, hold: Option<Duration>) -> i64 {
-    hold.map_or(0, |h| {
+    hold.map_or(RELEASED, |h| {
         now.saturating_add(i64::try_from(h.as_millis()).unwrap_or(i64::MAX))
     })
 }

@@ -6,10 +6,19 @@
 //!   checkpoint, and a small record of the run (its snapshot without the messages, and the
 //!   [layout](LogLayout) of its history over the log): either all of it is stored or none. A
 //!   checkpoint's cost does not depend on how long the run has been going.
+//! - **Checkpoints follow one another.** A stored run has a revision: the number of its
+//!   checkpoints written (a new run's first checkpoint follows revision 0). A checkpoint names
+//!   the revision it follows ([`Checkpoint::revision`]) and is written only when the run is at
+//!   that revision, else it fails with [`StoreError::OutOfOrder`] and changes nothing. So a
+//!   checkpoint that fails leaves the run exactly at the previous one, and one handed over after
+//!   it (built on a checkpoint that was never written) can never land on top of what is
+//!   missing: a stored run is always a checkpoint whole, loadable and resumable once the store
+//!   is back.
 //! - **Leases: one driver per run.** Every run has a lease number, 0 when it is first saved, and
 //!   an expiry. The process that saves a run holds its lease until the expiry, which every save
 //!   and every [renewal](RunStore::renew) moves on; a save that pauses or ends the run releases
-//!   it. A process that wants to continue a stored run [claims](RunStore::claim) it with the
+//!   it, and a renewal never takes a released lease back (it says so, [`Renewal::released`]).
+//!   A process that wants to continue a stored run [claims](RunStore::claim) it with the
 //!   lease and status it loaded: the claim succeeds only when the lease has expired or was
 //!   released ([`StoreError::Leased`] otherwise, with the time left), for exactly one claimant,
 //!   and moves the lease number on by one. A save or renewal under a lease that is no longer
@@ -72,6 +81,24 @@ pub enum StoreError {
         store: String,
         /// The run.
         run_id: String,
+    },
+    /// A checkpoint does not follow the run's stored revision: a checkpoint before it was not
+    /// written (it failed), or another writer under the same lease wrote one. Nothing changed.
+    #[error(
+        "run store `{store}`: a checkpoint of run `{run_id}` follows revision {revision}, but the \
+         store holds revision {stored}: a checkpoint before it was not written, so it was refused \
+         and the run is as its last written checkpoint left it; load the run again to go on from \
+         there"
+    )]
+    OutOfOrder {
+        /// The store.
+        store: String,
+        /// The run.
+        run_id: String,
+        /// The revision the checkpoint follows.
+        revision: u64,
+        /// The run's revision in the store.
+        stored: u64,
     },
     /// The store itself failed (connection, disk, a record it cannot read).
     #[error("run store `{store}` failed: {message}")]
@@ -200,6 +227,10 @@ pub struct Checkpoint<'a> {
     pub snapshot: &'a RunSnapshot,
     /// The lease of the process saving it (0 for a new run).
     pub lease: u64,
+    /// The run's revision in the store that this checkpoint follows: 0 for a new run, else the
+    /// revision it was loaded at plus the checkpoints saved since ([`MessageLog`] keeps it). The
+    /// store writes the checkpoint only at that revision, and moves it on by one.
+    pub revision: u64,
     /// Messages appended to the log by this checkpoint, at positions
     /// `layout.next - appended.len()` onwards.
     pub appended: &'a [Arc<Message>],
@@ -219,6 +250,8 @@ pub struct StoredRun {
     pub snapshot: RunSnapshot,
     /// Its current lease: claim it with this number to continue it.
     pub lease: u64,
+    /// Its revision: how many of its checkpoints were written (the next one follows this).
+    pub revision: u64,
     /// Where its history lies in its message log (`None` for a run stored before histories were
     /// logged: its next checkpoint writes the whole history into the log).
     pub layout: Option<LogLayout>,
@@ -304,18 +337,23 @@ pub trait RunStore: Send + Sync + 'static {
     /// The store's name, for errors (`memory`, `sqlite:runs.db`, ...).
     fn name(&self) -> &str;
     /// Saves a checkpoint (its appended messages, events and record) in one transaction. A new
-    /// run is created with lease 0; an existing one is written only when `checkpoint.lease` is
-    /// its current lease, else [`StoreError::Conflict`]. The lease's expiry becomes now plus
-    /// `checkpoint.hold`, or the lease is released when `hold` is `None`.
+    /// run (revision 0) is created with lease 0; an existing one is written only when
+    /// `checkpoint.lease` is its current lease, else [`StoreError::Conflict`], and when
+    /// `checkpoint.revision` is its revision, else [`StoreError::OutOfOrder`]; its revision then
+    /// moves on by one. The lease's expiry becomes now plus `checkpoint.hold`, or the lease is
+    /// released when `hold` is `None`. A save that fails writes nothing.
     fn save<'a>(&'a self, checkpoint: Checkpoint<'a>) -> BoxFuture<'a, Result<(), StoreError>>;
     /// Hands a checkpoint over to be saved as [`save`](Self::save) does, and returns its
     /// outcome as a future that borrows nothing, so the caller can go on while it is written.
-    /// Checkpoints handed over by one caller are written in the order they were handed over;
+    /// Checkpoints handed over by one caller are written in the order they were handed over
+    /// (a caller may hand over the next one before the outcome of the last is known: when that
+    /// one fails, the next is refused, as it follows a revision the run never reached);
     /// `more_soon` says the caller expects to hand over another shortly (a store may then wait
     /// a moment to write both in one transaction).
     ///
     /// The default writes the checkpoint before it returns (its outcome is then ready); stores
-    /// that write on a thread or connection of their own hand it over instead.
+    /// that write on a thread or connection of their own hand it over instead. An error here
+    /// means the checkpoint could not be handed over; whether it was written is the outcome's.
     fn save_queued<'a>(
         &'a self,
         checkpoint: Checkpoint<'a>,
@@ -323,8 +361,8 @@ pub trait RunStore: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<QueuedSave, StoreError>> {
         let _ = more_soon;
         Box::pin(async move {
-            self.save(checkpoint).await?;
-            Ok(Box::pin(std::future::ready(Ok(()))) as QueuedSave)
+            let outcome = self.save(checkpoint).await;
+            Ok(Box::pin(std::future::ready(outcome)) as QueuedSave)
         })
     }
     /// Loads a run's last checkpoint and its lease.
@@ -343,10 +381,12 @@ pub trait RunStore: Send + Sync + 'static {
         status: RunStatus,
         hold: Duration,
     ) -> BoxFuture<'a, Result<u64, StoreError>>;
-    /// Goes on holding a run's lease for `hold` from now, while `lease` is its current lease, and
-    /// says whether a cancel was requested meanwhile (one statement, so a lease keeper learns
-    /// of it without a second round trip); else [`StoreError::Conflict`] (the run was taken
-    /// over) or [`StoreError::NotFound`].
+    /// Goes on holding a run's lease for `hold` from now, while `lease` is its current lease and
+    /// is held, and says whether a cancel was requested meanwhile (one statement, so a lease
+    /// keeper learns of it without a second round trip). A lease that a save released (the run
+    /// paused, ended or failed) is left released, and the renewal says so
+    /// ([`Renewal::released`]): a renewal that races the releasing save never takes the run back.
+    /// Else [`StoreError::Conflict`] (the run was taken over) or [`StoreError::NotFound`].
     fn renew<'a>(
         &'a self,
         run_id: &'a str,
@@ -395,12 +435,26 @@ pub struct Renewal {
     /// [`RunStore::request_cancel`] asked for the run to be cancelled since the lease was
     /// claimed: its driver cancels it.
     pub cancel_requested: bool,
+    /// The lease had been released by a save (the run paused, ended or failed): it was not
+    /// renewed, and its keeper stops.
+    pub released: bool,
 }
 
 impl Renewal {
     /// A renewal that says whether a cancel was requested.
     pub fn new(cancel_requested: bool) -> Self {
-        Renewal { cancel_requested }
+        Renewal {
+            cancel_requested,
+            released: false,
+        }
+    }
+
+    /// The answer to a renewal of a lease that a save had released: nothing was renewed.
+    pub fn lease_released() -> Self {
+        Renewal {
+            cancel_requested: false,
+            released: true,
+        }
     }
 }
 

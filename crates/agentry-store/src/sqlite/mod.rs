@@ -1,6 +1,7 @@
 //! [`SqliteStore`]: runs in a SQLite file, shared by the processes that open it.
 
 mod checkpointer;
+mod options;
 mod worker;
 
 use crate::rows::{self, SaveRow};
@@ -12,6 +13,7 @@ use agentry_core::{
 };
 use checkpointer::Checkpointer;
 use futures::future::BoxFuture;
+pub use options::{DEFAULT_BUSY_TIMEOUT, SqliteOptions};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use sqlx::migrate::MigrateError;
 use sqlx::sqlite::{
@@ -22,10 +24,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
-use worker::{SaveJob, Worker};
-
-/// How long a write waits for another connection's (or process's) write to finish.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+use worker::{SaveJob, Verdict, Worker};
 
 /// How many times opening a file is tried when SQLite reports a failure that another process
 /// opening the same new file at the same moment can cause (see `OpenError::may_pass`).
@@ -67,7 +66,21 @@ impl SqliteStore {
     /// Opens the store in the file at `path`, creating the file (and missing parent directories)
     /// on first use and bringing its schema up to date.
     pub async fn open(path: impl AsRef<Path>) -> Result<SqliteStore, StoreError> {
-        let path = path.as_ref();
+        SqliteStore::options(path).open().await
+    }
+
+    /// The options of a store in the file at `path`, to set before [opening](SqliteOptions::open)
+    /// it.
+    pub fn options(path: impl AsRef<Path>) -> SqliteOptions {
+        SqliteOptions {
+            path: path.as_ref().to_path_buf(),
+            busy_timeout: DEFAULT_BUSY_TIMEOUT,
+        }
+    }
+
+    /// Opens the store as `opts` say.
+    pub(super) async fn open_with(opts: &SqliteOptions) -> Result<SqliteStore, StoreError> {
+        let path = opts.path.as_path();
         let name = format!("sqlite:{}", path.display());
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| {
@@ -86,7 +99,7 @@ impl SqliteStore {
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(BUSY_TIMEOUT);
+            .busy_timeout(opts.busy_timeout);
         let mut attempt = 1;
         let pool = loop {
             match Self::migrated(options.clone(), SqlitePoolOptions::new()).await {
@@ -102,7 +115,7 @@ impl SqliteStore {
         let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
             .map_err(|e| error::sqlite(&name, "opening the database", e))?;
         let checkpointer = Checkpointer::start(path, name.as_str().into())?;
-        Self::start(pool, conn, name, Some(checkpointer))
+        Self::start(pool, conn, name, Some(checkpointer), opts.busy_timeout)
     }
 
     /// A store in memory, empty, for tests: it lives as long as the store and its clones.
@@ -134,7 +147,7 @@ impl SqliteStore {
             | OpenFlags::SQLITE_OPEN_SHARED_CACHE;
         let conn = Connection::open_with_flags(&file, flags)
             .map_err(|e| error::sqlite(name, "opening the database", e))?;
-        Self::start(pool, conn, name.to_string(), None)
+        Self::start(pool, conn, name.to_string(), None, DEFAULT_BUSY_TIMEOUT)
     }
 
     /// The connection pool, for queries of your own (the tables are `runs`, and `run_messages`
@@ -159,25 +172,30 @@ impl SqliteStore {
         Ok(pool)
     }
 
-    /// The store, with its thread on `conn` (and `checkpointer`, for a database in a file).
+    /// The store, with its thread on `conn` (and `checkpointer`, for a database in a file), whose
+    /// writes wait `busy_timeout` for other processes'.
     fn start(
         pool: SqlitePool,
         conn: Connection,
         name: String,
         checkpointer: Option<Checkpointer>,
+        busy_timeout: Duration,
     ) -> Result<SqliteStore, StoreError> {
         // Per connection: wait for other processes' writes, enforce the log's references,
         // commit to the WAL without waiting for the disk (it syncs at checkpoints), keep up to
         // 64 MiB of the database's pages in memory (the runs under way touch pages all over the
         // log), and leave checkpoints to the checkpointer's thread unless the log passes 64 MiB.
-        conn.execute_batch(
-            "PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; \
-             PRAGMA cache_size = -65536; PRAGMA wal_autocheckpoint = 16384;",
-        )
-        .map_err(|e| error::sqlite(&name, "setting the database up", e))?;
+        conn.busy_timeout(busy_timeout)
+            .and_then(|()| {
+                conn.execute_batch(
+                    "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; \
+                     PRAGMA cache_size = -65536; PRAGMA wal_autocheckpoint = 16384;",
+                )
+            })
+            .map_err(|e| error::sqlite(&name, "setting the database up", e))?;
         let name: Arc<str> = name.into();
         Ok(SqliteStore {
-            worker: Worker::start(conn, name.clone(), checkpointer)?,
+            worker: Worker::start(conn, name.clone(), checkpointer, busy_timeout)?,
             pool,
             name,
         })
@@ -200,6 +218,7 @@ impl SqliteStore {
             status: row.status,
             step: row.step,
             lease: row.lease,
+            revision: row.revision,
             hold_ms: row.hold,
             record: rows::json_text(&self.name, run_id, &row.record)?,
             first: row.first,
@@ -221,12 +240,15 @@ impl SqliteStore {
                 .collect::<Result<_, StoreError>>()?,
         };
         let written = self.worker.queue(job)?;
-        let (name, run_id, lease) = (self.name.clone(), run_id.to_string(), checkpoint.lease);
+        let (name, run_id) = (self.name.clone(), run_id.to_string());
+        let (lease, revision) = (checkpoint.lease, checkpoint.revision);
         Ok(Box::pin(async move {
-            if written.await? {
-                Ok(())
-            } else {
-                Err(rows::conflict(&name, &run_id, lease))
+            match written.await? {
+                Verdict::Written => Ok(()),
+                Verdict::Conflict => Err(rows::conflict(&name, &run_id, lease)),
+                Verdict::OutOfOrder(stored) => {
+                    Err(rows::out_of_order(&name, &run_id, revision, stored))
+                }
             }
         }))
     }
@@ -237,10 +259,10 @@ impl SqliteStore {
             .worker
             .call(move |conn| {
                 let failed = |e| error::sqlite(&name, format_args!("loading run `{id}`"), e);
-                let row: Option<(String, i64)> = conn
-                    .prepare_cached("SELECT snapshot, lease FROM runs WHERE run_id = ?1")
+                let row: Option<(String, i64, i64)> = conn
+                    .prepare_cached("SELECT snapshot, lease, revision FROM runs WHERE run_id = ?1")
                     .and_then(|mut q| {
-                        q.query_row([&id], |r| Ok((r.get(0)?, r.get(1)?)))
+                        q.query_row([&id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
                             .optional()
                     })
                     .map_err(failed)?;
@@ -261,10 +283,11 @@ impl SqliteStore {
                 Ok(Some((row, messages)))
             })
             .await?;
-        let Some(((record, lease), messages)) = found else {
+        let Some(((record, lease, revision), messages)) = found else {
             return Ok(None);
         };
-        rows::stored_run(&self.name, run_id, &record, lease, async || Ok(messages))
+        let stored = (lease, revision);
+        rows::stored_run(&self.name, run_id, &record, stored, async || Ok(messages))
             .await
             .map(Some)
     }
@@ -333,16 +356,17 @@ impl SqliteStore {
         hold: Duration,
     ) -> Result<Renewal, StoreError> {
         let (name, id) = (self.name.clone(), run_id.to_string());
-        // Renewed and whether a cancel is requested, or whether the run exists.
-        let (renewed, exists) = self
+        // Renewed and whether a cancel is requested, or what the run's row holds.
+        let (renewed, found) = self
             .worker
             .call(move |conn| {
                 let failed =
                     |e| error::sqlite(&name, format_args!("renewing the lease of run `{id}`"), e);
+                // A released lease (expiry 0) stays released.
                 let renewed: Option<bool> = conn
                     .prepare_cached(
                         "UPDATE runs SET lease_expires_ms = ?3 + ?4 \
-                         WHERE run_id = ?1 AND lease = ?2 \
+                         WHERE run_id = ?1 AND lease = ?2 AND lease_expires_ms <> 0 \
                          RETURNING cancel_requested_ms IS NOT NULL",
                     )
                     .and_then(|mut q| {
@@ -354,22 +378,21 @@ impl SqliteStore {
                     })
                     .map_err(failed)?;
                 if renewed.is_some() {
-                    return Ok((renewed, true));
+                    return Ok((renewed, None));
                 }
-                let exists = conn
-                    .prepare_cached("SELECT 1 FROM runs WHERE run_id = ?1")
-                    .and_then(|mut q| q.exists([&id]))
+                let found: Option<(i64, i64)> = conn
+                    .prepare_cached("SELECT lease, lease_expires_ms FROM runs WHERE run_id = ?1")
+                    .and_then(|mut q| {
+                        q.query_row([&id], |r| Ok((r.get(0)?, r.get(1)?)))
+                            .optional()
+                    })
                     .map_err(failed)?;
-                Ok((None, exists))
+                Ok((None, found))
             })
             .await?;
-        match (renewed, exists) {
-            (Some(cancel_requested), _) => Ok(Renewal::new(cancel_requested)),
-            (None, true) => Err(rows::conflict(&self.name, run_id, lease)),
-            (None, false) => Err(StoreError::NotFound {
-                store: self.name.to_string(),
-                run_id: run_id.to_string(),
-            }),
+        match renewed {
+            Some(cancel_requested) => Ok(Renewal::new(cancel_requested)),
+            None => rows::renewal_refused(&self.name, run_id, lease, found),
         }
     }
 

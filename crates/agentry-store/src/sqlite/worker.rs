@@ -20,7 +20,7 @@ use super::checkpointer::Checkpointer;
 use crate::error;
 use agentry_core::StoreError;
 use agentry_core::store::now_ms;
-use rusqlite::{Connection, ErrorCode, TransactionBehavior, params};
+use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
@@ -53,9 +53,6 @@ const HELP_WAIT: Duration = Duration::from_micros(50);
 /// How many batches a caller commits before it leaves the rest of the queue to the store's thread.
 const HELP_ROUNDS: usize = 2;
 
-/// How long a write waits for another process's write to finish, on the store's thread.
-const BUSY_TIMEOUT: Duration = super::BUSY_TIMEOUT;
-
 /// A checkpoint as the worker writes it: its run's columns, its record, and what it appends.
 pub(super) struct SaveJob {
     /// Its caller expects to hand over another checkpoint shortly: worth waiting a moment for,
@@ -68,6 +65,8 @@ pub(super) struct SaveJob {
     pub status: &'static str,
     pub step: i64,
     pub lease: i64,
+    /// The run's revision the checkpoint follows.
+    pub revision: i64,
     /// How long the lease is held from now, in ms (`None` releases it).
     pub hold_ms: Option<i64>,
     /// The snapshot without its messages, and their layout, as JSON text.
@@ -80,9 +79,20 @@ pub(super) struct SaveJob {
     pub events: Vec<(i64, String, String)>,
 }
 
-/// Where a checkpoint's outcome goes: true when written, false when the run's lease was not the
-/// checkpoint's.
-type Outcome = oneshot::Sender<Result<bool, StoreError>>;
+/// What became of a checkpoint the store could write to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Verdict {
+    /// Written.
+    Written,
+    /// Not written: the run's lease was not the checkpoint's (or, for a checkpoint under lease 0,
+    /// the run exists under another).
+    Conflict,
+    /// Not written: the run was not at the revision the checkpoint follows; it is at this one.
+    OutOfOrder(i64),
+}
+
+/// Where a checkpoint's outcome goes.
+type Outcome = oneshot::Sender<Result<Verdict, StoreError>>;
 
 /// A checkpoint waiting in the queue, and where its outcome goes.
 type Queued = (Box<SaveJob>, Outcome);
@@ -107,6 +117,8 @@ struct Db {
 /// What the store's handles, its thread and the outcomes under way share.
 struct Shared {
     name: Arc<str>,
+    /// How long a write waits for another process's write to finish, on the store's thread.
+    busy_timeout: Duration,
     /// Held by whoever uses the connection: the store's thread (which may wait for it) or a
     /// caller committing the queue (which only tries to take it).
     db: Mutex<Db>,
@@ -195,7 +207,7 @@ impl Shared {
                 }
             }
         }
-        let restored = db.conn.busy_timeout(BUSY_TIMEOUT).is_ok();
+        let restored = db.conn.busy_timeout(self.busy_timeout).is_ok();
         drop(db);
         !restored || self.is_waiting()
     }
@@ -237,14 +249,16 @@ pub(super) struct Worker {
 
 impl Worker {
     /// Starts the thread of the store `name`, which shares `conn` (and owns `checkpointer`, for
-    /// a database in a file).
+    /// a database in a file); its writes wait `busy_timeout` for other processes'.
     pub(super) fn start(
         conn: Connection,
         name: Arc<str>,
         checkpointer: Option<Checkpointer>,
+        busy_timeout: Duration,
     ) -> Result<Worker, StoreError> {
         let shared = Arc::new(Shared {
             name: name.clone(),
+            busy_timeout,
             db: Mutex::new(Db { conn, checkpointer }),
             queue: Mutex::new(VecDeque::new()),
             waiting: AtomicUsize::new(0),
@@ -264,10 +278,9 @@ impl Worker {
         Ok(Worker { jobs, shared })
     }
 
-    /// Queues a checkpoint and returns its outcome: true when written, false when its run's
-    /// lease was not the checkpoint's (or, for a checkpoint under lease 0, the run exists under
-    /// another). Checkpoints are written in the order they were queued. Awaiting the outcome
-    /// commits the queue on the caller's thread when the connection is free.
+    /// Queues a checkpoint and returns its outcome. Checkpoints are written in the order they
+    /// were queued. Awaiting the outcome commits the queue on the caller's thread when the
+    /// connection is free.
     pub(super) fn queue(&self, job: SaveJob) -> Result<Written, StoreError> {
         let (done, outcome) = oneshot::channel();
         self.shared.push((Box::new(job), done));
@@ -308,14 +321,14 @@ fn gone(name: &str) -> StoreError {
 /// The outcome of a queued checkpoint. Its first poll commits the queue when the connection is
 /// free (see the module's documentation).
 pub(super) struct Written {
-    outcome: oneshot::Receiver<Result<bool, StoreError>>,
+    outcome: oneshot::Receiver<Result<Verdict, StoreError>>,
     helped: bool,
     shared: Arc<Shared>,
     jobs: mpsc::Sender<Job>,
 }
 
 impl Future for Written {
-    type Output = Result<bool, StoreError>;
+    type Output = Result<Verdict, StoreError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
@@ -428,7 +441,7 @@ fn save_batch(conn: &mut Connection, name: &str, batch: Vec<Queued>) {
         e if batch.len() > 1 && e.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) => {
             for (job, done) in batch {
                 let outcome = write(conn, &[&*job])
-                    .map(|written| written[0])
+                    .map(|verdicts| verdicts[0])
                     .map_err(|e| {
                         error::sqlite(name, format_args!("saving run `{}`", job.run_id), e)
                     });
@@ -448,33 +461,36 @@ fn save_batch(conn: &mut Connection, name: &str, batch: Vec<Queued>) {
     }
 }
 
-/// Writes `jobs` in one transaction; for each, whether it was written.
+/// Writes `jobs` in one transaction; for each, its verdict.
 ///
-/// Consecutive checkpoints of one run under one lease (a step's end and the next turn's tool
-/// calls, say) get the same verdict and leave the run's row as the last of them says: they are
-/// written as one update of the row and every row they append.
-fn write(conn: &mut Connection, jobs: &[&SaveJob]) -> rusqlite::Result<Vec<bool>> {
+/// Consecutive checkpoints of one run under one lease, each following the one before (a step's
+/// end and the next turn's tool calls, say), get the same verdict and leave the run's row as the
+/// last of them says: they are written as one update of the row and every row they append.
+fn write(conn: &mut Connection, jobs: &[&SaveJob]) -> rusqlite::Result<Vec<Verdict>> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let now = now_ms();
-    let mut written = Vec::with_capacity(jobs.len());
-    for group in jobs.chunk_by(|a, b| a.run_id == b.run_id && a.lease == b.lease) {
-        let ok = save(&tx, group, now)?;
-        written.extend(std::iter::repeat_n(ok, group.len()));
+    let mut verdicts = Vec::with_capacity(jobs.len());
+    let follows = |a: &&SaveJob, b: &&SaveJob| {
+        a.run_id == b.run_id && a.lease == b.lease && a.revision.checked_add(1) == Some(b.revision)
+    };
+    for group in jobs.chunk_by(follows) {
+        let verdict = save(&tx, group, now)?;
+        verdicts.extend(std::iter::repeat_n(verdict, group.len()));
     }
     tx.commit()?;
-    Ok(written)
+    Ok(verdicts)
 }
 
-/// Writes consecutive checkpoints of one run under one lease (`group`, never empty) in the open
-/// transaction, when the run's lease is theirs.
-fn save(conn: &Connection, group: &[&SaveJob], now: i64) -> rusqlite::Result<bool> {
+/// Writes consecutive checkpoints of one run under one lease (`group`, never empty, each
+/// following the one before) in the open transaction, when the run's lease is theirs and it is
+/// at the revision the first follows.
+fn save(conn: &Connection, group: &[&SaveJob], now: i64) -> rusqlite::Result<Verdict> {
     let (first, last) = (group[0], group[group.len() - 1]);
     let added: usize = group.iter().map(|job| job.events.len()).sum();
-    let mut events = update(conn, last, added, now)?;
-    // A run saved for the first time (under lease 0 only) is inserted, then updated. An insert
-    // that finds the run there after all leaves the verdict to the update: a run under another
-    // lease is a conflict.
-    if events.is_none() && first.lease == 0 {
+    let mut events = update(conn, first.revision, last, added, now)?;
+    // A run saved for the first time (under lease 0, at revision 0 only) is inserted, then
+    // updated. An insert that finds the run there after all leaves the verdict to the update.
+    if events.is_none() && first.lease == 0 && first.revision == 0 {
         conn.prepare_cached(
             "INSERT INTO runs (run_id, position, agent, session_id, parent_run_id, status, step, \
              lease, created_ms, updated_ms, snapshot) \
@@ -490,10 +506,10 @@ fn save(conn: &Connection, group: &[&SaveJob], now: i64) -> rusqlite::Result<boo
             first.step,
             now
         ])?;
-        events = update(conn, last, added, now)?;
+        events = update(conn, first.revision, last, added, now)?;
     }
     let Some(Updated { run_no, events }) = events else {
-        return Ok(false);
+        return refused(conn, first);
     };
     let mut add_message =
         conn.prepare_cached("INSERT INTO run_messages (run_no, pos, body) VALUES (?1, ?2, ?3)")?;
@@ -509,7 +525,22 @@ fn save(conn: &Connection, group: &[&SaveJob], now: i64) -> rusqlite::Result<boo
     for (seq, (at_ms, kind, data)) in (events - added as i64 + 1..).zip(recorded) {
         add_event.execute(params![run_no, seq, at_ms, kind, data])?;
     }
-    Ok(true)
+    Ok(Verdict::Written)
+}
+
+/// Why a checkpoint of `job`'s run was not written, from what the run's row holds: another
+/// lease, or another revision. (A run that is not there is at revision 0 under lease 0.)
+fn refused(conn: &Connection, job: &SaveJob) -> rusqlite::Result<Verdict> {
+    let found: Option<(i64, i64)> = conn
+        .prepare_cached("SELECT lease, revision FROM runs WHERE run_id = ?1")?
+        .query_row([&job.run_id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    let (lease, revision) = found.unwrap_or((0, 0));
+    Ok(if lease != job.lease {
+        Verdict::Conflict
+    } else {
+        Verdict::OutOfOrder(revision)
+    })
 }
 
 /// A run's row after a checkpoint updated it.
@@ -521,18 +552,20 @@ struct Updated {
 }
 
 /// Updates the run's row as `job` says, counting `added` more events, when its lease is the
-/// checkpoint's. (A run's agent, session and parent are set when it is inserted; its status is
-/// written only when it changed, so the status index is left alone by most checkpoints.)
+/// checkpoint's and it is at revision `from`, and moves its revision on to follow `job`. (A run's
+/// agent, session and parent are set when it is inserted; its status is written only when it
+/// changed, so the status index is left alone by most checkpoints.)
 fn update(
     conn: &Connection,
+    from: i64,
     job: &SaveJob,
     added: usize,
     now: i64,
 ) -> rusqlite::Result<Option<Updated>> {
     let mut update = conn.prepare_cached(
         "UPDATE runs SET step = ?3, updated_ms = ?4, snapshot = ?5, \
-         lease_expires_ms = COALESCE(?4 + ?6, 0), events = events + ?7 \
-         WHERE run_id = ?1 AND lease = ?2 RETURNING events, status, position",
+         lease_expires_ms = COALESCE(?4 + ?6, 0), events = events + ?7, revision = ?9 + 1 \
+         WHERE run_id = ?1 AND lease = ?2 AND revision = ?8 RETURNING events, status, position",
     )?;
     let mut rows = update.query(params![
         job.run_id,
@@ -542,6 +575,8 @@ fn update(
         job.record,
         job.hold_ms,
         added as i64,
+        from,
+        job.revision,
     ])?;
     let Some(row) = rows.next()? else {
         return Ok(None);

@@ -1,6 +1,7 @@
 //! The `RunStore` contract as tests, shared by every store: each test file opens its store and
 //! instantiates the suite with `conformance_tests!`, one test per property.
 
+use agentry_core::store::LogAppend;
 use agentry_core::{
     Checkpoint, History, Message, MessageLog, PendingApproval, RecordedEvent, RunQuery,
     RunSnapshot, RunStatus, RunStore, RunSummary, StopReason, StoreError, StoredEvent, StoredRun,
@@ -37,7 +38,7 @@ macro_rules! conformance_tests {
             a_save_under_a_stale_lease_conflicts_and_changes_nothing,
             a_claim_moves_the_lease_on_by_one,
             of_two_concurrent_claims_exactly_one_wins,
-            concurrent_saves_of_one_run_all_land_with_their_events_in_sequence,
+            concurrent_saves_of_one_run_land_whole_or_not_at_all,
             a_claim_of_an_unknown_run_is_not_found,
             events_are_numbered_from_one_across_saves,
             listing_filters_and_puts_the_newest_first,
@@ -47,6 +48,10 @@ macro_rules! conformance_tests {
             checkpoints_append_messages_and_a_load_rebuilds_the_history,
             queued_checkpoints_are_written_in_order_and_report_their_outcome,
             a_cancel_request_reaches_the_lease_holder_and_a_claim_clears_it,
+            the_revision_counts_the_checkpoints_written_across_claims,
+            a_checkpoint_that_does_not_follow_the_stored_revision_changes_nothing,
+            after_a_failed_checkpoint_the_next_ones_are_refused_and_the_run_stays_whole,
+            a_renewal_never_takes_back_a_released_lease,
         );
     };
     (@each $open:expr; $($property:ident),* $(,)?) => {
@@ -121,7 +126,8 @@ pub fn event(kind: &str, n: i64) -> RecordedEvent {
 }
 
 /// Saves `snapshot` under `lease` with `events`, appending to the run's log what its history
-/// adds to the stored one (as a runtime resuming it would), and releasing the lease.
+/// adds to the stored one and following its stored revision (as a runtime resuming it would),
+/// and releasing the lease.
 pub async fn save(
     store: &dyn RunStore,
     snapshot: &RunSnapshot,
@@ -143,15 +149,20 @@ pub async fn save_holding(
         Some(StoredRun {
             snapshot: stored,
             layout: Some(layout),
+            revision,
             ..
-        }) => MessageLog::resumed(stored.messages, layout),
-        _ => MessageLog::new(),
+        }) => MessageLog::resumed(stored.messages, layout, revision),
+        Some(StoredRun { revision, .. }) => {
+            MessageLog::resumed(History::new(), Default::default(), revision)
+        }
+        None => MessageLog::new(),
     };
     let append = log.append(&snapshot.messages);
     store
         .save(Checkpoint {
             snapshot,
             lease,
+            revision: append.revision,
             appended: &append.appended,
             layout: &append.layout,
             events,
@@ -333,24 +344,34 @@ pub async fn of_two_concurrent_claims_exactly_one_wins(s: &Stores) {
     assert_eq!(s.store.load("run-1").await.unwrap().unwrap().lease, 10);
 }
 
-pub async fn concurrent_saves_of_one_run_all_land_with_their_events_in_sequence(s: &Stores) {
-    // Both handles save the same new run at once, then again and again: the first saves race
-    // to create it, the later ones to number their events.
-    let run = snapshot("run-1");
+pub async fn concurrent_saves_of_one_run_land_whole_or_not_at_all(s: &Stores) {
+    // Both handles save the same new run at once, following the same revision, again and
+    // again: the first saves race to create it, the later ones to follow it. Of each round's
+    // two, exactly one lands; the other is refused whole and changes nothing.
+    let mut run = snapshot("run-1");
     for round in 0..5 {
+        run.messages.push(Message::user(format!("round {round}")));
         let mine = [event("a", round * 10), event("b", round * 10 + 1)];
         let theirs = [event("c", round * 10 + 2), event("d", round * 10 + 3)];
         let (a, b) = tokio::join!(
             save(&*s.store, &run, 0, &mine),
             save(&*s.other, &run, 0, &theirs)
         );
-        a.unwrap();
-        b.unwrap();
+        match (&a, &b) {
+            (Ok(()), Err(StoreError::OutOfOrder { .. }))
+            | (Err(StoreError::OutOfOrder { .. }), Ok(())) => {}
+            // Both loaded after the other wrote: each followed the revision it found.
+            (Ok(()), Ok(())) => {}
+            other => panic!("round {round}: {other:?}"),
+        }
     }
     assert_eq!(listed(&*s.store, &RunQuery::all()).await, ["run-1"]);
+    let stored = s.store.load("run-1").await.unwrap().unwrap();
+    assert_eq!(stored.snapshot, run, "every message, once each");
     let events = s.store.events("run-1").await.unwrap();
     let numbers: Vec<u64> = events.iter().map(|e| e.seq).collect();
-    assert_eq!(numbers, (1..=20).collect::<Vec<u64>>());
+    assert_eq!(numbers, (1..=events.len() as u64).collect::<Vec<u64>>());
+    assert_eq!(stored.revision as usize, events.len() / 2);
     // Each save's events stay together and in order.
     for pair in events.chunks(2) {
         let kinds = (pair[0].event.kind.as_str(), pair[1].event.kind.as_str());
@@ -671,35 +692,35 @@ pub async fn checkpoints_append_messages_and_a_load_rebuilds_the_history(s: &Sto
     let mut log = MessageLog::new();
     let checkpoint = |run: &RunSnapshot, log: &mut MessageLog| {
         let append = log.append(&run.messages);
-        let appended = append.appended.clone();
         log.saved(run.messages.clone(), append.layout.clone());
-        (appended, append.layout)
+        append
     };
-    let (appended, layout) = checkpoint(&run, &mut log);
-    assert_eq!(appended.len(), 3);
-    let save = |run: &RunSnapshot, appended: Vec<std::sync::Arc<Message>>, layout| {
+    let append = checkpoint(&run, &mut log);
+    assert_eq!(append.appended.len(), 3);
+    let save = |run: &RunSnapshot, append: LogAppend| {
         let run = run.clone();
         async move {
             store
                 .save(Checkpoint {
                     snapshot: &run,
                     lease: 0,
-                    appended: &appended,
-                    layout: &layout,
+                    revision: append.revision,
+                    appended: &append.appended,
+                    layout: &append.layout,
                     events: &[],
                     hold: None,
                 })
                 .await
         }
     };
-    save(&run, appended, layout).await.unwrap();
+    save(&run, append).await.unwrap();
     // Steps add messages: each checkpoint appends only its own.
     for i in 0..20 {
         run.messages.push(Message::user(format!("step {i}")));
         run.step += 1;
-        let (appended, layout) = checkpoint(&run, &mut log);
-        assert_eq!(appended.len(), 1);
-        save(&run, appended, layout).await.unwrap();
+        let append = checkpoint(&run, &mut log);
+        assert_eq!(append.appended.len(), 1);
+        save(&run, append).await.unwrap();
     }
     let stored = s.other.load("run-1").await.unwrap().unwrap();
     assert_eq!(stored.snapshot, run);
@@ -711,9 +732,9 @@ pub async fn checkpoints_append_messages_and_a_load_rebuilds_the_history(s: &Sto
     run.messages
         .replace_range(1, 15, Message::user("summary of 14 messages"));
     run.messages.push(Message::assistant("after the summary"));
-    let (appended, layout) = checkpoint(&run, &mut log);
-    assert_eq!(appended.len(), 2);
-    save(&run, appended, layout).await.unwrap();
+    let append = checkpoint(&run, &mut log);
+    assert_eq!(append.appended.len(), 2);
+    save(&run, append).await.unwrap();
     let stored = s.other.load("run-1").await.unwrap().unwrap();
     assert_eq!(stored.snapshot, run);
     assert_eq!(stored.snapshot.messages.len(), 11);
@@ -739,6 +760,7 @@ pub async fn queued_checkpoints_are_written_in_order_and_report_their_outcome(s:
         let checkpoint = Checkpoint {
             snapshot: &run,
             lease: 0,
+            revision: append.revision,
             appended: &append.appended,
             layout: &append.layout,
             events: &events,
@@ -774,6 +796,7 @@ pub async fn queued_checkpoints_are_written_in_order_and_report_their_outcome(s:
             Checkpoint {
                 snapshot: &stale,
                 lease: 7,
+                revision: append.revision,
                 appended: &append.appended,
                 layout: &append.layout,
                 events: &[],
@@ -837,5 +860,189 @@ pub async fn a_cancel_request_reaches_the_lease_holder_and_a_claim_clears_it(s: 
             .await
             .unwrap()
             .cancel_requested
+    );
+}
+
+/// A checkpoint of `run` under `lease` following `revision`, with what its history adds to
+/// `log` (which is not told: the caller says whether it was written).
+async fn save_following(
+    store: &dyn RunStore,
+    run: &RunSnapshot,
+    lease: u64,
+    log: &MessageLog,
+    events: &[RecordedEvent],
+    queued: bool,
+) -> Result<agentry_core::QueuedSave, StoreError> {
+    let append = log.append(&run.messages);
+    store
+        .save_queued(
+            Checkpoint {
+                snapshot: run,
+                lease,
+                revision: append.revision,
+                appended: &append.appended,
+                layout: &append.layout,
+                events,
+                hold: Some(HOLD),
+            },
+            queued,
+        )
+        .await
+}
+
+pub async fn the_revision_counts_the_checkpoints_written_across_claims(s: &Stores) {
+    let store = &*s.store;
+    let mut run = snapshot("run-1");
+    save(store, &run, 0, &[]).await.unwrap();
+    assert_eq!(store.load("run-1").await.unwrap().unwrap().revision, 1);
+    for i in 0..3 {
+        run.messages.push(Message::user(format!("m{i}")));
+        save(store, &run, 0, &[]).await.unwrap();
+    }
+    let stored = s.other.load("run-1").await.unwrap().unwrap();
+    assert_eq!((stored.revision, stored.lease), (4, 0));
+    // A claim moves the lease on, not the revision: the next holder follows revision 4.
+    let lease = s
+        .other
+        .claim("run-1", 0, RunStatus::Running, HOLD)
+        .await
+        .unwrap();
+    assert_eq!(s.other.load("run-1").await.unwrap().unwrap().revision, 4);
+    run.messages.push(Message::user("after the claim"));
+    save(&*s.other, &run, lease, &[]).await.unwrap();
+    let stored = store.load("run-1").await.unwrap().unwrap();
+    assert_eq!((stored.revision, stored.lease), (5, lease));
+    assert_eq!(stored.snapshot, run);
+}
+
+pub async fn a_checkpoint_that_does_not_follow_the_stored_revision_changes_nothing(s: &Stores) {
+    let store = &*s.store;
+    let mut run = snapshot("run-1");
+    run.messages.push(Message::user("m0"));
+    save(store, &run, 0, &[event("first", 1)]).await.unwrap();
+    let stored = store.load("run-1").await.unwrap().unwrap();
+    let layout = stored.layout.clone().unwrap();
+    // Behind (a writer that did not see the last checkpoint) and ahead (built on a checkpoint
+    // that was never written): both refused, naming both revisions, and nothing changes.
+    for revision in [0, 2, 7] {
+        let log = MessageLog::resumed(stored.snapshot.messages.clone(), layout.clone(), revision);
+        let mut next = run.clone();
+        next.step = 9;
+        next.messages.push(Message::user("refused"));
+        let outcome = match save_following(store, &next, 0, &log, &[event("no", 2)], false).await {
+            Ok(outcome) => outcome.await,
+            Err(e) => Err(e),
+        };
+        match outcome {
+            Err(StoreError::OutOfOrder {
+                run_id,
+                revision: r,
+                stored,
+                ..
+            }) => assert_eq!((run_id.as_str(), r, stored), ("run-1", revision, 1)),
+            other => panic!("revision {revision}: expected OutOfOrder, got {other:?}"),
+        }
+    }
+    let after = s.other.load("run-1").await.unwrap().unwrap();
+    assert_eq!(after, stored);
+    assert_eq!(s.other.events("run-1").await.unwrap().len(), 1);
+    // A new run's first checkpoint follows revision 0; one following revision 1 of a run that was
+    // never written is refused and creates nothing.
+    let log = MessageLog::resumed(History::new(), Default::default(), 1);
+    let outcome = match save_following(store, &snapshot("run-2"), 0, &log, &[], false).await {
+        Ok(outcome) => outcome.await,
+        Err(e) => Err(e),
+    };
+    assert!(
+        matches!(outcome, Err(StoreError::OutOfOrder { stored: 0, .. })),
+        "{outcome:?}"
+    );
+    assert!(s.other.load("run-2").await.unwrap().is_none());
+}
+
+/// The class of a failed commit with checkpoints pipelined after it: the first of three
+/// checkpoints handed over without waiting fails (here under a lease the run does not have);
+/// the two after it, built on it, are refused; the run stays at its last written checkpoint,
+/// loads whole, and the writer goes on from there.
+pub async fn after_a_failed_checkpoint_the_next_ones_are_refused_and_the_run_stays_whole(
+    s: &Stores,
+) {
+    let store = &*s.store;
+    let mut run = snapshot("run-1");
+    run.messages.push(Message::user("m0"));
+    let mut log = MessageLog::new();
+    let first = save_following(store, &run, 0, &log, &[event("ok", 0)], false)
+        .await
+        .unwrap();
+    first.await.unwrap();
+    log.saved(run.messages.clone(), log.append(&run.messages).layout);
+    let written = s.other.load("run-1").await.unwrap().unwrap();
+
+    let mut outcomes = Vec::new();
+    for (i, lease) in [(1, 5), (2, 0), (3, 0)] {
+        run.messages.push(Message::user(format!("m{i}")));
+        run.step = i;
+        let handed = save_following(store, &run, lease, &log, &[event("lost", i.into())], true)
+            .await
+            .unwrap();
+        log.handed(run.messages.clone(), log.append(&run.messages).layout);
+        outcomes.push(handed);
+    }
+    let mut outcomes = outcomes.into_iter();
+    let failed = outcomes.next().unwrap().await;
+    assert!(
+        matches!(failed, Err(StoreError::Conflict { .. })),
+        "{failed:?}"
+    );
+    for outcome in outcomes {
+        let refused = outcome.await;
+        assert!(
+            matches!(refused, Err(StoreError::OutOfOrder { stored: 1, .. })),
+            "{refused:?}"
+        );
+    }
+    let stored = s.other.load("run-1").await.unwrap().unwrap();
+    assert_eq!(stored, written, "exactly the last written checkpoint");
+    let kinds: Vec<String> = s
+        .other
+        .events("run-1")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.event.kind)
+        .collect();
+    assert_eq!(kinds, ["ok"]);
+
+    // The writer goes back to what was written, and saves the whole of it again.
+    log.failed();
+    let again = save_following(store, &run, 0, &log, &[event("again", 9)], false)
+        .await
+        .unwrap();
+    again.await.unwrap();
+    let stored = s.other.load("run-1").await.unwrap().unwrap();
+    assert_eq!(stored.snapshot, run);
+    assert_eq!(stored.revision, 2);
+}
+
+pub async fn a_renewal_never_takes_back_a_released_lease(s: &Stores) {
+    let store = &*s.store;
+    let run = snapshot("run-1");
+    save_holding(store, &run, 0, &[], Some(HOLD)).await.unwrap();
+    let renewal = store.renew("run-1", 0, HOLD).await.unwrap();
+    assert!(!renewal.released);
+    // The run pauses or ends: its save releases the lease. A renewal that comes after it (one
+    // that raced it) renews nothing and says so.
+    save_holding(store, &run, 0, &[], None).await.unwrap();
+    for holder in [&*s.store, &*s.other] {
+        let renewal = holder.renew("run-1", 0, HOLD).await.unwrap();
+        assert!(renewal.released, "{renewal:?}");
+    }
+    // So the run can be claimed at once.
+    assert_eq!(
+        s.other
+            .claim("run-1", 0, RunStatus::Running, HOLD)
+            .await
+            .unwrap(),
+        1
     );
 }

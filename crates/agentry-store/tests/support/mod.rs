@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+use agentry::prelude::*;
 use sqlx::Connection;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool};
 use std::path::{Path, PathBuf};
@@ -217,4 +218,19 @@ pub async fn take_over(spec: &str, run_id: &str) {
         panic!("unknown store spec {spec}")
     };
     assert_eq!(changed, 1, "no run `{run_id}` to take over");
+}
+
+/// The input of the test agents' `work` tool: which step it does.
+#[derive(Deserialize, JsonSchema)]
+pub struct Step {
+    pub n: u32,
+}
+
+/// How many tool results a model request holds: the steps done so far, for scripted models that
+/// answer by step.
+pub fn results_in(req: &ModelRequest) -> usize {
+    req.messages
+        .iter()
+        .filter(|m| matches!(m, Message::Tool(_)))
+        .count()
 }

@@ -13,8 +13,9 @@ use agentry_core::hooks::{
 };
 use agentry_core::{
     AgentDef, Checkpoint, Decision, ErasedState, Error, FinishReason, MessageLog, Model,
-    ModelResponse, PendingApproval, QueuedSave, RunContext, RunContextSpec, RunEvent, RunMachine,
-    RunSnapshot, SNAPSHOT_VERSION, StepStart, StopReason, ToolSet, ToolSource, Turn, Verdict,
+    ModelResponse, PendingApproval, QueuedSave, RecordedEvent, RunContext, RunContextSpec,
+    RunEvent, RunMachine, RunSnapshot, SNAPSHOT_VERSION, StepStart, StopReason, ToolSet,
+    ToolSource, Turn, Verdict,
 };
 use serde_json::Value;
 use std::collections::HashMap;
@@ -100,15 +101,23 @@ pub(crate) struct Durable {
     saving: watch::Sender<bool>,
     /// True while the run's body runs under cancellation (a checkpoint then yields to it).
     in_body: bool,
-    /// The outcome of the last checkpoint, when it was handed over without waiting for it (the
-    /// end of a step): the next save waits for it before its own. (In a mutex only so that the
+    /// The last checkpoint, when it was handed over without waiting for it (the end of a
+    /// step): the next save waits for its outcome before its own. (In a mutex only so that the
     /// driver stays `Sync`; it is only reached through `&mut`.)
-    pending: std::sync::Mutex<Option<QueuedSave>>,
+    pending: std::sync::Mutex<Option<Handed>>,
+}
+
+/// A checkpoint handed over to the store whose outcome is not known yet, and the events it
+/// carries (put back into the run's record when it is not written, so the next checkpoint
+/// saves them).
+struct Handed {
+    outcome: QueuedSave,
+    events: Vec<RecordedEvent>,
 }
 
 impl Durable {
-    /// The outcome of the checkpoint handed over last, if it is not known yet.
-    fn pending(&mut self) -> &mut Option<QueuedSave> {
+    /// The checkpoint handed over last, if its outcome is not known yet.
+    fn pending(&mut self) -> &mut Option<Handed> {
         self.pending
             .get_mut()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -271,23 +280,27 @@ impl Driver {
         };
         match ending {
             Ok((output, stop)) => self.end(output, stop).await,
-            Err(e) => {
-                let msg = e.to_string();
-                self.scope.ctx.send_event(|p| RunEvent::RunFailed {
-                    run_id,
-                    error: msg,
-                    agent_path: p.clone(),
-                });
-                // The run stays resumable from its last checkpoint, marked failed with the
-                // error; its history gains the failure. A store that fails here cannot change
-                // the outcome: the run's own error is the one reported.
-                if let Err(store_error) = Box::pin(self.save_failure(&e)).await {
-                    tracing::warn!(%store_error, "the failed run's last checkpoint was not saved");
-                }
-                self.release();
-                Err(e)
-            }
+            Err(e) => Err(self.fail(e).await),
         }
+    }
+
+    /// Fails the run with `error`: RunFailed, then the run stays resumable from its last
+    /// checkpoint, marked failed with the error, and its lease is released. A store that fails
+    /// here cannot change the outcome: the run's own error is the one reported (and the store
+    /// keeps the last checkpoint it wrote, under a lease that lapses).
+    async fn fail(&mut self, error: Error) -> Error {
+        let run_id = self.scope.ctx.run_id().to_string();
+        let msg = error.to_string();
+        self.scope.ctx.send_event(|p| RunEvent::RunFailed {
+            run_id,
+            error: msg,
+            agent_path: p.clone(),
+        });
+        if let Err(store_error) = Box::pin(self.save_failure(&error)).await {
+            tracing::warn!(%store_error, "the failed run's last checkpoint was not saved");
+        }
+        self.release();
+        error
     }
 
     async fn body(&mut self, start: Start) -> Result<Ending, Error> {
@@ -612,8 +625,9 @@ impl Driver {
                 None => self.snapshot(None, None)?,
             };
             snapshot.stop = Some(StopReason::Cancelled);
-            self.save(&snapshot, true).await?;
+            let saved = self.save(&snapshot, true).await;
             self.last_checkpoint = Some(snapshot);
+            saved?;
         }
         self.stop_event(StopReason::Cancelled, None).await?;
         Ok((None, StopReason::Cancelled))
@@ -680,9 +694,12 @@ impl Driver {
         stop: StopReason,
     ) -> Result<Finished, Error> {
         // The outcome is stored before RunEnd hooks run: a hook that fails now cannot make a
-        // resume do the finished work again.
-        if stop != StopReason::Cancelled {
-            self.checkpoint(Some(&stop), output.as_ref()).await?;
+        // resume do the finished work again. When it cannot be stored, the run fails at its last
+        // checkpoint (a resume does the last step again) and no RunEnd hook runs.
+        if stop != StopReason::Cancelled
+            && let Err(e) = self.checkpoint(Some(&stop), output.as_ref()).await
+        {
+            return Err(self.fail(e).await);
         }
         if self.scope.wants(Events::RUN_END) {
             let ev = RunEnd::new(
@@ -700,7 +717,11 @@ impl Driver {
             stop: s,
             agent_path: p.clone(),
         });
-        Box::pin(self.save_events()).await?;
+        // The outcome is stored already: a store that cannot take the events that came after it
+        // (RunEnd's, the finish) cannot change it, and the caller is told what the store holds.
+        if let Err(store_error) = Box::pin(self.save_events()).await {
+            tracing::warn!(%store_error, "the events after the run's outcome were not saved");
+        }
         self.release();
         let state = self.scope.ctx.take_state(Box::new(()));
         Ok(Finished {
@@ -803,6 +824,11 @@ impl Driver {
 
     /// Saves as [`save`](Self::save) does; when `queued`, hands the checkpoint over and returns
     /// without waiting for it to be written (the next save waits for it first).
+    ///
+    /// When a checkpoint is not written (this one, or the one handed over before it), the run's
+    /// message log goes back to the last checkpoint written and the events of those that were
+    /// not are put back, so the next save (the failure's) writes them; the store refuses a
+    /// checkpoint handed over after one that failed, so it never holds half a sequence.
     async fn save_as(
         &mut self,
         snapshot: &RunSnapshot,
@@ -821,6 +847,7 @@ impl Driver {
                 Checkpoint {
                     snapshot,
                     lease: self.lease,
+                    revision: append.revision,
                     appended: &append.appended,
                     layout: &append.layout,
                     events: &events,
@@ -829,22 +856,57 @@ impl Driver {
                 queued,
             )
             .await;
-        // The checkpoint handed over before this one is written first; its outcome comes first.
-        let earlier = match durable.pending().take() {
-            Some(outcome) => outcome.await,
-            None => Ok(()),
+        let this = match handed {
+            Ok(outcome) => {
+                self.log.handed(snapshot.messages.clone(), append.layout);
+                Ok(Handed { outcome, events })
+            }
+            Err(e) => Err((e, events)),
         };
-        let saved = match (handed, earlier) {
-            (Err(e), _) | (Ok(_), Err(e)) => Err(e),
-            (Ok(outcome), Ok(())) if queued => {
-                *durable.pending() = Some(outcome);
+        // The checkpoint handed over before this one is written first; its outcome comes first.
+        // What was not written: the events of the checkpoints that were not, oldest first.
+        let mut unwritten = Vec::new();
+        let mut failure = None;
+        if let Some(Handed { outcome, events }) = durable.pending().take() {
+            match outcome.await {
+                Ok(()) => self.log.written(),
+                Err(e) => {
+                    unwritten = events;
+                    failure = Some(e);
+                }
+            }
+        }
+        let saved = match (this, failure) {
+            (Err((e, events)), failure) => {
+                unwritten.extend(events);
+                Err(failure.unwrap_or(e))
+            }
+            // It follows a checkpoint that failed: the store refuses it.
+            (Ok(handed), Some(e)) => {
+                unwritten.extend(handed.events);
+                Err(e)
+            }
+            (Ok(handed), None) if queued => {
+                *durable.pending() = Some(handed);
                 Ok(())
             }
-            (Ok(outcome), Ok(())) => outcome.await,
+            (Ok(Handed { outcome, events }), None) => match outcome.await {
+                Ok(()) => {
+                    self.log.written();
+                    Ok(())
+                }
+                Err(e) => {
+                    unwritten.extend(events);
+                    Err(e)
+                }
+            },
         };
         durable.saving.send_replace(false);
-        saved?;
-        self.log.saved(snapshot.messages.clone(), append.layout);
+        if let Err(e) = saved {
+            self.log.failed();
+            self.scope.ctx.restore_recorded(unwritten);
+            return Err(e.into());
+        }
         match hold {
             Some(ttl) if durable.keeper.is_none() => {
                 durable.keeper = Some(LeaseKeeper::start(

@@ -68,6 +68,9 @@ impl LeaseKeeper {
             loop {
                 ticks.tick().await;
                 match store.renew(&run_id, lease, ttl).await {
+                    // The run paused or ended: the save that said so released the lease,
+                    // and the keeper is about to be dropped.
+                    Ok(renewal) if renewal.released => return,
                     Ok(renewal) => {
                         if renewal.cancel_requested {
                             tracing::info!(run_id = %run_id, "another process asked to cancel the run");

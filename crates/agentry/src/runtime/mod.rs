@@ -21,9 +21,10 @@ use agentry_core::hooks::{
     BoxError, HookHandle, HookRegistration, HookSpecRecord, Hooks, IntoHook, LiveHooks, StoredHook,
 };
 use agentry_core::{
-    Agent, AgentDef, AgentState, Decision, Error, MessageLog, Model, PendingApproval, Redact,
-    RunContextSpec, RunEvent, RunInfo, RunMachine, RunOptions, RunOutput, RunSnapshot, RunStore,
-    SNAPSHOT_VERSION, StateError, StopReason, StoredRun, StoredToolSource, ToolSource,
+    Agent, AgentDef, AgentState, Decision, Error, History, LogLayout, MessageLog, Model,
+    PendingApproval, Redact, RunContextSpec, RunEvent, RunInfo, RunMachine, RunOptions, RunOutput,
+    RunSnapshot, RunStore, SNAPSHOT_VERSION, StateError, StopReason, StoredRun, StoredToolSource,
+    ToolSource,
 };
 use driver::{Driver, Finished, Start, scoped_hooks};
 use futures::channel::mpsc::{UnboundedSender, unbounded};
@@ -595,10 +596,16 @@ impl Runtime {
                 .claim(&run_id, stored.lease, status, self.inner.lease_ttl)
                 .await?;
             // The log holds the stored history; what the snapshot differs by is written at the
-            // first checkpoint. (A run stored before histories were logged writes it whole.)
-            if let Some(layout) = &stored.layout {
-                driver.log = MessageLog::resumed(stored.snapshot.messages.clone(), layout.clone());
-            }
+            // first checkpoint, which follows the stored revision. (A run stored before
+            // histories were logged writes it whole.)
+            driver.log = match &stored.layout {
+                Some(layout) => MessageLog::resumed(
+                    stored.snapshot.messages.clone(),
+                    layout.clone(),
+                    stored.revision,
+                ),
+                None => MessageLog::resumed(History::new(), LogLayout::default(), stored.revision),
+            };
         }
         driver.scope.ctx.take_state(state);
         driver.machine = RunMachine::restore(&snapshot);

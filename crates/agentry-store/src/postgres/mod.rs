@@ -20,18 +20,20 @@ macro_rules! now_ms_sql {
 }
 
 /// A checkpoint in one statement (so one round trip, in one transaction): the run's row when its
-/// lease is the checkpoint's (`$9`), then its appended messages (`$11` the first position, `$12`
+/// lease is the checkpoint's (`$9`) and it is at the revision the checkpoint follows (`$15`,
+/// moved on by one), then its appended messages (`$11` the first position, `$12`
 /// a JSON array) and events (`$13` how many, `$14` a JSON array), numbered after the run's last.
 /// The row stays locked until the statement ends: concurrent saves of a run take turns, so each
-/// numbers its events after the previous one's. No row back: the lease was not `$9`.
+/// numbers its events after the previous one's. No row back: the lease was not `$9`, or the
+/// revision not `$15`.
 const SAVE: &str = concat!(
     "WITH run AS (\
        UPDATE runs SET agent = $2, session_id = $3, parent_run_id = $4, status = $5, step = $6, \
          updated_ms = $7, snapshot = $8::json, \
          lease_expires_ms = COALESCE(",
     now_ms_sql!(),
-    " + $10::bigint, 0), events = events + $13 \
-       WHERE run_id = $1 AND lease = $9 RETURNING events), \
+    " + $10::bigint, 0), events = events + $13, revision = $15 + 1 \
+       WHERE run_id = $1 AND lease = $9 AND revision = $15 RETURNING events), \
      added_messages AS (\
        INSERT INTO run_messages (run_id, pos, body) \
        SELECT $1, $11 + m.ord - 1, m.body \
@@ -43,6 +45,9 @@ const SAVE: &str = concat!(
        FROM run, json_array_elements($14::json) WITH ORDINALITY AS e(value, ord)) \
      SELECT events FROM run"
 );
+mod options;
+
+pub use options::{DEFAULT_LOCK_TIMEOUT, PostgresOptions};
 use std::fmt;
 use std::io;
 use std::sync::Arc;
@@ -78,6 +83,21 @@ impl PostgresStore {
     /// Connects to the database at `url` (`postgres://user[:password]@host[:port]/database`) and
     /// brings its schema up to date.
     pub async fn connect(url: &str) -> Result<PostgresStore, StoreError> {
+        PostgresStore::options(url).connect().await
+    }
+
+    /// The options of a store on the database at `url`, to set before
+    /// [connecting](PostgresOptions::connect).
+    pub fn options(url: &str) -> PostgresOptions {
+        PostgresOptions {
+            url: url.to_string(),
+            lock_timeout: DEFAULT_LOCK_TIMEOUT,
+        }
+    }
+
+    /// Connects as `opts` say.
+    async fn connect_with(opts: &PostgresOptions) -> Result<PostgresStore, StoreError> {
+        let url = opts.url.as_str();
         let scheme = url
             .split_once("://")
             .map(|(scheme, _)| scheme.to_ascii_lowercase());
@@ -111,9 +131,12 @@ impl PostgresStore {
             .map_err(|e| error::migration(&name, e))?;
         // The store is usable whether or not the server acknowledges the goodbye.
         let _ = conn.close().await;
+        // The store's own statements wait for another transaction's lock at most this long, then
+        // fail (as a SQLite store's wait for another process's write does).
+        let lock_timeout = format!("{}ms", opts.lock_timeout.as_millis().max(1));
         let pool = PgPoolOptions::new()
             .acquire_timeout(ACQUIRE_TIMEOUT)
-            .connect_lazy_with(options);
+            .connect_lazy_with(options.options([("lock_timeout", lock_timeout)]));
         Ok(PostgresStore {
             pool,
             name: name.into(),
@@ -170,34 +193,47 @@ impl PostgresStore {
                 .bind(&messages)
                 .bind(row.events.len() as i64)
                 .bind(&events)
+                .bind(row.revision)
                 .fetch_optional(&self.pool)
         };
         let mut written = save().await.map_err(failed)?.is_some();
-        // A run saved for the first time (under lease 0 only) is inserted, then saved. An insert
-        // that finds the run there after all (another process inserted it meanwhile) leaves the
-        // verdict to the save: a run under another lease is a conflict.
-        if !written && checkpoint.lease == 0 {
+        // A run saved for the first time (under lease 0, at revision 0 only) is inserted, then
+        // saved. An insert that finds the run there after all (another process inserted it
+        // meanwhile) leaves the verdict to the save.
+        if !written && checkpoint.lease == 0 && checkpoint.revision == 0 {
             insert_run(&self.pool, &row, now).await.map_err(failed)?;
             written = save().await.map_err(failed)?.is_some();
         }
         if written {
-            Ok(())
-        } else {
-            Err(rows::conflict(&self.name, run_id, checkpoint.lease))
+            return Ok(());
         }
+        // Refused: under another lease, or at another revision (a run that is not there is at
+        // revision 0 under lease 0).
+        let found: Option<(i64, i64)> =
+            sqlx::query_as("SELECT lease, revision FROM runs WHERE run_id = $1")
+                .bind(run_id)
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(failed)?;
+        let (lease, revision) = found.unwrap_or((0, 0));
+        Err(if lease == row.lease {
+            rows::out_of_order(&self.name, run_id, checkpoint.revision, revision)
+        } else {
+            rows::conflict(&self.name, run_id, checkpoint.lease)
+        })
     }
 
     async fn load_run(&self, run_id: &str) -> Result<Option<StoredRun>, StoreError> {
         let failed = |e| error::backend(&self.name, format_args!("loading run `{run_id}`"), e);
-        let row: Option<(String, i64)> =
-            sqlx::query_as("SELECT snapshot::text, lease FROM runs WHERE run_id = $1")
+        let row: Option<(String, i64, i64)> =
+            sqlx::query_as("SELECT snapshot::text, lease, revision FROM runs WHERE run_id = $1")
                 .bind(run_id)
                 .fetch_optional(&self.pool)
                 .await
                 .map_err(failed)?;
         // A run's row is inserted with an empty record just before its first save writes it: a
         // run caught in between has no checkpoint yet.
-        let Some((record, lease)) = row.filter(|(record, _)| record != "{}") else {
+        let Some((record, lease, revision)) = row.filter(|(record, ..)| record != "{}") else {
             return Ok(None);
         };
         // Read after the record: the log only grows, so it holds every message the record names.
@@ -208,7 +244,7 @@ impl PostgresStore {
                 .await
                 .map_err(failed)
         };
-        rows::stored_run(&self.name, run_id, &record, lease, messages)
+        rows::stored_run(&self.name, run_id, &record, (lease, revision), messages)
             .await
             .map(Some)
     }
@@ -274,10 +310,11 @@ impl PostgresStore {
                 e,
             )
         };
+        // A released lease (expiry 0) stays released.
         let renewed: Option<bool> = sqlx::query_scalar(concat!(
             "UPDATE runs SET lease_expires_ms = ",
             now_ms_sql!(),
-            " + $3 WHERE run_id = $1 AND lease = $2 \
+            " + $3 WHERE run_id = $1 AND lease = $2 AND lease_expires_ms <> 0 \
              RETURNING cancel_requested_ms IS NOT NULL"
         ))
         .bind(run_id)
@@ -289,18 +326,13 @@ impl PostgresStore {
         if let Some(cancel_requested) = renewed {
             return Ok(Renewal::new(cancel_requested));
         }
-        let exists: Option<i32> = sqlx::query_scalar("SELECT 1 FROM runs WHERE run_id = $1")
-            .bind(run_id)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(failed)?;
-        Err(match exists {
-            Some(_) => rows::conflict(&self.name, run_id, lease),
-            None => StoreError::NotFound {
-                store: self.name.to_string(),
-                run_id: run_id.to_string(),
-            },
-        })
+        let found: Option<(i64, i64)> =
+            sqlx::query_as("SELECT lease, lease_expires_ms FROM runs WHERE run_id = $1")
+                .bind(run_id)
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(failed)?;
+        rows::renewal_refused(&self.name, run_id, lease, found)
     }
 
     async fn set_cancel_request(&self, run_id: &str) -> Result<(), StoreError> {
