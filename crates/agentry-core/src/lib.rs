@@ -44,7 +44,7 @@ pub use model::{
     ModelStream,
 };
 pub use redact::Redact;
-pub use run::approval::{Decision, PendingApproval};
+pub use run::approval::{Decision, DecisionError, PendingApproval, match_decisions};
 pub use run::context::{HookCtx, Notice, OpenHook, RunContext, RunContextSpec, RunInfo, ToolCtx};
 pub use run::events::RunEvent;
 pub use run::machine::{RunMachine, RunSnapshot, SNAPSHOT_VERSION, StepStart, Turn, Verdict};

@@ -16,7 +16,7 @@ use agentry::effects::{BatchPlan, SubAgentOutcome, SubAgentRequest};
 use agentry_core::hooks::Events;
 use agentry_core::{
     Decision, Error, FinishReason, History, Message, ModelResponse, OutputSpec, PendingApproval,
-    RunMachine, StepStart, StopReason, ToolResult, Turn, Verdict,
+    RunMachine, StepStart, StopReason, ToolResult, Turn, Verdict, match_decisions,
 };
 use futures::future::Either;
 use serde_json::Value;
@@ -204,38 +204,9 @@ impl AgentRun {
 
 /// Checks that `decisions` decide every call of `pending` once, and nothing else.
 pub fn check_decisions(pending: &[PendingApproval], decisions: &[Decision]) -> Result<(), String> {
-    if pending.is_empty() {
-        return Err("the run is not waiting for a decision".into());
-    }
-    let list = || {
-        pending
-            .iter()
-            .map(|p| format!("`{}` ({})", p.tool, p.call_id))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let mut seen = std::collections::HashSet::new();
-    for d in decisions {
-        let id = d.call_id();
-        if !pending.iter().any(|p| p.call_id == id) {
-            return Err(format!(
-                "it has no pending call `{id}`; the pending calls are {}",
-                list()
-            ));
-        }
-        if !seen.insert(id.to_string()) {
-            return Err(format!(
-                "call `{id}` is decided twice; give one decision per call"
-            ));
-        }
-    }
-    if seen.len() != pending.len() {
-        return Err(format!(
-            "decide every pending call of the turn together: {}",
-            list()
-        ));
-    }
-    Ok(())
+    match_decisions(pending, decisions.iter().cloned())
+        .map(drop)
+        .map_err(|e| e.to_string())
 }
 
 /// Why the loop ended before its natural end.
@@ -531,7 +502,7 @@ impl Loop {
                     continue;
                 }
                 Opening::Stop(stop) => {
-                    self.machine.step -= 1;
+                    self.machine.abandon_step();
                     self.in_step = false;
                     self.reported = self.machine.messages.len();
                     return Err(Exit::Stop(stop));
@@ -1118,7 +1089,7 @@ impl Loop {
     /// `cancelled` (in an activity the cancellation does not reach).
     async fn cancelled(&mut self) -> RunResult {
         if self.in_step {
-            self.machine.step -= 1;
+            self.machine.abandon_step();
             self.in_step = false;
         }
         let stop = StopReason::Cancelled;

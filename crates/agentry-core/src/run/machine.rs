@@ -248,6 +248,13 @@ impl RunMachine {
         StepStart::Begin(self.step)
     }
 
+    /// Takes back the step under way: it does not count, and the next step started gets its
+    /// number again. For a step a BeforeStep hook stopped before it did anything, and for the
+    /// step a cancellation cut off (the run's last checkpoint is the end of the step before).
+    pub fn abandon_step(&mut self) {
+        self.step = self.step.saturating_sub(1);
+    }
+
     /// Appends a user message.
     pub fn add_user(&mut self, text: impl Into<String>) -> Arc<Message> {
         self.push(Message::user(text))
@@ -367,6 +374,22 @@ mod tests {
         assert_eq!(m.begin_step(2), StepStart::Begin(1));
         assert_eq!(m.begin_step(2), StepStart::Begin(2));
         assert_eq!(m.begin_step(2), StepStart::Limit(2));
+    }
+
+    #[test]
+    fn an_abandoned_step_is_started_again_with_its_number() {
+        let mut m = RunMachine::new();
+        assert_eq!(m.begin_step(5), StepStart::Begin(1));
+        m.abandon_step();
+        assert_eq!(m.step, 0);
+        assert_eq!(m.begin_step(5), StepStart::Begin(1));
+        assert_eq!(m.begin_step(5), StepStart::Begin(2));
+        m.abandon_step();
+        assert_eq!(m.begin_step(5), StepStart::Begin(2));
+        // Nothing to take back before the first step.
+        let mut fresh = RunMachine::new();
+        fresh.abandon_step();
+        assert_eq!(fresh.begin_step(5), StepStart::Begin(1));
     }
 
     #[test]

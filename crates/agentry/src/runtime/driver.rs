@@ -386,7 +386,7 @@ impl Driver {
                         continue;
                     }
                     Some(decision @ (StepDecision::Stop(_) | StepDecision::StopWith(_))) => {
-                        self.machine.step -= 1;
+                        self.machine.abandon_step();
                         self.in_step = false;
                         let stop = stop_reason(decision, by.as_deref());
                         self.stop_event(stop.clone(), None).await?;
@@ -616,7 +616,7 @@ impl Driver {
     async fn cancelled(&mut self) -> Result<Ending, Error> {
         Box::pin(self.close_open_calls("the run was cancelled")).await?;
         if self.in_step {
-            self.machine.step -= 1;
+            self.machine.abandon_step();
             self.in_step = false;
         }
         if self.rt.store.is_some() {

@@ -20,11 +20,12 @@ pub use handle::RunHandle;
 use agentry_core::hooks::{
     BoxError, HookHandle, HookRegistration, HookSpecRecord, Hooks, IntoHook, LiveHooks, StoredHook,
 };
+use agentry_core::run::approval::call_list;
 use agentry_core::{
     Agent, AgentDef, AgentState, Decision, Error, History, LogLayout, MessageLog, Model,
     PendingApproval, Redact, RunContextSpec, RunEvent, RunInfo, RunMachine, RunOptions, RunOutput,
     RunSnapshot, RunStore, SNAPSHOT_VERSION, StateError, StopReason, StoredRun, StoredToolSource,
-    ToolSource,
+    ToolSource, match_decisions,
 };
 use driver::{Driver, Finished, Start, scoped_hooks};
 use futures::channel::mpsc::{UnboundedSender, unbounded};
@@ -431,7 +432,7 @@ impl Runtime {
                 run_id,
                 format!(
                     "it waits for approval of {}; continue it with `Runtime::decide` and a decision for each",
-                    call_list(pending)
+                    call_list(pending.iter())
                 ),
             ));
         }
@@ -568,7 +569,7 @@ impl Runtime {
                     &run_id,
                     format!(
                         "it waits for approval of {}; continue it with `Runtime::decide`",
-                        call_list(pending)
+                        call_list(pending.iter())
                     ),
                 ));
             }
@@ -752,55 +753,13 @@ fn resume_error(run_id: &str, message: impl Into<String>) -> Error {
     }
 }
 
-/// `` `tool` (call id) `` for each pending call, for messages.
-fn call_list(pending: &[PendingApproval]) -> String {
-    pending
-        .iter()
-        .map(|p| format!("`{}` ({})", p.tool, p.call_id))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// Checks that `decisions` decide every pending call exactly once, and nothing else.
 fn check_decisions(
     run_id: &str,
     pending: &[PendingApproval],
     decisions: impl IntoIterator<Item = Decision>,
 ) -> Result<HashMap<String, Decision>, Error> {
-    let mut by_call = HashMap::new();
-    for d in decisions {
-        let id = d.call_id().to_string();
-        if !pending.iter().any(|p| p.call_id == id) {
-            return Err(resume_error(
-                run_id,
-                format!(
-                    "it has no pending call `{id}`; the pending calls are {}",
-                    call_list(pending)
-                ),
-            ));
-        }
-        if by_call.insert(id.clone(), d).is_some() {
-            return Err(resume_error(
-                run_id,
-                format!("call `{id}` is decided twice; give one decision per call"),
-            ));
-        }
-    }
-    let undecided: Vec<PendingApproval> = pending
-        .iter()
-        .filter(|p| !by_call.contains_key(&p.call_id))
-        .cloned()
-        .collect();
-    if !undecided.is_empty() {
-        return Err(resume_error(
-            run_id,
-            format!(
-                "{} not decided; decide every pending call of the turn together",
-                call_list(&undecided)
-            ),
-        ));
-    }
-    Ok(by_call)
+    match_decisions(pending, decisions).map_err(|e| resume_error(run_id, e.to_string()))
 }
 
 fn new_run_id() -> String {
