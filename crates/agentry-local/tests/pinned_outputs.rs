@@ -5,8 +5,8 @@
 mod common;
 
 use agentry_core::{Model, ModelEvent};
-use agentry_local::{CachePrecision, LocalModel, ModelCache, QWEN25_CODER_1_5B};
-use common::{ask, default_model, smollm2};
+use agentry_local::{CachePrecision, LocalModel, QWEN25_CODER_1_5B};
+use common::{ask, default_model, default_model_cache, smollm2};
 use futures::StreamExt;
 
 const PROMPT: &str = "Write a short story about a lighthouse keeper who finds a message in a \
@@ -51,9 +51,9 @@ async fn the_default_qwen2_q4_k_m_model_says_what_the_reference_said() {
 async fn the_default_model_with_an_f16_cache_still_says_what_the_reference_said() {
     // Half-precision keys and values change the logits' last bits; the default model's greedy
     // choices on this prompt hold.
-    let cache = ModelCache::from_env();
+    let cache = default_model_cache().await;
     let model = LocalModel::in_cache(&cache, &QWEN25_CODER_1_5B)
-        .expect("the default model is in the cache (the test above fetches it)")
+        .expect("the default model is in the cache")
         .cache_precision(CachePrecision::F16)
         .load_async()
         .await

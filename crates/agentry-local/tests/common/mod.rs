@@ -53,11 +53,7 @@ pub async fn default_model() -> LocalModel {
     static MODEL: OnceCell<LocalModel> = OnceCell::const_new();
     MODEL
         .get_or_init(|| async {
-            let cache = ModelCache::from_env();
-            Fetcher::new(cache.clone())
-                .fetch(&agentry_local::QWEN25_CODER_1_5B, |_| {})
-                .await
-                .expect("the default model could not be fetched into the model cache");
+            let cache = default_model_cache().await;
             LocalModel::in_cache(&cache, &agentry_local::QWEN25_CODER_1_5B)
                 .expect("the cached model is usable")
                 .load_async()
@@ -66,4 +62,15 @@ pub async fn default_model() -> LocalModel {
         })
         .await
         .clone()
+}
+
+/// The model cache, with the default model fetched into it (checked only, when it is there; each
+/// test process may be the first to ask, and concurrent fetches are safe).
+pub async fn default_model_cache() -> ModelCache {
+    let cache = ModelCache::from_env();
+    Fetcher::new(cache.clone())
+        .fetch(&agentry_local::QWEN25_CODER_1_5B, |_| {})
+        .await
+        .expect("the default model could not be fetched into the model cache");
+    cache
 }
