@@ -14,7 +14,7 @@
 //! hooks.add(on::before_tool(|ev, _ctx| async move { Ok(ev) }));
 //! assert!(hooks.wants(Events::BEFORE_TOOL));
 //! ```
-#![warn(missing_docs)]
+#![warn(missing_docs, unreachable_pub)]
 
 pub mod agent;
 pub mod awake;

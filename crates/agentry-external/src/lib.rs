@@ -42,6 +42,8 @@
 //! failed deliveries of events that decide nothing are retried with backoff; `failClosed` makes
 //! a webhook's failure fail the run.
 
+#![warn(missing_docs, unreachable_pub)]
+
 mod command_hooks;
 mod condition;
 mod error;

@@ -37,6 +37,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs, unreachable_pub)]
+
 mod cache;
 mod catalog;
 mod choice;

@@ -56,7 +56,7 @@
 //! servers.shutdown().await;
 //! # Ok(()) }
 //! ```
-#![warn(missing_docs)]
+#![warn(missing_docs, unreachable_pub)]
 
 mod config;
 mod content;

@@ -37,7 +37,7 @@
 //! let any = from_spec("openai-responses:o4-mini")?; // provider:model, from the environment
 //! # Ok(()) }
 //! ```
-#![warn(missing_docs)]
+#![warn(missing_docs, unreachable_pub)]
 
 mod anthropic;
 mod assemble;

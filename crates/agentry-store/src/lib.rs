@@ -70,7 +70,7 @@
 //! # }
 //! ```
 
-#![warn(missing_docs)]
+#![warn(missing_docs, unreachable_pub)]
 
 mod error;
 mod migrations;

@@ -32,7 +32,7 @@ const HEARTBEAT_EVERY: Duration = Duration::from_secs(1);
 
 /// The agents a worker hosts, and the runtime whose hooks, default model and limits their runs
 /// use.
-pub struct Hosted {
+pub(crate) struct Hosted {
     /// The runtime.
     pub runtime: Runtime,
     /// The agents, by name.
@@ -40,7 +40,7 @@ pub struct Hosted {
 }
 
 /// The activities of agentry runs.
-pub struct AgentActivities {
+pub(crate) struct AgentActivities {
     /// What the worker hosts.
     pub hosted: Arc<Hosted>,
     /// The histories of the runs this worker ran activities of lately.
@@ -253,7 +253,7 @@ async fn heartbeating<T>(
 impl AgentActivities {
     /// Starts a run: checks the agent can run here, RunStart hooks, and the run's plan.
     #[activity(name = "agentry.begin")]
-    pub async fn begin(
+    pub(crate) async fn begin(
         self: Arc<Self>,
         ctx: ActivityContext,
         input: BeginInput,
@@ -316,7 +316,7 @@ impl AgentActivities {
     /// A model step: MessageAdded for what the workflow added, BeforeStep, then the model turn
     /// with its hooks, accepted into the history with MessageAdded.
     #[activity(name = "agentry.model_step")]
-    pub async fn model_step(
+    pub(crate) async fn model_step(
         self: Arc<Self>,
         ctx: ActivityContext,
         input: StepInput,
@@ -375,7 +375,7 @@ impl AgentActivities {
 
     /// One tool call of the pending turn, with its hooks (and a person's decision).
     #[activity(name = "agentry.tool_call")]
-    pub async fn tool_call(
+    pub(crate) async fn tool_call(
         self: Arc<Self>,
         ctx: ActivityContext,
         input: ToolInput,
@@ -394,7 +394,7 @@ impl AgentActivities {
     /// Closes a sub-agent call with how its child workflow ended: AfterSubAgent or
     /// SubAgentError, then AfterTool or ToolError.
     #[activity(name = "agentry.sub_agent_done")]
-    pub async fn sub_agent_done(
+    pub(crate) async fn sub_agent_done(
         self: Arc<Self>,
         ctx: ActivityContext,
         input: SubAgentDone,
@@ -414,7 +414,7 @@ impl AgentActivities {
 
     /// AfterToolBatch hooks for the results of every call of the pending turn.
     #[activity(name = "agentry.tool_batch_done")]
-    pub async fn tool_batch_done(
+    pub(crate) async fn tool_batch_done(
         self: Arc<Self>,
         ctx: ActivityContext,
         input: BatchInput,
@@ -438,7 +438,7 @@ impl AgentActivities {
     /// The end of a step: MessageAdded for what the workflow added, AfterStep, and Stop hooks
     /// for a final answer (which may veto it).
     #[activity(name = "agentry.end_step")]
-    pub async fn end_step(
+    pub(crate) async fn end_step(
         self: Arc<Self>,
         ctx: ActivityContext,
         input: EndStepInput,
@@ -468,7 +468,7 @@ impl AgentActivities {
     /// The end of a run: MessageAdded for what the workflow added, Stop hooks for a reason they
     /// have not seen, RunError hooks for a failure (which may recover), RunEnd.
     #[activity(name = "agentry.finish")]
-    pub async fn finish(
+    pub(crate) async fn finish(
         self: Arc<Self>,
         ctx: ActivityContext,
         input: FinishInput,

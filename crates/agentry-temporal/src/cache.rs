@@ -14,12 +14,12 @@ struct Entry {
 
 /// The histories of the runs a worker ran activities of lately, at most `capacity` runs (the
 /// least recently used are forgotten first).
-pub struct HistoryCache {
+pub(crate) struct HistoryCache {
     entries: Mutex<Recent<Entry>>,
 }
 
 /// A history with the digests of its prefixes.
-pub struct Checked {
+pub(crate) struct Checked {
     /// The history.
     pub history: History,
     /// Its digests.
@@ -28,7 +28,7 @@ pub struct Checked {
 
 impl Checked {
     /// The empty history.
-    pub fn empty() -> Self {
+    pub(crate) fn empty() -> Self {
         Checked {
             history: History::new(),
             digests: Digests::default(),
@@ -38,7 +38,7 @@ impl Checked {
 
 impl HistoryCache {
     /// A cache of at most `capacity` runs' histories.
-    pub fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize) -> Self {
         HistoryCache {
             entries: Mutex::new(Recent::new(capacity)),
         }
@@ -47,7 +47,7 @@ impl HistoryCache {
     /// The history `delta` describes, from the cached history of `run_id` and the delta's
     /// tail; `None` when the cache does not have the delta's base, or the result does not
     /// match the delta's digest.
-    pub fn complete(&self, run_id: &str, delta: &HistoryDelta) -> Option<Checked> {
+    pub(crate) fn complete(&self, run_id: &str, delta: &HistoryDelta) -> Option<Checked> {
         let (mut history, mut digests) = {
             match self.lock().get_mut(run_id) {
                 Some(entry) if entry.digests.at(delta.base) == Some(delta.base_digest) => {
@@ -69,7 +69,7 @@ impl HistoryCache {
     }
 
     /// Checks `messages` (the whole history, from the workflow) against `delta`.
-    pub fn check(messages: Vec<Message>, delta: &HistoryDelta) -> Option<Checked> {
+    pub(crate) fn check(messages: Vec<Message>, delta: &HistoryDelta) -> Option<Checked> {
         let mut history = History::new();
         for message in messages {
             history.push(message);
@@ -81,7 +81,7 @@ impl HistoryCache {
 
     /// Keeps `history` as `run_id`'s: `given` (with its digests) extended by what an activity
     /// appended.
-    pub fn store(&self, run_id: &str, given: Checked, history: &History) {
+    pub(crate) fn store(&self, run_id: &str, given: Checked, history: &History) {
         let mut digests = given.digests;
         let extends = history.len() >= given.history.len()
             && given
@@ -101,7 +101,7 @@ impl HistoryCache {
     }
 
     /// Forgets `run_id`'s history (its run ended, or continues as a new execution).
-    pub fn forget(&self, run_id: &str) {
+    pub(crate) fn forget(&self, run_id: &str) {
         self.lock().remove(run_id);
     }
 

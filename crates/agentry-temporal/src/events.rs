@@ -18,20 +18,20 @@ use serde_json::Value;
 use std::sync::Arc;
 
 /// How many streamed pieces an activity records as the model sent them.
-pub const EXACT_PIECES: usize = 2_000;
+pub(crate) const EXACT_PIECES: usize = 2_000;
 
 /// The size, in bytes, past which a joined piece is not joined further.
-pub const JOINED_PIECE: usize = 4_096;
+pub(crate) const JOINED_PIECE: usize = 4_096;
 
 /// Records an activity's events, joining streamed pieces past the first [`EXACT_PIECES`].
 #[derive(Debug, Default)]
-pub struct Recording {
+pub(crate) struct Recording {
     pieces: usize,
 }
 
 impl Recording {
     /// Appends `event` to `out`: as it is, or joined to the piece before it.
-    pub fn push(&mut self, out: &mut Vec<WireEvent>, event: WireEvent) {
+    pub(crate) fn push(&mut self, out: &mut Vec<WireEvent>, event: WireEvent) {
         let (text, path, thinking) = match &event {
             WireEvent::TextDelta { text, agent_path } => (text, agent_path, false),
             WireEvent::ThinkingDelta { text, agent_path } => (text, agent_path, true),
@@ -68,7 +68,7 @@ impl Recording {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 #[allow(missing_docs)]
-pub enum WireEvent {
+pub(crate) enum WireEvent {
     RunStarted {
         run_id: String,
         agent_path: String,
@@ -165,7 +165,7 @@ pub enum WireEvent {
 impl WireEvent {
     /// The recorded form of `event`; `None` for events a later version adds, which this one
     /// does not know how to record.
-    pub fn of(event: RunEvent) -> Option<WireEvent> {
+    pub(crate) fn of(event: RunEvent) -> Option<WireEvent> {
         let path = |p: Arc<str>| p.to_string();
         Some(match event {
             RunEvent::RunStarted { run_id, agent_path } => WireEvent::RunStarted {
@@ -296,7 +296,7 @@ impl WireEvent {
 
     /// True for run `run_id`'s last event: it finished or failed (a sub-agent's end, under
     /// another run id, is not).
-    pub fn ends(&self, run_id: &str) -> bool {
+    pub(crate) fn ends(&self, run_id: &str) -> bool {
         matches!(
             self,
             WireEvent::RunFinished { run_id: id, .. } | WireEvent::RunFailed { run_id: id, .. }
@@ -306,7 +306,7 @@ impl WireEvent {
 
     /// The event as the in-process runtime sends it; `None` for a marker that is not a run
     /// event.
-    pub fn into_event(self) -> Option<RunEvent> {
+    pub(crate) fn into_event(self) -> Option<RunEvent> {
         let path = |p: String| Arc::<str>::from(p);
         Some(match self {
             WireEvent::RunStarted { run_id, agent_path } => RunEvent::RunStarted {

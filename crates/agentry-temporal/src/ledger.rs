@@ -35,7 +35,7 @@ fn fold(digest: u64, message: &Message) -> u64 {
 
 /// The digests of every prefix of a history: `at(n)` is the digest of its first `n` messages.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Digests(Vec<u64>);
+pub(crate) struct Digests(Vec<u64>);
 
 impl Default for Digests {
     fn default() -> Self {
@@ -45,30 +45,30 @@ impl Default for Digests {
 
 impl Digests {
     /// The digests of `history`'s prefixes.
-    pub fn of(history: &History) -> Self {
+    pub(crate) fn of(history: &History) -> Self {
         let mut d = Digests::default();
         d.extend(history);
         d
     }
 
     /// How many messages the digests cover.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.0.len() - 1
     }
 
     /// The digest of the first `n` messages, if they are covered.
-    pub fn at(&self, n: usize) -> Option<u64> {
+    pub(crate) fn at(&self, n: usize) -> Option<u64> {
         self.0.get(n).copied()
     }
 
     /// The digest of all the messages covered.
-    pub fn last(&self) -> u64 {
+    pub(crate) fn last(&self) -> u64 {
         *self.0.last().expect("the empty prefix is always covered")
     }
 
     /// Covers the messages of `history` past those already covered (`history` extends the
     /// history covered so far).
-    pub fn extend(&mut self, history: &History) {
+    pub(crate) fn extend(&mut self, history: &History) {
         for message in history.iter().skip(self.len()) {
             let next = fold(self.last(), message);
             self.0.push(next);
@@ -76,7 +76,7 @@ impl Digests {
     }
 
     /// Covers only the first `n` messages.
-    pub fn truncate(&mut self, n: usize) {
+    pub(crate) fn truncate(&mut self, n: usize) {
         self.0.truncate(n + 1);
     }
 }
@@ -85,7 +85,7 @@ impl Digests {
 /// earlier activity of the run left (its `base` first messages), and digests to check the
 /// whole against.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct HistoryDelta {
+pub(crate) struct HistoryDelta {
     /// How many messages the history has.
     pub len: usize,
     /// The digest of the whole history.
@@ -100,14 +100,14 @@ pub struct HistoryDelta {
 
 /// The workflow's side: the digests of its history and where the last activity left it.
 #[derive(Clone, Debug, Default)]
-pub struct Ledger {
+pub(crate) struct Ledger {
     digests: Digests,
     synced: usize,
 }
 
 impl Ledger {
     /// A ledger of `history`, the first `synced` messages of which the last activity left.
-    pub fn resumed(history: &History, synced: usize) -> Self {
+    pub(crate) fn resumed(history: &History, synced: usize) -> Self {
         Ledger {
             digests: Digests::of(history),
             synced: synced.min(history.len()),
@@ -115,12 +115,12 @@ impl Ledger {
     }
 
     /// How many messages of the history the last activity left (the base of the next delta).
-    pub fn synced(&self) -> usize {
+    pub(crate) fn synced(&self) -> usize {
         self.synced
     }
 
     /// The delta that gives an activity `history`.
-    pub fn delta(&mut self, history: &History) -> HistoryDelta {
+    pub(crate) fn delta(&mut self, history: &History) -> HistoryDelta {
         self.digests.extend(history);
         let base = self.synced.min(history.len());
         HistoryDelta {
@@ -134,14 +134,14 @@ impl Ledger {
 
     /// Notes that the history was rewritten from message `start` on (a compaction folded
     /// messages there): what was digested or synced past it no longer holds.
-    pub fn rewound(&mut self, start: usize) {
+    pub(crate) fn rewound(&mut self, start: usize) {
         self.digests.truncate(start);
         self.synced = self.synced.min(start);
     }
 
     /// Notes that an activity ended and its worker keeps `history` as the run's (the history
     /// once the workflow applied what the activity returned).
-    pub fn sync(&mut self, history: &History) {
+    pub(crate) fn sync(&mut self, history: &History) {
         self.digests.extend(history);
         self.synced = history.len();
     }

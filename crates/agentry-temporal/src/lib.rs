@@ -89,6 +89,8 @@
 //! The book's chapter (`docs/src/temporal.md`) shows a worker and a client against a local
 //! dev server.
 
+#![warn(missing_docs, unreachable_pub)]
+
 mod activities;
 mod cache;
 mod client;

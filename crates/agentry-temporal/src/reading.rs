@@ -31,7 +31,7 @@ pub(crate) struct Reader {
 
 impl Reader {
     /// A stream of run `root`'s events from position `from` of its list on.
-    pub fn new(root: &str, from: usize) -> Self {
+    pub(crate) fn new(root: &str, from: usize) -> Self {
         Reader {
             root: root.to_string(),
             next: from,
@@ -42,17 +42,17 @@ impl Reader {
     }
 
     /// Where the run's own list is read next.
-    pub fn next(&self) -> usize {
+    pub(crate) fn next(&self) -> usize {
         self.next
     }
 
     /// True once the run's last event (finished or failed) was read.
-    pub fn done(&self) -> bool {
+    pub(crate) fn done(&self) -> bool {
         self.done
     }
 
     /// The sub-agents' runs being followed, and where each one's list is read next.
-    pub fn followed(&self) -> Vec<(String, usize)> {
+    pub(crate) fn followed(&self) -> Vec<(String, usize)> {
         self.followed
             .iter()
             .map(|f| (f.run_id.clone(), f.next))
@@ -60,26 +60,26 @@ impl Reader {
     }
 
     /// Ends the stream: nothing more is read or streamed.
-    pub fn end(&mut self) {
+    pub(crate) fn end(&mut self) {
         self.done = true;
         self.followed.clear();
         self.ready.clear();
     }
 
     /// The next event ready to stream.
-    pub fn pop(&mut self) -> Option<RunEvent> {
+    pub(crate) fn pop(&mut self) -> Option<RunEvent> {
         self.ready.pop_front()
     }
 
     /// Reads a page of the run's own list.
-    pub fn run_page(&mut self, page: EventPage) {
+    pub(crate) fn run_page(&mut self, page: EventPage) {
         self.next = page.from + page.events.len();
         self.take(page.events.into());
     }
 
     /// Reads a page of the list of the sub-agent's run `run_id`; a run no longer followed (its
     /// events joined its parent's meanwhile) is ignored.
-    pub fn sub_run_page(&mut self, run_id: &str, page: EventPage) {
+    pub(crate) fn sub_run_page(&mut self, run_id: &str, page: EventPage) {
         let Some(followed) = self.followed.iter_mut().find(|f| f.run_id == run_id) else {
             return;
         };

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 /// Values by run id, at most `capacity` of them.
-pub struct Recent<V> {
+pub(crate) struct Recent<V> {
     /// Each run's value and when it was last used.
     entries: HashMap<String, (V, u64)>,
     clock: u64,
@@ -13,7 +13,7 @@ pub struct Recent<V> {
 
 impl<V> Recent<V> {
     /// Room for `capacity` runs (at least one).
-    pub fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize) -> Self {
         Recent {
             entries: HashMap::new(),
             clock: 0,
@@ -22,7 +22,7 @@ impl<V> Recent<V> {
     }
 
     /// Run `run_id`'s value, now the most recently used.
-    pub fn get_mut(&mut self, run_id: &str) -> Option<&mut V> {
+    pub(crate) fn get_mut(&mut self, run_id: &str) -> Option<&mut V> {
         self.clock += 1;
         let (value, used) = self.entries.get_mut(run_id)?;
         *used = self.clock;
@@ -30,7 +30,7 @@ impl<V> Recent<V> {
     }
 
     /// Keeps `value` as run `run_id`'s, dropping the least recently used run past the capacity.
-    pub fn insert(&mut self, run_id: &str, value: V) {
+    pub(crate) fn insert(&mut self, run_id: &str, value: V) {
         self.clock += 1;
         self.entries.insert(run_id.to_string(), (value, self.clock));
         if self.entries.len() > self.capacity
@@ -45,7 +45,7 @@ impl<V> Recent<V> {
     }
 
     /// Drops run `run_id`'s value.
-    pub fn remove(&mut self, run_id: &str) {
+    pub(crate) fn remove(&mut self, run_id: &str) {
         self.entries.remove(run_id);
     }
 }

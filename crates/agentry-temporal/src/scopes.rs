@@ -11,13 +11,13 @@ use std::sync::Mutex;
 
 /// The restored scopes of the runs a worker ran activities of lately, at most `capacity` runs
 /// (the least recently used are dropped first, and built again if their runs come back).
-pub struct ScopeCache {
+pub(crate) struct ScopeCache {
     scopes: Mutex<Recent<StoredScope>>,
 }
 
 impl ScopeCache {
     /// A cache of at most `capacity` runs' scopes.
-    pub fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize) -> Self {
         ScopeCache {
             scopes: Mutex::new(Recent::new(capacity)),
         }
@@ -28,7 +28,7 @@ impl ScopeCache {
     ///
     /// # Errors
     /// A record the runtime cannot build: the message says which, and how to fix it.
-    pub fn scope(
+    pub(crate) fn scope(
         &self,
         run_id: &str,
         records: &[HookSpecRecord],
@@ -46,7 +46,7 @@ impl ScopeCache {
     }
 
     /// Drops `run_id`'s scope (its run ended).
-    pub fn forget(&self, run_id: &str) {
+    pub(crate) fn forget(&self, run_id: &str) {
         self.lock().remove(run_id);
     }
 

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 /// The workflow's input: which agent, on what, with which run options and time limits.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct RunRequest {
+pub(crate) struct RunRequest {
     /// The agent's name, as the worker registered it.
     pub agent: String,
     /// The input.
@@ -57,7 +57,7 @@ pub struct RunRequest {
 
 /// The run above a sub-agent's run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ParentRun {
+pub(crate) struct ParentRun {
     /// The parent run's id.
     pub run_id: String,
     /// The id of the run at the top of the tree.
@@ -66,13 +66,13 @@ pub struct ParentRun {
 
 /// 10,000 events: a few hundred steps, well within Temporal's history limits (a warning at
 /// 10,240 events, a hard limit at 51,200 events or 50 MB).
-pub const fn default_continue_after() -> u32 {
+pub(crate) const fn default_continue_after() -> u32 {
     10_000
 }
 
 /// What a run carries into the execution that continues it: all its state.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Carried {
+pub(crate) struct Carried {
     /// The run: history, state, steps, usage.
     pub snapshot: RunSnapshot,
     /// Its plan.
@@ -152,7 +152,7 @@ impl Default for Limits {
 
 /// What a run decided, as the workflow returns it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub enum RunResult {
+pub(crate) enum RunResult {
     /// The run ended (with an answer or another stop reason).
     Finished(Box<FinishedRun>),
     /// The run failed with this error.
@@ -176,7 +176,7 @@ pub enum RunResult {
 
 impl RunResult {
     /// The result without the events of a sub-agent's run.
-    pub fn unwrapped(self) -> RunResult {
+    pub(crate) fn unwrapped(self) -> RunResult {
         match self {
             RunResult::Child { result, .. } => result.unwrapped(),
             other => other,
@@ -186,7 +186,7 @@ impl RunResult {
 
 /// A run that ended.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct FinishedRun {
+pub(crate) struct FinishedRun {
     /// The output (a JSON string for text agents).
     pub output: Option<Value>,
     /// The text of the last model turn.
@@ -209,11 +209,11 @@ pub struct FinishedRun {
 
 /// What one activity settles with: its result, or the error that fails the run (a hook's
 /// failure, a model's after its retries). Recorded in history like a result, never retried.
-pub type Effect<T> = Result<T, Failure>;
+pub(crate) type Effect<T> = Result<T, Failure>;
 
 /// Why an effect failed the run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Failure {
+pub(crate) struct Failure {
     /// The error.
     pub error: String,
     /// A hook's failure or the nesting limit, which fail a sub-agent's parent run too.
@@ -227,7 +227,7 @@ pub struct Failure {
 
 impl Failure {
     /// The failure `error` is.
-    pub fn of(error: &agentry_core::Error) -> Self {
+    pub(crate) fn of(error: &agentry_core::Error) -> Self {
         Failure {
             error: error.to_string(),
             fails_parent: matches!(
@@ -239,7 +239,7 @@ impl Failure {
     }
 
     /// The effect was interrupted when the deadline `deadline` passed.
-    pub fn interrupted(deadline: Deadline) -> Self {
+    pub(crate) fn interrupted(deadline: Deadline) -> Self {
         Failure {
             error: format!("the run stopped: {}", deadline.stop),
             fails_parent: false,
@@ -248,7 +248,7 @@ impl Failure {
     }
 
     /// A failure that is the run's own.
-    pub fn own(error: impl Into<String>) -> Self {
+    pub(crate) fn own(error: impl Into<String>) -> Self {
         Failure {
             error: error.into(),
             fails_parent: false,
@@ -260,7 +260,7 @@ impl Failure {
 /// The plan of a run, decided once by the worker that starts it and recorded in its history:
 /// the workflow decides with it, never with the worker's configuration of the moment.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct RunPlan {
+pub(crate) struct RunPlan {
     /// The events some hook of the run wants (`Events` bits).
     pub wants: u64,
     /// The step limit.
@@ -275,7 +275,7 @@ pub struct RunPlan {
 
 /// The start of a run.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct BeginInput {
+pub(crate) struct BeginInput {
     /// The run id.
     pub run_id: String,
     /// The request.
@@ -284,7 +284,7 @@ pub struct BeginInput {
 
 /// A run started: its input and state after RunStart hooks, and its plan.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Begun {
+pub(crate) struct Begun {
     /// The input.
     pub input: String,
     /// The state.
@@ -303,7 +303,7 @@ pub struct Begun {
 /// What a step's activity needs: the run as it stands, from which message on MessageAdded
 /// hooks have not seen the history, and the step.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct StepInput {
+pub(crate) struct StepInput {
     /// The run.
     pub run: RunView,
     /// The first message MessageAdded hooks have not seen.
@@ -314,7 +314,7 @@ pub struct StepInput {
 
 /// How a step opened after BeforeStep hooks.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum Opening {
+pub(crate) enum Opening {
     /// On to the model.
     Go,
     /// Skipped.
@@ -325,7 +325,7 @@ pub enum Opening {
 
 /// A model step: how it opened and, when it went on, the model turn.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ModelStep {
+pub(crate) struct ModelStep {
     /// How the step opened.
     pub opening: Opening,
     /// The run events BeforeStep hooks sent (before the step's start, as in-process).
@@ -397,7 +397,7 @@ impl From<WireResponse> for ModelResponse {
 
 /// One tool call of the pending turn, with a person's decision when it waited for one.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ToolInput {
+pub(crate) struct ToolInput {
     /// The run, its pending turn included.
     pub run: RunView,
     /// The call's index in the turn.
@@ -408,7 +408,7 @@ pub struct ToolInput {
 
 /// How a tool call settled.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum Settled {
+pub(crate) enum Settled {
     /// With a result.
     Done(ToolResult),
     /// Waiting for a person.
@@ -427,7 +427,7 @@ pub enum Settled {
 
 /// A sub-agent call to close with how its child run ended.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SubAgentDone {
+pub(crate) struct SubAgentDone {
     /// The run, its pending turn included.
     pub run: RunView,
     /// The call's index in the turn.
@@ -440,7 +440,7 @@ pub struct SubAgentDone {
 
 /// A settled call and the state after it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ToolDone {
+pub(crate) struct ToolDone {
     /// How it settled.
     pub settled: Settled,
     /// The state after the call.
@@ -456,7 +456,7 @@ pub struct ToolDone {
 
 /// The end of a step.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct EndStepInput {
+pub(crate) struct EndStepInput {
     /// The run.
     pub run: RunView,
     /// The first message MessageAdded hooks have not seen.
@@ -469,7 +469,7 @@ pub struct EndStepInput {
 
 /// What the end of a step decided.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct StepEnd {
+pub(crate) struct StepEnd {
     /// An AfterStep hook's stop.
     pub stop: Option<StopReason>,
     /// A Stop hook's veto of the final answer: the message the model gets.
@@ -487,7 +487,7 @@ pub struct StepEnd {
 
 /// The results of every call of a turn, for AfterToolBatch hooks.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct BatchInput {
+pub(crate) struct BatchInput {
     /// The run.
     pub run: RunView,
     /// The results, in call order.
@@ -496,7 +496,7 @@ pub struct BatchInput {
 
 /// The results of a turn's calls as AfterToolBatch hooks left them.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct BatchDone {
+pub(crate) struct BatchDone {
     /// The results, in call order.
     pub results: Vec<ToolResult>,
     /// The state after the hooks.
@@ -511,7 +511,7 @@ pub struct BatchDone {
 }
 
 /// An activity's outcome that may carry a deadline a hook set on the run during the effect.
-pub trait CarriesDeadline {
+pub(crate) trait CarriesDeadline {
     /// The deadline, if one was set.
     fn deadline(&self) -> Option<&Deadline>;
 }
@@ -547,7 +547,7 @@ impl CarriesDeadline for Finish {
 /// A deadline set on a run (`RunContext::stop_at`): when, in milliseconds since the Unix
 /// epoch, and the stop it brings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Deadline {
+pub(crate) struct Deadline {
     /// When it passes, in milliseconds since the Unix epoch.
     pub at_ms: u64,
     /// The run's stop reason then.
@@ -556,7 +556,7 @@ pub struct Deadline {
 
 impl Deadline {
     /// The deadline `at`, bringing `stop`.
-    pub fn new(at: std::time::SystemTime, stop: StopReason) -> Self {
+    pub(crate) fn new(at: std::time::SystemTime, stop: StopReason) -> Self {
         let at_ms = at
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
@@ -564,12 +564,12 @@ impl Deadline {
     }
 
     /// When it passes.
-    pub fn at(&self) -> std::time::SystemTime {
+    pub(crate) fn at(&self) -> std::time::SystemTime {
         std::time::UNIX_EPOCH + Duration::from_millis(self.at_ms)
     }
 
     /// The earlier of `current` and `next` (the earliest deadline stands, as in-process).
-    pub fn earliest(current: Option<Deadline>, next: Option<Deadline>) -> Option<Deadline> {
+    pub(crate) fn earliest(current: Option<Deadline>, next: Option<Deadline>) -> Option<Deadline> {
         match (current, next) {
             (Some(a), Some(b)) => Some(if b.at_ms < a.at_ms { b } else { a }),
             (a, b) => a.or(b),
@@ -579,7 +579,7 @@ impl Deadline {
 
 /// How a run ends, for its last activity.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub enum Ending {
+pub(crate) enum Ending {
     /// It stopped.
     Stopped {
         /// Why.
@@ -593,7 +593,7 @@ pub enum Ending {
 
 /// The end of a run.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct FinishInput {
+pub(crate) struct FinishInput {
     /// The run.
     pub run: RunView,
     /// The first message MessageAdded hooks have not seen.
@@ -606,7 +606,7 @@ pub struct FinishInput {
 
 /// How a run ended after its last hooks.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Finish {
+pub(crate) struct Finish {
     /// Why it stopped.
     pub stop: StopReason,
     /// The output.
@@ -621,7 +621,7 @@ pub struct Finish {
 /// The run as an activity receives it: its snapshot without the history, and the history as a
 /// delta the worker completes ([`crate::ledger`]).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct RunView {
+pub(crate) struct RunView {
     /// The run, its `messages` left empty.
     pub snapshot: RunSnapshot,
     /// Its history.
@@ -633,7 +633,7 @@ pub struct RunView {
 
 /// The run's identity, kept by the workflow to describe the run to activities.
 #[derive(Clone, Debug, Default)]
-pub struct Identity {
+pub(crate) struct Identity {
     /// The run id.
     pub run_id: String,
     /// The agent.
@@ -654,7 +654,7 @@ pub struct Identity {
 
 impl Identity {
     /// The identity of `request`'s run `run_id`.
-    pub fn of(run_id: &str, request: &RunRequest) -> Self {
+    pub(crate) fn of(run_id: &str, request: &RunRequest) -> Self {
         Identity {
             run_id: run_id.to_string(),
             agent: request.agent.clone(),
@@ -668,7 +668,7 @@ impl Identity {
     }
 
     /// The run as `machine` and `state` hold it, its history a delta from `ledger`.
-    pub fn view(&self, machine: &RunMachine, state: &Value, ledger: &mut Ledger) -> RunView {
+    pub(crate) fn view(&self, machine: &RunMachine, state: &Value, ledger: &mut Ledger) -> RunView {
         RunView {
             snapshot: self.snapshot(machine, state, History::new()),
             history: ledger.delta(&machine.messages),
@@ -677,7 +677,12 @@ impl Identity {
     }
 
     /// The run as `machine` and `state` hold it, with `messages` for its history.
-    pub fn snapshot(&self, machine: &RunMachine, state: &Value, messages: History) -> RunSnapshot {
+    pub(crate) fn snapshot(
+        &self,
+        machine: &RunMachine,
+        state: &Value,
+        messages: History,
+    ) -> RunSnapshot {
         RunSnapshot {
             version: SNAPSHOT_VERSION,
             run_id: self.run_id.clone(),
@@ -708,7 +713,7 @@ impl Identity {
 /// Some of a run's recorded events: those from position `from` on (positions count from the
 /// run's first event; an execution a long run continued as keeps only its own).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct EventPage {
+pub(crate) struct EventPage {
     /// The position of the first event.
     pub from: usize,
     /// The events.

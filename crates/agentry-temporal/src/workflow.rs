@@ -32,12 +32,12 @@ use temporalio_sdk::{
 };
 
 /// The workflow type's name.
-pub const WORKFLOW_TYPE: &str = "agentry.run";
+pub(crate) const WORKFLOW_TYPE: &str = "agentry.run";
 
 /// One run. Its fields are what queries and updates see; the loop keeps the rest.
 #[workflow]
 #[derive(Default)]
-pub struct AgentRun {
+pub(crate) struct AgentRun {
     /// The calls waiting for a person's decision.
     awaiting: Vec<PendingApproval>,
     /// The decisions an update delivered, until the loop takes them.
@@ -56,7 +56,7 @@ pub struct AgentRun {
 impl AgentRun {
     /// Runs the agent the request names to the end.
     #[run(name = "agentry.run")]
-    pub async fn run(
+    pub(crate) async fn run(
         ctx: &mut WorkflowContext<Self>,
         request: RunRequest,
     ) -> WorkflowResult<RunResult> {
@@ -157,20 +157,20 @@ impl AgentRun {
 
     /// The calls waiting for a person's decision.
     #[query]
-    pub fn pending(&self, _ctx: &WorkflowContextView) -> Vec<PendingApproval> {
+    pub(crate) fn pending(&self, _ctx: &WorkflowContextView) -> Vec<PendingApproval> {
         self.awaiting.clone()
     }
 
     /// The first `upto` messages of the run's history: what an activity whose worker does not
     /// have the run's history asks for ([`crate::ledger`]).
     #[query]
-    pub fn history(&self, _ctx: &WorkflowContextView, upto: usize) -> Vec<Message> {
+    pub(crate) fn history(&self, _ctx: &WorkflowContextView, upto: usize) -> Vec<Message> {
         self.history.iter().take(upto).cloned().collect()
     }
 
     /// The run's events from position `from` on, as far as this execution keeps them.
     #[query]
-    pub fn events(&self, _ctx: &WorkflowContextView, from: usize) -> EventPage {
+    pub(crate) fn events(&self, _ctx: &WorkflowContextView, from: usize) -> EventPage {
         let from = from.clamp(self.events_base, self.events_base + self.events.len());
         EventPage {
             from,
@@ -197,13 +197,20 @@ impl AgentRun {
 
     /// Decides the waiting calls; the run goes on with them.
     #[update]
-    pub fn decide(&mut self, _ctx: &mut SyncWorkflowContext<Self>, decisions: Vec<Decision>) {
+    pub(crate) fn decide(
+        &mut self,
+        _ctx: &mut SyncWorkflowContext<Self>,
+        decisions: Vec<Decision>,
+    ) {
         self.decisions = Some(decisions);
     }
 }
 
 /// Checks that `decisions` decide every call of `pending` once, and nothing else.
-pub fn check_decisions(pending: &[PendingApproval], decisions: &[Decision]) -> Result<(), String> {
+pub(crate) fn check_decisions(
+    pending: &[PendingApproval],
+    decisions: &[Decision],
+) -> Result<(), String> {
     match_decisions(pending, decisions.iter().cloned())
         .map(drop)
         .map_err(|e| e.to_string())

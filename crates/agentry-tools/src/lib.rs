@@ -50,7 +50,7 @@
 //! # Ok(()) }
 //! ```
 
-#![warn(missing_docs)]
+#![warn(missing_docs, unreachable_pub)]
 
 mod absolute_paths;
 mod bash;

@@ -79,7 +79,7 @@
 //! ```
 //!
 //! See the crate README for the hooks guide.
-#![warn(missing_docs)]
+#![warn(missing_docs, unreachable_pub)]
 
 pub mod builtins;
 pub mod prelude;

@@ -15,7 +15,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 /// The default step limit.
-pub const DEFAULT_MAX_STEPS: u32 = 50;
+pub(super) const DEFAULT_MAX_STEPS: u32 = 50;
 
 /// Builds an [`Agent`].
 ///

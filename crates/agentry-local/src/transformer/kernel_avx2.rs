@@ -27,7 +27,7 @@ use super::kernel_x86::{
 };
 
 /// Whether this CPU has what the kernels need (avx2, fma and f16c; checked once, cached).
-pub fn available() -> bool {
+pub(super) fn available() -> bool {
     static AVAILABLE: OnceLock<bool> = OnceLock::new();
     *AVAILABLE.get_or_init(|| {
         is_x86_feature_detected!("avx2")
@@ -40,7 +40,7 @@ pub fn available() -> bool {
 ///
 /// # Safety
 /// [`available`] must be true.
-pub unsafe fn gemm_q4k(
+pub(super) unsafe fn gemm_q4k(
     w: &[BlockQ4K],
     x: &[BlockQ8K],
     k_blocks: usize,
@@ -55,7 +55,7 @@ pub unsafe fn gemm_q4k(
 ///
 /// # Safety
 /// [`available`] must be true.
-pub unsafe fn gemm_q6k(
+pub(super) unsafe fn gemm_q6k(
     w: &[BlockQ6K],
     x: &[BlockQ8K],
     k_blocks: usize,

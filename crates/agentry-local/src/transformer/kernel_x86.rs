@@ -30,13 +30,13 @@ use std::arch::x86_64::*;
 use std::sync::OnceLock;
 
 /// Number of values in one K-quant super-block.
-pub const QK_K: usize = 256;
+pub(super) const QK_K: usize = 256;
 
 /// A Q4_K block: 256 4-bit quants in 8 sub-blocks of 32, each with a 6-bit scale
 /// and a 6-bit min; value = `d · scale · q − dmin · min`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct BlockQ4K {
+pub(super) struct BlockQ4K {
     /// Super-block scale for the quantized scales (f16 bits).
     pub d: u16,
     /// Super-block scale for the quantized mins (f16 bits).
@@ -51,7 +51,7 @@ pub struct BlockQ4K {
 /// value = `d · scale · (q − 32)`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct BlockQ6K {
+pub(super) struct BlockQ6K {
     /// Low four bits of the quants.
     pub ql: [u8; 128],
     /// High two bits of the quants, four quants per byte.
@@ -65,7 +65,7 @@ pub struct BlockQ6K {
 /// A Q8_K block: 256 i8 quants with an f32 scale and precomputed partial sums.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct BlockQ8K {
+pub(super) struct BlockQ8K {
     /// Scale: value = `d · q`.
     pub d: f32,
     /// Quants.
@@ -80,7 +80,7 @@ const _: () = assert!(size_of::<BlockQ8K>() == 292 && align_of::<BlockQ8K>() == 
 
 /// Whether this CPU has what the kernels need (avx512f, avx512bw, avx512vl,
 /// avx512vnni and fma; checked once, cached).
-pub fn available() -> bool {
+pub(super) fn available() -> bool {
     static AVAILABLE: OnceLock<bool> = OnceLock::new();
     *AVAILABLE.get_or_init(|| {
         is_x86_feature_detected!("avx512f")
@@ -101,7 +101,7 @@ pub fn available() -> bool {
 ///
 /// # Safety
 /// [`available`] must be true.
-pub unsafe fn gemm_q4k(
+pub(super) unsafe fn gemm_q4k(
     w: &[BlockQ4K],
     x: &[BlockQ8K],
     k_blocks: usize,
@@ -116,7 +116,7 @@ pub unsafe fn gemm_q4k(
 ///
 /// # Safety
 /// [`available`] must be true.
-pub unsafe fn gemm_q6k(
+pub(super) unsafe fn gemm_q6k(
     w: &[BlockQ6K],
     x: &[BlockQ8K],
     k_blocks: usize,

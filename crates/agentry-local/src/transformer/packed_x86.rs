@@ -34,7 +34,7 @@ use super::kernel_x86::{BlockQ4K, BlockQ6K, BlockQ8K, dpwssd};
 use std::arch::x86_64::*;
 
 /// Weight rows per tile.
-pub const TILE_ROWS: usize = 16;
+pub(super) const TILE_ROWS: usize = 16;
 
 /// 16 weight rows × one Q4_K super-block (256 values per row), interleaved for
 /// `vpdpbusd`.
@@ -45,7 +45,7 @@ pub const TILE_ROWS: usize = 16;
 /// (sub-block `2c + 1`).
 #[repr(C, align(64))]
 #[derive(Clone, Copy)]
-pub struct TileQ4K {
+pub(super) struct TileQ4K {
     /// Interleaved quants, see the type's documentation.
     qs: [[u8; 64]; 32],
     /// `scales[j][r]`: 6-bit scale of sub-block `j` of row `r`.
@@ -68,7 +68,7 @@ pub struct TileQ4K {
 /// bytes `4r..4r + 4` for row `r`.
 #[repr(C, align(64))]
 #[derive(Clone, Copy)]
-pub struct TileQ6K {
+pub(super) struct TileQ6K {
     /// Interleaved quants, see the type's documentation.
     qs: [[[u8; 64]; 3]; 16],
     /// `scales[j][r]`: scale of sub-block `j` of row `r`.
@@ -82,26 +82,26 @@ const _: () = assert!(size_of::<TileQ4K>() == 2368 && size_of::<TileQ6K>() == 33
 /// Repacks `rows × k_blocks` row-major Q4_K blocks into tiles ordered
 /// `[row tile][k block]`; `None` unless the row count is a positive multiple of
 /// [`TILE_ROWS`].
-pub fn pack_q4k(w: &[BlockQ4K], k_blocks: usize) -> Option<Vec<TileQ4K>> {
+pub(super) fn pack_q4k(w: &[BlockQ4K], k_blocks: usize) -> Option<Vec<TileQ4K>> {
     pack(w, k_blocks, TileQ4K::put)
 }
 
 /// Repacks `rows × k_blocks` row-major Q6_K blocks into tiles ordered
 /// `[row tile][k block]`; `None` unless the row count is a positive multiple of
 /// [`TILE_ROWS`].
-pub fn pack_q6k(w: &[BlockQ6K], k_blocks: usize) -> Option<Vec<TileQ6K>> {
+pub(super) fn pack_q6k(w: &[BlockQ6K], k_blocks: usize) -> Option<Vec<TileQ6K>> {
     pack(w, k_blocks, TileQ6K::put)
 }
 
 /// Writes the `k_blocks` GGUF blocks of weight row `r` of `tiles` (as returned by
 /// [`pack_q4k`]) into `out`.
-pub fn unpack_row_q4k(tiles: &[TileQ4K], k_blocks: usize, r: usize, out: &mut [BlockQ4K]) {
+pub(super) fn unpack_row_q4k(tiles: &[TileQ4K], k_blocks: usize, r: usize, out: &mut [BlockQ4K]) {
     unpack_row(tiles, k_blocks, r, out, TileQ4K::get);
 }
 
 /// Writes the `k_blocks` GGUF blocks of weight row `r` of `tiles` (as returned by
 /// [`pack_q6k`]) into `out`.
-pub fn unpack_row_q6k(tiles: &[TileQ6K], k_blocks: usize, r: usize, out: &mut [BlockQ6K]) {
+pub(super) fn unpack_row_q6k(tiles: &[TileQ6K], k_blocks: usize, r: usize, out: &mut [BlockQ6K]) {
     unpack_row(tiles, k_blocks, r, out, TileQ6K::get);
 }
 
@@ -114,7 +114,7 @@ pub fn unpack_row_q6k(tiles: &[TileQ6K], k_blocks: usize, r: usize, out: &mut [B
 ///
 /// # Safety
 /// [`super::kernel_x86::available`] must be true.
-pub unsafe fn gemm_packed_q4k(
+pub(super) unsafe fn gemm_packed_q4k(
     tiles: &[TileQ4K],
     x: &[BlockQ8K],
     k_blocks: usize,
@@ -129,7 +129,7 @@ pub unsafe fn gemm_packed_q4k(
 ///
 /// # Safety
 /// [`super::kernel_x86::available`] must be true.
-pub unsafe fn gemm_packed_q6k(
+pub(super) unsafe fn gemm_packed_q6k(
     tiles: &[TileQ6K],
     x: &[BlockQ8K],
     k_blocks: usize,

@@ -27,12 +27,12 @@ pub(crate) struct OpenCalls(Mutex<Vec<(String, OpenCall)>>);
 
 impl OpenCalls {
     /// Notes that the call `call_id` opened.
-    pub fn open(&self, call_id: &str, call: OpenCall) {
+    pub(crate) fn open(&self, call_id: &str, call: OpenCall) {
         self.lock().push((call_id.to_owned(), call));
     }
 
     /// Notes that the call `call_id` closed (its side `sub_agent` or the tool side).
-    pub fn close(&self, call_id: &str, sub_agent: bool) {
+    pub(crate) fn close(&self, call_id: &str, sub_agent: bool) {
         let mut open = self.lock();
         if let Some(at) = open
             .iter()
@@ -43,7 +43,7 @@ impl OpenCalls {
     }
 
     /// Takes every call still open, the innermost (sub-agent side) first.
-    pub fn take(&self) -> Vec<OpenCall> {
+    pub(crate) fn take(&self) -> Vec<OpenCall> {
         let mut open: Vec<OpenCall> = std::mem::take(&mut *self.lock())
             .into_iter()
             .map(|(_, c)| c)

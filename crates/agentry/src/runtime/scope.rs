@@ -19,17 +19,20 @@ pub(crate) struct Scope {
 impl Scope {
     /// True when some hook wants any of `events`.
     #[inline]
-    pub fn wants(&self, events: Events) -> bool {
+    pub(crate) fn wants(&self, events: Events) -> bool {
         self.hooks.wants(events)
     }
 
     /// Dispatches `ev` and reports the notices its hooks left.
-    pub async fn hook<E: Event>(&self, ev: E) -> Result<E, Error> {
+    pub(crate) async fn hook<E: Event>(&self, ev: E) -> Result<E, Error> {
         Ok(self.hook_decided(ev).await?.0)
     }
 
     /// Dispatches `ev`, returning the name of the hook that decided, if one did.
-    pub async fn hook_decided<E: Event>(&self, ev: E) -> Result<(E, Option<HookName>), Error> {
+    pub(crate) async fn hook_decided<E: Event>(
+        &self,
+        ev: E,
+    ) -> Result<(E, Option<HookName>), Error> {
         let mut slot = Some(ev);
         let by = self.run_hooks(&mut slot).await?;
         Ok((slot.expect("the event is back in its slot"), by))
@@ -38,7 +41,7 @@ impl Scope {
     /// Dispatches `ev` traced ([`Hooks::dispatch_traced`]) and reports the notices its hooks
     /// left: for observers that say which hook changed what (it costs a copy of the event per
     /// hook, so runs use it only when someone watches).
-    pub async fn hook_traced<E: Event>(
+    pub(crate) async fn hook_traced<E: Event>(
         &self,
         ev: E,
     ) -> Result<(E, Option<HookName>, Vec<HookStep<E>>), Error> {
@@ -53,7 +56,7 @@ impl Scope {
     /// Runs the hooks of the event in `slot` and reports the notices they left; returns the name
     /// of the hook that decided, if one did. When every hook of the event is synchronous (and
     /// left no notice), this completes at once; either way the event stays in its slot.
-    pub fn run_hooks<'a, E: Event>(
+    pub(crate) fn run_hooks<'a, E: Event>(
         &'a self,
         slot: &'a mut Option<E>,
     ) -> impl Future<Output = Result<Option<HookName>, Error>> + 'a {
@@ -76,7 +79,7 @@ impl Scope {
 
     /// Reports state changes and custom events recorded since the last flush: as stream events
     /// and to StateChange and Custom hooks. Costs one atomic operation when there are none.
-    pub async fn flush(&self) -> Result<(), Error> {
+    pub(crate) async fn flush(&self) -> Result<(), Error> {
         for notice in self.ctx.take_notices() {
             match notice {
                 Notice::State {
@@ -132,7 +135,7 @@ impl Scope {
     }
 
     /// Reports a message added to the history.
-    pub async fn added(&self, message: Arc<Message>) -> Result<(), Error> {
+    pub(crate) async fn added(&self, message: Arc<Message>) -> Result<(), Error> {
         if self.ctx.has_event_stream() {
             let m = message.clone();
             self.ctx.send_event(|p| RunEvent::Message {
