@@ -94,20 +94,23 @@ pub async fn drive(
         let run_id = handle.run_id().to_owned();
         let cancel = handle.cancellation();
         let mut interrupted = false;
-        loop {
-            tokio::select! {
-                event = handle.events().next() => match event {
-                    Some(event) => render.event(&event),
-                    None => break,
-                },
-                _ = tokio::signal::ctrl_c(), if !interrupted => {
-                    interrupted = true;
-                    eprintln!("\ncancelling (Ctrl-C again to quit at once) …");
-                    cancel.cancel();
-                    tokio::spawn(async {
-                        let _ = tokio::signal::ctrl_c().await;
-                        std::process::exit(Exit::Cancelled.code());
-                    });
+        {
+            let mut events = handle.events();
+            loop {
+                tokio::select! {
+                    event = events.next() => match event {
+                        Some(event) => render.event(&event),
+                        None => break,
+                    },
+                    _ = tokio::signal::ctrl_c(), if !interrupted => {
+                        interrupted = true;
+                        eprintln!("\ncancelling (Ctrl-C again to quit at once) …");
+                        cancel.cancel();
+                        tokio::spawn(async {
+                            let _ = tokio::signal::ctrl_c().await;
+                            std::process::exit(Exit::Cancelled.code());
+                        });
+                    }
                 }
             }
         }

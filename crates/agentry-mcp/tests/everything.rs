@@ -247,7 +247,7 @@ async fn progress_notifications_become_run_events() {
         RunOptions::new().with_tools(servers.clone()),
     );
     let mut progress = Vec::new();
-    while let Some(event) = futures::StreamExt::next(handle.events()).await {
+    while let Some(event) = futures::StreamExt::next(&mut handle.events()).await {
         if let RunEvent::Custom { name, data, .. } = event
             && name == PROGRESS_EVENT
         {

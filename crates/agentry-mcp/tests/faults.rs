@@ -345,7 +345,7 @@ async fn progress_and_cancellation_reach_the_server() {
     );
     let mut progress = 0;
     let mut hanging = false;
-    while let Some(event) = futures::StreamExt::next(handle.events()).await {
+    while let Some(event) = futures::StreamExt::next(&mut handle.events()).await {
         match event {
             RunEvent::Custom { name, .. } if name == agentry_mcp::PROGRESS_EVENT => progress += 1,
             RunEvent::ToolStarted { name, .. } if name == "mcp__faults__hang" => {

@@ -318,7 +318,7 @@ async fn a_sub_agent_gets_its_parent_run_s_tool_sources() {
         RunOptions::new().with_tools(Counting::new(1)),
     );
     let mut events = Vec::new();
-    while let Some(e) = futures::StreamExt::next(handle.events()).await {
+    while let Some(e) = futures::StreamExt::next(&mut handle.events()).await {
         events.push(e);
     }
     let out = handle.result().await.unwrap();

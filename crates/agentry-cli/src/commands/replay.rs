@@ -18,6 +18,7 @@ use agentry::{
     AgentTool, Message, ModelErrorKind, RunEvent, RunOptions, ScriptedModel, ScriptedTurn,
     StopReason, StoredEvent, Tool, ToolCall, ToolCtx, ToolFailure, ToolOutput, ToolSpec,
 };
+use futures::StreamExt;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
@@ -48,7 +49,7 @@ pub async fn replay(cli: &Cli, run: &str, agent: Option<&str>) -> Result<Exit, F
     let options = RunOptions::new().with(approve);
     let mut handle = runtime.start(&replayed, recording.input.clone(), options);
     let mut now = Outcomes::default();
-    while let Ok(event) = handle.events().recv().await {
+    while let Some(event) = handle.events().next().await {
         now.note(&event, replayed.name());
     }
     if let Err(e) = handle.result().await

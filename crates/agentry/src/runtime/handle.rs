@@ -1,6 +1,7 @@
 //! The handle of a started run: its event stream, cancellation and result.
 
 use agentry_core::{Error, RunEvent, RunOutput};
+use futures::Stream;
 use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
 use std::future::Future;
 use tokio::task::JoinHandle;
@@ -53,9 +54,11 @@ impl<S, O> RunHandle<S, O> {
         &self.run_id
     }
 
-    /// The event stream (a `futures::Stream` of [`RunEvent`]).
-    pub fn events(&mut self) -> &mut UnboundedReceiver<RunEvent> {
-        &mut self.events
+    /// The run's events as they happen, oldest first: a [`Stream`] that ends when the run does
+    /// (read it with `futures::StreamExt`, e.g. `while let Some(ev) = run.events().next().await`).
+    /// Taken again, it goes on where the last one stopped.
+    pub fn events(&mut self) -> RunEvents<'_> {
+        RunEvents(&mut self.events)
     }
 
     /// Cancels the run: it stops at its next await point and ends with
@@ -75,5 +78,26 @@ impl<S, O> RunHandle<S, O> {
             Ok(result) => result,
             Err(e) => Err(Error::Task(e.to_string())),
         }
+    }
+}
+
+/// The event stream of a run started with [`Runtime::start`](crate::Runtime::start)
+/// ([`RunHandle::events`]): a [`Stream`] of [`RunEvent`]s that ends when the run does. It
+/// borrows the handle only while it is used, so the run can be cancelled between two events.
+#[derive(Debug)]
+pub struct RunEvents<'a>(&'a mut UnboundedReceiver<RunEvent>);
+
+impl Stream for RunEvents<'_> {
+    type Item = RunEvent;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<RunEvent>> {
+        std::pin::Pin::new(&mut *self.0).poll_next(cx)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.0.size_hint()
     }
 }

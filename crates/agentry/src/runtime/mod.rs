@@ -15,7 +15,7 @@ mod sub_agent;
 mod tool_call;
 
 use handle::Observe;
-pub use handle::RunHandle;
+pub use handle::{RunEvents, RunHandle};
 
 use agentry_core::hooks::{
     BoxError, HookHandle, HookRegistration, HookSpecRecord, Hooks, IntoHook, LiveHooks, StoredHook,
