@@ -49,8 +49,8 @@ impl<'a> SaveRow<'a> {
             parent: snapshot.parent_run_id.as_deref(),
             status: snapshot.status().as_str(),
             step: i64::from(snapshot.step),
-            lease: lease_param(checkpoint.lease),
-            revision: revision_param(checkpoint.revision),
+            lease: count_param(checkpoint.lease),
+            revision: count_param(checkpoint.revision),
             hold: checkpoint.hold.map(millis),
             record: SnapshotRecord::new(snapshot, checkpoint.layout),
             first: i64::try_from(first).unwrap_or(i64::MAX),
@@ -98,7 +98,7 @@ pub(crate) fn claim_refused(
             run_id: run_id.to_string(),
         },
         Some((current, stored_status, expires_ms))
-            if current == lease_param(lease) && stored_status == status.as_str() =>
+            if current == count_param(lease) && stored_status == status.as_str() =>
         {
             StoreError::Leased {
                 store: store.to_string(),
@@ -123,13 +123,25 @@ pub(crate) fn renewal_refused(
             store: store.to_string(),
             run_id: run_id.to_string(),
         }),
-        Some((current, 0)) if current == lease_param(lease) => Ok(Renewal::lease_released()),
+        Some((current, 0)) if current == count_param(lease) => Ok(Renewal::lease_released()),
         Some(_) => Err(conflict(store, run_id, lease)),
     }
 }
 
-/// The error of a checkpoint following `revision` of a run at revision `stored`.
-pub(crate) fn out_of_order(store: &str, run_id: &str, revision: u64, stored: i64) -> StoreError {
+/// Why a checkpoint under `lease` following `revision` was not written, from what the run's row
+/// holds now (its lease and revision; `None`: no row, which is a run at revision 0 under lease
+/// 0): taken over by another lease, or at another revision.
+pub(crate) fn save_refused(
+    store: &str,
+    run_id: &str,
+    lease: u64,
+    revision: u64,
+    found: Option<(i64, i64)>,
+) -> StoreError {
+    let (current, stored) = found.unwrap_or((0, 0));
+    if current != count_param(lease) {
+        return conflict(store, run_id, lease);
+    }
     StoreError::OutOfOrder {
         store: store.to_string(),
         run_id: run_id.to_string(),
@@ -164,16 +176,11 @@ pub(crate) type SummaryColumns = (
 /// text).
 pub(crate) type EventColumns = (i64, i64, String, String);
 
-/// A lease as stored. Leases are counted from 0 and move on by one per claim, so they stay far
-/// below `i64::MAX`; a larger one can be no run's current lease, and becomes -1, which matches
-/// none.
-pub(crate) fn lease_param(lease: u64) -> i64 {
-    i64::try_from(lease).unwrap_or(-1)
-}
-
-/// A revision as stored: like a lease, far below `i64::MAX`; a larger one matches none.
-pub(crate) fn revision_param(revision: u64) -> i64 {
-    i64::try_from(revision).unwrap_or(-1)
+/// A lease or revision as stored. Both are counted from 0 and move on by one per claim or
+/// checkpoint, so they stay far below `i64::MAX`; a larger one can be no run's, and becomes -1,
+/// which matches none.
+pub(crate) fn count_param(count: u64) -> i64 {
+    i64::try_from(count).unwrap_or(-1)
 }
 
 /// A stored lease, checked.

@@ -510,10 +510,7 @@ async fn a_process_that_dies_right_after_a_failed_commit_leaves_a_run_that_resum
         for from in [2, 3, 5] {
             let case = format!("{}: died after checkpoint {from} failed", backend.name());
             let run_id = format!("crashed-{from}");
-            let spec = match &backend {
-                Backend::Sqlite(dir) => format!("sqlite:{}", dir.path().join("runs.db").display()),
-                Backend::Postgres(_) => backend.spec(),
-            };
+            let spec = backend.spec();
             // The schema is there before the fault goes in.
             let store = open(&backend).await;
             fail_checkpoints_from(&backend, from + 1, true).await;

@@ -27,10 +27,20 @@ fn results_in(req: &ModelRequest) -> usize {
 
 /// One tool step, then the answer `done`; counts model and tool calls.
 fn agent(model_calls: Arc<AtomicU32>, tool_calls: Arc<AtomicU32>) -> Agent {
+    echo_steps(1, model_calls, tool_calls)
+}
+
+/// `steps` steps of one `echo` call each (ids `c1`, `c2`, ...), then the answer `done`; counts
+/// model and tool calls.
+fn echo_steps(steps: usize, model_calls: Arc<AtomicU32>, tool_calls: Arc<AtomicU32>) -> Agent {
     let model = ScriptedModel::from_fn(move |_, req| {
         model_calls.fetch_add(1, Ordering::SeqCst);
         match results_in(req) {
-            0 => ScriptedTurn::new().with_tool_call_id("c1", "echo", json!({"text": "ping"})),
+            k if k < steps => ScriptedTurn::new().with_tool_call_id(
+                format!("c{}", k + 1),
+                "echo",
+                json!({"text": "ping"}),
+            ),
             _ => ScriptedTurn::text("done"),
         }
     });
@@ -268,30 +278,6 @@ async fn a_failed_run_is_stored_failed_with_its_error_and_resumes_from_its_last_
     );
 }
 
-/// Three steps of one `echo` call each, then `done`; counts tool calls.
-fn three_steps(tool_calls: Arc<AtomicU32>) -> Agent {
-    let model = ScriptedModel::from_fn(|_, req| match results_in(req) {
-        k @ 0..3 => ScriptedTurn::new().with_tool_call_id(
-            format!("c{}", k + 1),
-            "echo",
-            json!({"text": format!("step {}", k + 1)}),
-        ),
-        _ => ScriptedTurn::text("done"),
-    });
-    let echo = tool("echo", "Echoes.", move |a: Text, _ctx: ToolCtx| {
-        let tool_calls = tool_calls.clone();
-        async move {
-            tool_calls.fetch_add(1, Ordering::SeqCst);
-            Ok(a.text)
-        }
-    });
-    Agent::builder("durable")
-        .model(model)
-        .tool(echo)
-        .build()
-        .unwrap()
-}
-
 /// A store whose `fail_at`th checkpoint is taken over and then not written, as a commit that
 /// fails after the checkpoint was queued: its outcome is an error, and the store never sees it.
 /// Every other operation goes to `inner`.
@@ -342,14 +328,13 @@ async fn a_checkpoint_whose_commit_fails_after_it_was_queued_leaves_the_run_whol
     // Checkpoints: 1 the start, 2 step 1's tool turn, 3 step 1's end (handed over without
     // waiting; the next is built on it), 4 step 2's tool turn, 5 step 2's end, ...
     for fail_at in 1..=8 {
-        let tool_calls = Arc::new(AtomicU32::new(0));
         let store = FailingCommit {
             inner: MemoryStore::new(),
             saves: Arc::new(AtomicU32::new(0)),
             fail_at,
         };
         let runtime = Runtime::new().store(store.clone());
-        let agent = three_steps(tool_calls.clone());
+        let agent = echo_steps(3, Arc::default(), Arc::default());
         let err = runtime
             .run_with(&agent, "go", RunOptions::new().run_id("r1"))
             .await
@@ -384,7 +369,7 @@ async fn a_checkpoint_whose_commit_fails_after_it_was_queued_leaves_the_run_whol
         let out = runtime.resume(&agent, "r1").await.unwrap();
         assert_eq!(out.output.as_deref(), Some("done"), "checkpoint {fail_at}");
         let uninterrupted = Runtime::new()
-            .run(&three_steps(Arc::new(AtomicU32::new(0))), "go")
+            .run(&echo_steps(3, Arc::default(), Arc::default()), "go")
             .await
             .unwrap();
         assert_eq!(out.messages.to_vec(), uninterrupted.messages.to_vec());

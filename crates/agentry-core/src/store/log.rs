@@ -7,6 +7,7 @@
 //! once a compaction folded older messages into a summary (the summary is appended; the kept
 //! messages keep their positions). So a checkpoint costs the same at step 10 and step 10,000.
 
+use super::StoredRun;
 use crate::{History, Message};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
@@ -137,6 +138,20 @@ impl MessageLog {
                 revision,
             },
             handed: VecDeque::new(),
+        }
+    }
+
+    /// The log of a run as [`RunStore::load`](super::RunStore::load) returned it: its history,
+    /// layout and revision (a run stored before histories were logged: nothing logged yet, so
+    /// its first checkpoint writes its whole history, after its stored revision).
+    pub fn of_stored(stored: &StoredRun) -> Self {
+        match &stored.layout {
+            Some(layout) => MessageLog::resumed(
+                stored.snapshot.messages.clone(),
+                layout.clone(),
+                stored.revision,
+            ),
+            None => MessageLog::resumed(History::new(), LogLayout::default(), stored.revision),
         }
     }
 

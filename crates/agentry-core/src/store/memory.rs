@@ -60,6 +60,14 @@ impl MemoryStore {
             run_id: run_id.to_string(),
         }
     }
+    fn out_of_order(run_id: &str, revision: u64, stored: u64) -> StoreError {
+        StoreError::OutOfOrder {
+            store: "memory".into(),
+            run_id: run_id.to_string(),
+            revision,
+            stored,
+        }
+    }
     fn conflict(run_id: &str, expected: u64) -> StoreError {
         StoreError::Conflict {
             store: "memory".into(),
@@ -89,12 +97,7 @@ impl RunStore for MemoryStore {
                 }
                 // A run that is not there is at revision 0.
                 None if checkpoint.revision != 0 => {
-                    return Err(StoreError::OutOfOrder {
-                        store: "memory".into(),
-                        run_id: snapshot.run_id.clone(),
-                        revision: checkpoint.revision,
-                        stored: 0,
-                    });
+                    return Err(Self::out_of_order(&snapshot.run_id, checkpoint.revision, 0));
                 }
                 None => {
                     let order = runs.len() as u64;
@@ -113,12 +116,11 @@ impl RunStore for MemoryStore {
                 }
             };
             if run.revision != checkpoint.revision {
-                return Err(StoreError::OutOfOrder {
-                    store: "memory".into(),
-                    run_id: snapshot.run_id.clone(),
-                    revision: checkpoint.revision,
-                    stored: run.revision,
-                });
+                return Err(Self::out_of_order(
+                    &snapshot.run_id,
+                    checkpoint.revision,
+                    run.revision,
+                ));
             }
             run.revision += 1;
             run.snapshot = snapshot.clone();

@@ -207,20 +207,18 @@ impl PostgresStore {
         if written {
             return Ok(());
         }
-        // Refused: under another lease, or at another revision (a run that is not there is at
-        // revision 0 under lease 0).
-        let found: Option<(i64, i64)> =
-            sqlx::query_as("SELECT lease, revision FROM runs WHERE run_id = $1")
-                .bind(run_id)
-                .fetch_optional(&self.pool)
-                .await
-                .map_err(failed)?;
-        let (lease, revision) = found.unwrap_or((0, 0));
-        Err(if lease == row.lease {
-            rows::out_of_order(&self.name, run_id, checkpoint.revision, revision)
-        } else {
-            rows::conflict(&self.name, run_id, checkpoint.lease)
-        })
+        let found = sqlx::query_as("SELECT lease, revision FROM runs WHERE run_id = $1")
+            .bind(run_id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(failed)?;
+        Err(rows::save_refused(
+            &self.name,
+            run_id,
+            checkpoint.lease,
+            checkpoint.revision,
+            found,
+        ))
     }
 
     async fn load_run(&self, run_id: &str) -> Result<Option<StoredRun>, StoreError> {
@@ -268,7 +266,7 @@ impl PostgresStore {
             " RETURNING lease"
         ))
         .bind(run_id)
-        .bind(rows::lease_param(lease))
+        .bind(rows::count_param(lease))
         .bind(status.as_str())
         .bind(rows::millis(hold))
         .fetch_optional(&self.pool)
@@ -318,7 +316,7 @@ impl PostgresStore {
              RETURNING cancel_requested_ms IS NOT NULL"
         ))
         .bind(run_id)
-        .bind(rows::lease_param(lease))
+        .bind(rows::count_param(lease))
         .bind(rows::millis(hold))
         .fetch_optional(&self.pool)
         .await
@@ -366,7 +364,7 @@ impl PostgresStore {
              AND cancel_requested_ms IS NOT NULL",
         )
         .bind(run_id)
-        .bind(rows::lease_param(lease))
+        .bind(rows::count_param(lease))
         .fetch_optional(&self.pool)
         .await
         .map_err(|e| {

@@ -245,9 +245,8 @@ impl SqliteStore {
         Ok(Box::pin(async move {
             match written.await? {
                 Verdict::Written => Ok(()),
-                Verdict::Conflict => Err(rows::conflict(&name, &run_id, lease)),
-                Verdict::OutOfOrder(stored) => {
-                    Err(rows::out_of_order(&name, &run_id, revision, stored))
+                Verdict::Refused(found) => {
+                    Err(rows::save_refused(&name, &run_id, lease, revision, found))
                 }
             }
         }))
@@ -316,7 +315,7 @@ impl SqliteStore {
                         q.query_row(
                             params![
                                 id,
-                                rows::lease_param(lease),
+                                rows::count_param(lease),
                                 status.as_str(),
                                 now,
                                 rows::millis(hold)
@@ -371,7 +370,7 @@ impl SqliteStore {
                     )
                     .and_then(|mut q| {
                         q.query_row(
-                            params![id, rows::lease_param(lease), now_ms(), rows::millis(hold)],
+                            params![id, rows::count_param(lease), now_ms(), rows::millis(hold)],
                             |row| row.get(0),
                         )
                         .optional()
@@ -425,7 +424,7 @@ impl SqliteStore {
                     "SELECT 1 FROM runs WHERE run_id = ?1 AND lease = ?2 \
                      AND cancel_requested_ms IS NOT NULL",
                 )
-                .and_then(|mut q| q.exists(params![id, rows::lease_param(lease)]))
+                .and_then(|mut q| q.exists(params![id, rows::count_param(lease)]))
                 .map_err(|e| {
                     error::sqlite(
                         &name,

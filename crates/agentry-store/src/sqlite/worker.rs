@@ -84,11 +84,10 @@ pub(super) struct SaveJob {
 pub(super) enum Verdict {
     /// Written.
     Written,
-    /// Not written: the run's lease was not the checkpoint's (or, for a checkpoint under lease 0,
-    /// the run exists under another).
-    Conflict,
-    /// Not written: the run was not at the revision the checkpoint follows; it is at this one.
-    OutOfOrder(i64),
+    /// Not written: the run's lease or revision was not the checkpoint's. What its row holds
+    /// (lease, revision), if there is one ([`rows::save_refused`](crate::rows::save_refused)
+    /// says which).
+    Refused(Option<(i64, i64)>),
 }
 
 /// Where a checkpoint's outcome goes.
@@ -528,19 +527,13 @@ fn save(conn: &Connection, group: &[&SaveJob], now: i64) -> rusqlite::Result<Ver
     Ok(Verdict::Written)
 }
 
-/// Why a checkpoint of `job`'s run was not written, from what the run's row holds: another
-/// lease, or another revision. (A run that is not there is at revision 0 under lease 0.)
+/// The verdict on a checkpoint of `job`'s run that was not written: what the run's row holds.
 fn refused(conn: &Connection, job: &SaveJob) -> rusqlite::Result<Verdict> {
-    let found: Option<(i64, i64)> = conn
+    let found = conn
         .prepare_cached("SELECT lease, revision FROM runs WHERE run_id = ?1")?
         .query_row([&job.run_id], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?;
-    let (lease, revision) = found.unwrap_or((0, 0));
-    Ok(if lease != job.lease {
-        Verdict::Conflict
-    } else {
-        Verdict::OutOfOrder(revision)
-    })
+    Ok(Verdict::Refused(found))
 }
 
 /// A run's row after a checkpoint updated it.

@@ -4,8 +4,8 @@
 use agentry_core::store::LogAppend;
 use agentry_core::{
     Checkpoint, History, Message, MessageLog, PendingApproval, RecordedEvent, RunQuery,
-    RunSnapshot, RunStatus, RunStore, RunSummary, StopReason, StoreError, StoredEvent, StoredRun,
-    ToolCall, ToolResult, Usage,
+    RunSnapshot, RunStatus, RunStore, RunSummary, StopReason, StoreError, StoredEvent, ToolCall,
+    ToolResult, Usage,
 };
 use serde_json::json;
 use std::any::Any;
@@ -146,15 +146,7 @@ pub async fn save_holding(
     hold: Option<Duration>,
 ) -> Result<(), StoreError> {
     let log = match store.load(&snapshot.run_id).await? {
-        Some(StoredRun {
-            snapshot: stored,
-            layout: Some(layout),
-            revision,
-            ..
-        }) => MessageLog::resumed(stored.messages, layout, revision),
-        Some(StoredRun { revision, .. }) => {
-            MessageLog::resumed(History::new(), Default::default(), revision)
-        }
+        Some(stored) => MessageLog::of_stored(&stored),
         None => MessageLog::new(),
     };
     let append = log.append(&snapshot.messages);

@@ -22,10 +22,10 @@ use agentry_core::hooks::{
 };
 use agentry_core::run::approval::call_list;
 use agentry_core::{
-    Agent, AgentDef, AgentState, Decision, Error, History, LogLayout, MessageLog, Model,
-    PendingApproval, Redact, RunContextSpec, RunEvent, RunInfo, RunMachine, RunOptions, RunOutput,
-    RunSnapshot, RunStore, SNAPSHOT_VERSION, StateError, StopReason, StoredRun, StoredToolSource,
-    ToolSource, match_decisions,
+    Agent, AgentDef, AgentState, Decision, Error, MessageLog, Model, PendingApproval, Redact,
+    RunContextSpec, RunEvent, RunInfo, RunMachine, RunOptions, RunOutput, RunSnapshot, RunStore,
+    SNAPSHOT_VERSION, StateError, StopReason, StoredRun, StoredToolSource, ToolSource,
+    match_decisions,
 };
 use driver::{Driver, Finished, Start, scoped_hooks};
 use futures::channel::mpsc::{UnboundedSender, unbounded};
@@ -599,14 +599,7 @@ impl Runtime {
             // The log holds the stored history; what the snapshot differs by is written at the
             // first checkpoint, which follows the stored revision. (A run stored before
             // histories were logged writes it whole.)
-            driver.log = match &stored.layout {
-                Some(layout) => MessageLog::resumed(
-                    stored.snapshot.messages.clone(),
-                    layout.clone(),
-                    stored.revision,
-                ),
-                None => MessageLog::resumed(History::new(), LogLayout::default(), stored.revision),
-            };
+            driver.log = MessageLog::of_stored(stored);
         }
         driver.scope.ctx.take_state(state);
         driver.machine = RunMachine::restore(&snapshot);
