@@ -46,8 +46,8 @@ pub use model::{
 pub use redact::Redact;
 pub use run::approval::{Decision, DecisionError, PendingApproval, match_decisions};
 pub use run::context::{HookCtx, Notice, OpenHook, RunContext, RunContextSpec, RunInfo, ToolCtx};
-pub use run::events::RunEvent;
-pub use run::machine::{RunMachine, RunSnapshot, SNAPSHOT_VERSION, StepStart, Turn, Verdict};
+pub use run::events::{EVENT_FORMAT_VERSION, RunEvent};
+pub use run::machine::{RunMachine, RunSnapshot, SNAPSHOT_VERSION};
 pub use run::options::RunOptions;
 pub use run::output::RunOutput;
 pub use run::stop::{Limit, StopReason};

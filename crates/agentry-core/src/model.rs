@@ -113,7 +113,7 @@ impl<M: Model + ?Sized> Model for Arc<M> {
 }
 
 /// A complete model turn, assembled from the stream (or given by a hook instead of the model).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ModelResponse {
     /// The visible text.
     pub text: String,

@@ -186,9 +186,7 @@ impl Collected {
     fn take(&mut self) -> Vec<WireEvent> {
         let mut out = Vec::new();
         while let Ok(event) = self.events.try_recv() {
-            if let Some(event) = WireEvent::of(event) {
-                self.recording.push(&mut out, event);
-            }
+            self.recording.push(&mut out, WireEvent::Run(event));
         }
         out
     }
@@ -363,7 +361,7 @@ impl AgentActivities {
                 added,
                 usage,
                 retried_usage,
-                response: response.map(Into::into),
+                response,
                 batch,
                 state: effects.state()?,
                 events: events.take(),

@@ -9,13 +9,8 @@
 //! [`JOINED_PIECE`] bytes ([`Recording`]), so a long answer keeps its activity's result well
 //! within Temporal's payload limit (the text is the same, in fewer pieces).
 
-use agentry_core::agent::CompactStrategy;
-use agentry_core::{
-    Decision, Message, PendingApproval, RunEvent, StateSource, StopReason, ToolResult,
-};
+use agentry_core::RunEvent;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
-use std::sync::Arc;
 
 /// How many streamed pieces an activity records as the model sent them.
 pub(crate) const EXACT_PIECES: usize = 2_000;
@@ -33,8 +28,10 @@ impl Recording {
     /// Appends `event` to `out`: as it is, or joined to the piece before it.
     pub(crate) fn push(&mut self, out: &mut Vec<WireEvent>, event: WireEvent) {
         let (text, path, thinking) = match &event {
-            WireEvent::TextDelta { text, agent_path } => (text, agent_path, false),
-            WireEvent::ThinkingDelta { text, agent_path } => (text, agent_path, true),
+            WireEvent::Run(RunEvent::TextDelta { text, agent_path }) => (text, agent_path, false),
+            WireEvent::Run(RunEvent::ThinkingDelta { text, agent_path }) => {
+                (text, agent_path, true)
+            }
             _ => {
                 out.push(event);
                 return;
@@ -43,14 +40,14 @@ impl Recording {
         self.pieces += 1;
         if self.pieces > EXACT_PIECES {
             let last = match out.last_mut() {
-                Some(WireEvent::TextDelta {
+                Some(WireEvent::Run(RunEvent::TextDelta {
                     text: last,
                     agent_path,
-                }) if !thinking && agent_path == path => Some(last),
-                Some(WireEvent::ThinkingDelta {
+                })) if !thinking && agent_path == path => Some(last),
+                Some(WireEvent::Run(RunEvent::ThinkingDelta {
                     text: last,
                     agent_path,
-                }) if thinking && agent_path == path => Some(last),
+                })) if thinking && agent_path == path => Some(last),
                 _ => None,
             };
             if let Some(last) = last
@@ -64,392 +61,55 @@ impl Recording {
     }
 }
 
-/// A [`RunEvent`] as JSON.
+/// An entry of a run's recorded events: a run event in its one JSON form, or a marker of where a
+/// sub-agent's run starts and where its events join this run's.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-#[allow(missing_docs)]
+#[serde(rename_all = "snake_case")]
 pub(crate) enum WireEvent {
-    RunStarted {
-        run_id: String,
-        agent_path: String,
-    },
-    StepStarted {
-        step: u32,
-        agent_path: String,
-    },
-    StepFinished {
-        step: u32,
-        agent_path: String,
-    },
-    TextDelta {
-        text: String,
-        agent_path: String,
-    },
-    ThinkingDelta {
-        text: String,
-        agent_path: String,
-    },
-    ToolStarted {
-        call_id: String,
-        name: String,
-        input: Value,
-        agent_path: String,
-    },
-    ToolFinished {
-        result: ToolResult,
-        agent_path: String,
-    },
-    StatePatch {
-        patch: json_patch::Patch,
-        source: StateSource,
-        agent_path: String,
-    },
-    Message {
-        message: Message,
-        agent_path: String,
-    },
-    Compacted {
-        removed: usize,
-        strategy: String,
-        summary: String,
-        agent_path: String,
-    },
-    Custom {
-        name: String,
-        data: Value,
-        agent_path: String,
-    },
-    HookDecision {
-        hook: String,
-        event: String,
-        decision: String,
-        call_id: String,
-        tool: String,
-        detail: String,
-        agent_path: String,
-    },
-    AwaitingApproval {
-        pending: Vec<PendingApproval>,
-        agent_path: String,
-    },
-    ApprovalResolved {
-        decision: Decision,
-        by: String,
-        agent_path: String,
-    },
-    RunFinished {
-        run_id: String,
-        stop: StopReason,
-        agent_path: String,
-    },
-    RunFailed {
-        run_id: String,
-        error: String,
-        agent_path: String,
-    },
+    /// A run event.
+    Run(RunEvent),
     /// Not a run event: the run of a sub-agent, `run_id` (a child workflow), starts. A stream of
     /// this run's events follows that run's own until they join this run's
     /// ([`WireEvent::SubRunEvents`]).
     SubRunStarted {
+        /// The sub-agent's run.
         run_id: String,
     },
     /// Not a run event: the `count` events that follow are those of the sub-agent's run
     /// `run_id` from its position `from` on, which joined this run's when it ended.
     SubRunEvents {
+        /// The sub-agent's run.
         run_id: String,
+        /// The position of the first of them in its run's events.
         from: usize,
+        /// How many follow.
         count: usize,
     },
 }
 
-impl WireEvent {
-    /// The recorded form of `event`; `None` for events a later version adds, which this one
-    /// does not know how to record.
-    pub(crate) fn of(event: RunEvent) -> Option<WireEvent> {
-        let path = |p: Arc<str>| p.to_string();
-        Some(match event {
-            RunEvent::RunStarted { run_id, agent_path } => WireEvent::RunStarted {
-                run_id,
-                agent_path: path(agent_path),
-            },
-            RunEvent::StepStarted { step, agent_path } => WireEvent::StepStarted {
-                step,
-                agent_path: path(agent_path),
-            },
-            RunEvent::StepFinished { step, agent_path } => WireEvent::StepFinished {
-                step,
-                agent_path: path(agent_path),
-            },
-            RunEvent::TextDelta { text, agent_path } => WireEvent::TextDelta {
-                text,
-                agent_path: path(agent_path),
-            },
-            RunEvent::ThinkingDelta { text, agent_path } => WireEvent::ThinkingDelta {
-                text,
-                agent_path: path(agent_path),
-            },
-            RunEvent::Compacted {
-                removed,
-                strategy,
-                summary,
-                agent_path,
-            } => WireEvent::Compacted {
-                removed,
-                strategy: strategy.to_string(),
-                summary,
-                agent_path: path(agent_path),
-            },
-            RunEvent::ToolStarted {
-                call_id,
-                name,
-                input,
-                agent_path,
-            } => WireEvent::ToolStarted {
-                call_id,
-                name,
-                input,
-                agent_path: path(agent_path),
-            },
-            RunEvent::ToolFinished { result, agent_path } => WireEvent::ToolFinished {
-                result,
-                agent_path: path(agent_path),
-            },
-            RunEvent::StatePatch {
-                patch,
-                source,
-                agent_path,
-            } => WireEvent::StatePatch {
-                patch,
-                source,
-                agent_path: path(agent_path),
-            },
-            RunEvent::Message {
-                message,
-                agent_path,
-            } => WireEvent::Message {
-                message: Arc::unwrap_or_clone(message),
-                agent_path: path(agent_path),
-            },
-            RunEvent::Custom {
-                name,
-                data,
-                agent_path,
-            } => WireEvent::Custom {
-                name,
-                data,
-                agent_path: path(agent_path),
-            },
-            RunEvent::HookDecision {
-                hook,
-                event,
-                decision,
-                call_id,
-                tool,
-                detail,
-                agent_path,
-            } => WireEvent::HookDecision {
-                hook,
-                event: event.to_string(),
-                decision,
-                call_id,
-                tool,
-                detail,
-                agent_path: path(agent_path),
-            },
-            RunEvent::AwaitingApproval {
-                pending,
-                agent_path,
-            } => WireEvent::AwaitingApproval {
-                pending,
-                agent_path: path(agent_path),
-            },
-            RunEvent::ApprovalResolved {
-                decision,
-                by,
-                agent_path,
-            } => WireEvent::ApprovalResolved {
-                decision,
-                by,
-                agent_path: path(agent_path),
-            },
-            RunEvent::RunFinished {
-                run_id,
-                stop,
-                agent_path,
-            } => WireEvent::RunFinished {
-                run_id,
-                stop,
-                agent_path: path(agent_path),
-            },
-            RunEvent::RunFailed {
-                run_id,
-                error,
-                agent_path,
-            } => WireEvent::RunFailed {
-                run_id,
-                error,
-                agent_path: path(agent_path),
-            },
-            _ => return None,
-        })
+impl From<RunEvent> for WireEvent {
+    fn from(event: RunEvent) -> Self {
+        WireEvent::Run(event)
     }
+}
 
-    /// True for run `run_id`'s last event: it finished or failed (a sub-agent's end, under
-    /// another run id, is not).
+impl WireEvent {
+    /// True for the end (finished or failed) of run `run_id`.
     pub(crate) fn ends(&self, run_id: &str) -> bool {
         matches!(
             self,
-            WireEvent::RunFinished { run_id: id, .. } | WireEvent::RunFailed { run_id: id, .. }
-                if id == run_id
+            WireEvent::Run(
+                RunEvent::RunFinished { run_id: id, .. } | RunEvent::RunFailed { run_id: id, .. }
+            ) if id == run_id
         )
     }
 
-    /// The event as the in-process runtime sends it; `None` for a marker that is not a run
-    /// event.
+    /// The run event; `None` for a marker.
     pub(crate) fn into_event(self) -> Option<RunEvent> {
-        let path = |p: String| Arc::<str>::from(p);
-        Some(match self {
-            WireEvent::RunStarted { run_id, agent_path } => RunEvent::RunStarted {
-                run_id,
-                agent_path: path(agent_path),
-            },
-            WireEvent::StepStarted { step, agent_path } => RunEvent::StepStarted {
-                step,
-                agent_path: path(agent_path),
-            },
-            WireEvent::StepFinished { step, agent_path } => RunEvent::StepFinished {
-                step,
-                agent_path: path(agent_path),
-            },
-            WireEvent::TextDelta { text, agent_path } => RunEvent::TextDelta {
-                text,
-                agent_path: path(agent_path),
-            },
-            WireEvent::ThinkingDelta { text, agent_path } => RunEvent::ThinkingDelta {
-                text,
-                agent_path: path(agent_path),
-            },
-            WireEvent::Compacted {
-                removed,
-                strategy,
-                summary,
-                agent_path,
-            } => RunEvent::Compacted {
-                removed,
-                strategy: strategy_name(&strategy),
-                summary,
-                agent_path: path(agent_path),
-            },
-            WireEvent::ToolStarted {
-                call_id,
-                name,
-                input,
-                agent_path,
-            } => RunEvent::ToolStarted {
-                call_id,
-                name,
-                input,
-                agent_path: path(agent_path),
-            },
-            WireEvent::ToolFinished { result, agent_path } => RunEvent::ToolFinished {
-                result,
-                agent_path: path(agent_path),
-            },
-            WireEvent::StatePatch {
-                patch,
-                source,
-                agent_path,
-            } => RunEvent::StatePatch {
-                patch,
-                source,
-                agent_path: path(agent_path),
-            },
-            WireEvent::Message {
-                message,
-                agent_path,
-            } => RunEvent::Message {
-                message: Arc::new(message),
-                agent_path: path(agent_path),
-            },
-            WireEvent::Custom {
-                name,
-                data,
-                agent_path,
-            } => RunEvent::Custom {
-                name,
-                data,
-                agent_path: path(agent_path),
-            },
-            WireEvent::HookDecision {
-                hook,
-                event,
-                decision,
-                call_id,
-                tool,
-                detail,
-                agent_path,
-            } => RunEvent::HookDecision {
-                hook,
-                event: hook_event_name(&event),
-                decision,
-                call_id,
-                tool,
-                detail,
-                agent_path: path(agent_path),
-            },
-            WireEvent::AwaitingApproval {
-                pending,
-                agent_path,
-            } => RunEvent::AwaitingApproval {
-                pending,
-                agent_path: path(agent_path),
-            },
-            WireEvent::ApprovalResolved {
-                decision,
-                by,
-                agent_path,
-            } => RunEvent::ApprovalResolved {
-                decision,
-                by,
-                agent_path: path(agent_path),
-            },
-            WireEvent::RunFinished {
-                run_id,
-                stop,
-                agent_path,
-            } => RunEvent::RunFinished {
-                run_id,
-                stop,
-                agent_path: path(agent_path),
-            },
-            WireEvent::RunFailed {
-                run_id,
-                error,
-                agent_path,
-            } => RunEvent::RunFailed {
-                run_id,
-                error,
-                agent_path: path(agent_path),
-            },
-            WireEvent::SubRunStarted { .. } | WireEvent::SubRunEvents { .. } => return None,
-        })
-    }
-}
-
-/// A compaction strategy's name as the runtime names it.
-fn strategy_name(name: &str) -> &'static str {
-    match name {
-        "window" => CompactStrategy::Window.as_str(),
-        _ => CompactStrategy::Summarize.as_str(),
-    }
-}
-
-/// The name of the hook event a decision was taken at, as the runtime names it: the runtime
-/// reports decisions at BeforeTool.
-fn hook_event_name(name: &str) -> &'static str {
-    match name {
-        "BeforeTool" => "BeforeTool",
-        _ => "a hook event",
+        match self {
+            WireEvent::Run(event) => Some(event),
+            WireEvent::SubRunStarted { .. } | WireEvent::SubRunEvents { .. } => None,
+        }
     }
 }
 
@@ -458,10 +118,10 @@ mod tests {
     use super::*;
 
     fn text(piece: &str) -> WireEvent {
-        WireEvent::TextDelta {
+        WireEvent::Run(RunEvent::TextDelta {
             text: piece.into(),
             agent_path: "a".into(),
-        }
+        })
     }
 
     #[test]
@@ -475,28 +135,26 @@ mod tests {
                 // Another event between pieces is kept in its place.
                 recording.push(
                     &mut out,
-                    WireEvent::StepFinished {
+                    WireEvent::Run(RunEvent::StepFinished {
                         step: 1,
                         agent_path: "a".into(),
-                    },
+                    }),
                 );
             }
         }
         let joined: String = out
             .iter()
             .filter_map(|e| match e {
-                WireEvent::TextDelta { text, .. } => Some(text.as_str()),
+                WireEvent::Run(RunEvent::TextDelta { text, .. }) => Some(text.as_str()),
                 _ => None,
             })
             .collect();
         let expected: String = (0..pieces).map(|i| format!("{}", i % 10)).collect();
         assert_eq!(joined, expected);
         // The first pieces as they came, the rest joined into pieces of about JOINED_PIECE bytes.
-        assert!(
-            out[..EXACT_PIECES - 1]
-                .iter()
-                .all(|e| matches!(e, WireEvent::TextDelta { text, .. } if text.len() == 1))
-        );
+        assert!(out[..EXACT_PIECES - 1].iter().all(
+            |e| matches!(e, WireEvent::Run(RunEvent::TextDelta { text, .. }) if text.len() == 1)
+        ));
         let rest = out.len() - EXACT_PIECES;
         assert!(
             rest <= 3 + 20_000 / JOINED_PIECE,
@@ -504,7 +162,7 @@ mod tests {
         );
         assert!(
             out.iter()
-                .any(|e| matches!(e, WireEvent::StepFinished { .. }))
+                .any(|e| matches!(e, WireEvent::Run(RunEvent::StepFinished { .. })))
         );
     }
 }

@@ -142,8 +142,14 @@ impl Ledger {
     /// Notes that an activity ended and its worker keeps `history` as the run's (the history
     /// once the workflow applied what the activity returned).
     pub(crate) fn sync(&mut self, history: &History) {
+        self.sync_upto(history, history.len());
+    }
+
+    /// Notes that an activity ended and its worker keeps the first `n` messages of `history`
+    /// (the workflow added the others itself).
+    pub(crate) fn sync_upto(&mut self, history: &History, n: usize) {
         self.digests.extend(history);
-        self.synced = history.len();
+        self.synced = n.min(history.len());
     }
 }
 

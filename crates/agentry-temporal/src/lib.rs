@@ -9,11 +9,11 @@
 //! # How a run is driven
 //!
 //! A run is a Temporal workflow (type `agentry.run`, its workflow id the run id). The workflow
-//! drives the same step machine as the in-process runtime, [`agentry::RunMachine`]: it begins
-//! steps, accepts model turns (giving their calls their ids), appends tool results and judges
-//! final answers with the machine's own methods. Workflow code only decides. Every effect is an
-//! activity that runs the in-process runtime's own code for it, [`agentry::effects`], so hooks
-//! behave exactly as they do in-process:
+//! executes the effects of the same step machine as the in-process runtime,
+//! [`agentry_core::RunMachine`], which decides the run's course (steps, skips, stops, retries,
+//! vetoes, the step limit, cancellations and deadlines) from what the effects returned. Every
+//! effect is an activity that runs the in-process runtime's own code for it,
+//! [`agentry::effects`], so hooks behave exactly as they do in-process:
 //!
 //! | activity | what runs in it |
 //! |---|---|

@@ -137,11 +137,11 @@ mod tests {
     use super::*;
 
     fn custom(name: &str) -> WireEvent {
-        WireEvent::Custom {
+        WireEvent::Run(RunEvent::Custom {
             name: name.into(),
             data: serde_json::Value::Null,
             agent_path: "a".into(),
-        }
+        })
     }
 
     fn page(from: usize, events: Vec<WireEvent>) -> EventPage {
@@ -256,10 +256,12 @@ mod tests {
 
     #[test]
     fn the_stream_ends_with_the_runs_own_end_not_a_sub_runs() {
-        let end = |id: &str| WireEvent::RunFinished {
-            run_id: id.into(),
-            stop: agentry_core::StopReason::FinalAnswer,
-            agent_path: "a".into(),
+        let end = |id: &str| {
+            WireEvent::Run(RunEvent::RunFinished {
+                run_id: id.into(),
+                stop: agentry_core::StopReason::FinalAnswer,
+                agent_path: "a".into(),
+            })
         };
         let mut reader = Reader::new("r", 0);
         reader.run_page(page(0, vec![joined("r/c", 0, 1), end("r/c")]));

@@ -6,8 +6,8 @@ use crate::ledger::{HistoryDelta, Ledger};
 use agentry::effects::{BatchPlan, Folded, SubAgentOutcome, SubAgentRequest};
 use agentry::hooks::HookSpecRecord;
 use agentry_core::{
-    Decision, FinishReason, History, Message, ModelResponse, PendingApproval, RunMachine,
-    RunSnapshot, SNAPSHOT_VERSION, StopReason, ThinkingBlock, ToolCall, ToolResult, Usage,
+    Decision, History, Message, ModelResponse, PendingApproval, RunMachine, RunSnapshot,
+    SNAPSHOT_VERSION, StopReason, ToolResult, Usage,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -341,7 +341,7 @@ pub(crate) struct ModelStep {
     /// Its part spent on rejected responses.
     pub retried_usage: Usage,
     /// The turn, as hooks left it.
-    pub response: Option<WireResponse>,
+    pub response: Option<ModelResponse>,
     /// How BeforeToolBatch hooks want the turn's calls run, when some hook wants them.
     #[serde(default)]
     pub batch: Option<BatchPlan>,
@@ -354,45 +354,6 @@ pub(crate) struct ModelStep {
     /// (`RunContext::stop_at`), which the workflow enforces.
     #[serde(default)]
     pub deadline: Option<Deadline>,
-}
-
-/// A [`ModelResponse`] as JSON.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct WireResponse {
-    /// The text.
-    pub text: String,
-    /// The reasoning.
-    pub thinking: Option<ThinkingBlock>,
-    /// The tool calls.
-    pub tool_calls: Vec<ToolCall>,
-    /// Tokens.
-    pub usage: Usage,
-    /// Why it ended.
-    pub finish_reason: FinishReason,
-}
-
-impl From<ModelResponse> for WireResponse {
-    fn from(r: ModelResponse) -> Self {
-        WireResponse {
-            text: r.text,
-            thinking: r.thinking,
-            tool_calls: r.tool_calls,
-            usage: r.usage,
-            finish_reason: r.finish_reason,
-        }
-    }
-}
-
-impl From<WireResponse> for ModelResponse {
-    fn from(r: WireResponse) -> Self {
-        ModelResponse {
-            text: r.text,
-            thinking: r.thinking,
-            tool_calls: r.tool_calls,
-            usage: r.usage,
-            finish_reason: r.finish_reason,
-        }
-    }
 }
 
 /// One tool call of the pending turn, with a person's decision when it waited for one.

@@ -1,7 +1,7 @@
-//! The workflow: a run's loop, driving the step machine ([`RunMachine`]) the in-process runtime
-//! drives, deterministically. Workflow code only decides; each effect is an activity
-//! ([`crate::activities`]), and what it returned (recorded in the run's history) is all the
-//! workflow decides with, so a replay on any worker decides the same.
+//! The workflow: executes the effects the step machine ([`RunMachine`]) asks for, as the
+//! in-process runtime does, each phase an activity ([`crate::activities`]). The machine decides
+//! the run's course with nothing but what the activities returned (recorded in the run's
+//! history), so a replay on any worker decides the same.
 
 use crate::activities::AgentActivities;
 use crate::events::WireEvent;
@@ -9,17 +9,21 @@ use crate::ledger::Ledger;
 use crate::wire::{
     BatchDone, BatchInput, BeginInput, Carried, CarriesDeadline, Deadline, Effect, EndStepInput,
     Ending, EventPage, Failure, Finish, FinishInput, FinishedRun, Identity, Limits, ModelStep,
-    Opening, ParentRun, Placement, RunPlan, RunRequest, RunResult, RunView, Settled, StepEnd,
-    StepInput, SubAgentDone, ToolDone, ToolInput,
+    Opening as StepOpened, ParentRun, Placement, RunPlan, RunRequest, RunResult, RunView, Settled,
+    StepEnd, StepInput, SubAgentDone, ToolDone, ToolInput,
 };
-use agentry::effects::{BatchPlan, SubAgentOutcome, SubAgentRequest};
+use agentry::effects::{SubAgentOutcome, SubAgentRequest};
 use agentry_core::hooks::Events;
+use agentry_core::run::machine::{
+    Ending as MachineEnding, Interruption, Next, Opening, Rules, StepClosed, ToolsRan,
+};
 use agentry_core::{
-    Decision, Error, FinishReason, History, Message, ModelResponse, OutputSpec, PendingApproval,
-    RunMachine, StepStart, StopReason, ToolResult, Turn, Verdict, match_decisions,
+    Decision, History, Message, OutputSpec, PendingApproval, RunEvent, RunMachine, StopReason,
+    ToolResult, match_decisions,
 };
 use futures::future::Either;
 use serde_json::Value;
+use std::sync::Arc;
 use std::time::Duration;
 use temporalio_common::ActivityDefinition;
 use temporalio_common::data_converters::TemporalDeserializable;
@@ -74,7 +78,6 @@ impl AgentRun {
             state: Value::Null,
             reported: 0,
             plan: RunPlan::default(),
-            in_step: false,
             ledger: Ledger::default(),
             fails_parent: false,
             interrupt: ctx.cancellation_token().child_token(),
@@ -87,9 +90,9 @@ impl AgentRun {
                         run.steps().await
                     }
                     None => {
-                        run.emit(WireEvent::RunStarted {
+                        run.emit(RunEvent::RunStarted {
                             run_id: run_id.clone(),
-                            agent_path: run.id.agent.clone(),
+                            agent_path: run.id.agent.as_str().into(),
                         });
                         run.body(request.clone()).await
                     }
@@ -231,14 +234,6 @@ enum Exit {
     Deadline(StopReason),
 }
 
-/// How the tool phase of a step ended.
-enum Tools {
-    /// Every call has its result in the history.
-    Done,
-    /// A person rejected a call and stopped the run.
-    Stopped { call_id: String, reason: String },
-}
-
 /// The loop of one run and what it holds between activities.
 struct Loop {
     ctx: WorkflowContext<AgentRun>,
@@ -254,8 +249,6 @@ struct Loop {
     /// How many messages of the history MessageAdded hooks have seen.
     reported: usize,
     plan: RunPlan,
-    /// True between the start of a step and its end.
-    in_step: bool,
     /// The history's digests, and how much of it the last activity left.
     ledger: Ledger,
     /// The run failed in a way that fails its parent too.
@@ -340,14 +333,14 @@ impl Loop {
     /// the turn under way that have no result get an error result saying why, so the history
     /// stays well-formed; the step under way counts.
     fn stopped_at_deadline(&mut self, stop: StopReason) {
-        self.in_step = false;
         let from = self.machine.messages.len();
-        self.machine.cut_short(&stop);
+        let _ = self.machine.interrupt(Interruption::Deadline(stop));
         self.added_from(from);
     }
 
     /// Records a run event of the run's course.
-    fn emit(&self, event: WireEvent) {
+    fn emit(&self, event: impl Into<WireEvent>) {
+        let event = event.into();
         self.ctx.state_mut(|s| s.events.push(event));
     }
 
@@ -361,15 +354,18 @@ impl Loop {
     /// Records `Message` events for the messages of the history from index `from` on: those
     /// the workflow added itself (tool results, feedback).
     fn added_from(&self, from: usize) {
-        let agent_path = &self.id.agent;
-        let events: Vec<WireEvent> = self
-            .machine
-            .messages
-            .iter()
-            .skip(from)
-            .map(|m| WireEvent::Message {
-                message: m.clone(),
-                agent_path: agent_path.clone(),
+        let history = &self.machine.messages;
+        if from >= history.len() {
+            return;
+        }
+        let agent_path: Arc<str> = self.id.agent.as_str().into();
+        let events: Vec<WireEvent> = (from..history.len())
+            .filter_map(|i| history.get_shared(i))
+            .map(|m| {
+                WireEvent::Run(RunEvent::Message {
+                    message: m.clone(),
+                    agent_path: agent_path.clone(),
+                })
             })
             .collect();
         self.absorb(events);
@@ -377,9 +373,9 @@ impl Loop {
 
     /// Records the step's end when no activity did (one that runs AfterStep hooks does).
     fn step_finished(&self, step: u32) {
-        self.emit(WireEvent::StepFinished {
+        self.emit(RunEvent::StepFinished {
             step,
-            agent_path: self.id.agent.clone(),
+            agent_path: self.id.agent.as_str().into(),
         });
     }
 
@@ -450,156 +446,139 @@ impl Loop {
         self.steps().await
     }
 
+    /// The rules the run's machine applies, from the run's plan.
+    fn rules(&self) -> Result<Rules, Exit> {
+        let rules = Rules::new(self.id.agent.clone(), self.plan.max_steps);
+        Ok(match &self.plan.output_schema {
+            Some(schema) => {
+                let spec = OutputSpec::new(schema.clone())
+                    .map_err(|e| Exit::Failed(Failure::own(format!("the output schema: {e}"))))?;
+                rules.with_output(spec, self.plan.output_retries)
+            }
+            None => rules,
+        })
+    }
+
+    /// Executes the effects the run's machine asks for, each phase an activity, until it ends
+    /// (or continues as a new execution before a step).
     async fn steps(&mut self) -> Result<Ending, Exit> {
-        let output_spec = match &self.plan.output_schema {
-            Some(schema) => Some(
-                OutputSpec::new(schema.clone())
-                    .map_err(|e| Exit::Failed(Failure::own(format!("the output schema: {e}"))))?,
-            ),
-            None => None,
-        };
+        let rules = self.rules()?;
+        self.machine.set_rules(rules);
+        let mut next = self.machine.next_effect();
         loop {
-            if self.cancelled_now() {
-                return Err(Exit::Cancelled);
-            }
-            if self.should_continue() {
-                return Err(Exit::Continue);
-            }
-            let step = match self.machine.begin_step(self.plan.max_steps) {
-                StepStart::Begin(step) => step,
-                StepStart::Limit(limit) => return Err(Exit::Stop(StopReason::MaxSteps { limit })),
-            };
-            self.in_step = true;
-            let input = StepInput {
-                run: self.view(),
-                report_from: self.reported,
-                step,
-            };
-            let limit = self.limits.model_step;
-            let done: ModelStep = Self::settle(
-                self.activity(AgentActivities::model_step, input, limit, false, None)
-                    .await,
-            )?;
-            self.state = done.state;
-            // BeforeStep hooks ran before the step started, as in-process.
-            self.absorb(done.opened);
-            if !matches!(done.opening, Opening::Stop(_)) {
-                self.emit(WireEvent::StepStarted {
-                    step,
-                    agent_path: self.id.agent.clone(),
-                });
-            }
-            if let Some(folded) = &done.folded {
-                folded.apply(&mut self.machine.messages);
-                self.ledger.rewound(folded.start);
-            }
-            self.absorb(done.events);
-            let response: ModelResponse = match done.opening {
-                Opening::Go => match done.response {
-                    Some(r) => r.into(),
-                    None => {
-                        return Err(Exit::Failed(Failure::own("a model step returned no turn")));
-                    }
-                },
-                Opening::Skip => {
-                    self.reported = self.machine.messages.len();
-                    if let Some(stop) = self.end_step(step, None).await?.stop {
-                        return Err(Exit::Stop(stop));
-                    }
-                    continue;
-                }
-                Opening::Stop(stop) => {
-                    self.machine.abandon_step();
-                    self.in_step = false;
-                    self.reported = self.machine.messages.len();
-                    return Err(Exit::Stop(stop));
-                }
-            };
-            for message in done.added {
-                self.machine.push(message);
-            }
-            self.machine.usage = done.usage;
-            self.machine.retried_usage = done.retried_usage;
-            if self.cancelled_now() {
-                return Err(Exit::Cancelled);
-            }
-            let aborted = match &response.finish_reason {
-                FinishReason::Aborted(reason) => Some(reason.clone()),
-                _ => None,
-            };
-            let text = response
-                .tool_calls
-                .is_empty()
-                .then(|| response.text.clone());
-            let (_, turn) = self.machine.accept_response(response);
-            self.synced();
-            // The model step reported its messages, the turn included.
-            self.reported = self.machine.messages.len();
-            if let Some(reason) = aborted {
-                self.end_step(step, None).await?;
-                return Err(Exit::Stop(StopReason::Aborted { reason }));
-            }
-            let mut final_output = None;
-            match turn {
-                Turn::Tools => {
-                    if let Tools::Stopped { call_id, reason } = self.run_tools(done.batch).await? {
-                        self.end_step(step, None).await?;
-                        return Err(Exit::Stop(StopReason::StoppedByHuman { call_id, reason }));
-                    }
+            next = match next {
+                Next::OpenStep(step) => {
                     if self.cancelled_now() {
                         return Err(Exit::Cancelled);
                     }
-                }
-                Turn::Final => {
-                    let text = text.unwrap_or_default();
-                    match self.machine.judge_final(
-                        &text,
-                        output_spec.as_ref(),
-                        self.plan.output_retries,
-                    ) {
-                        Verdict::Accept(value) => final_output = Some(value),
-                        Verdict::Retry(feedback) => {
-                            let from = self.machine.messages.len();
-                            self.machine.add_user(feedback);
-                            self.added_from(from);
-                        }
-                        Verdict::Fail { attempts, error } => {
-                            return Err(Exit::Failed(Failure::own(
-                                Error::InvalidOutput {
-                                    agent: self.id.agent.clone(),
-                                    attempts,
-                                    error,
-                                }
-                                .to_string(),
-                            )));
-                        }
+                    if self.should_continue() {
+                        return Err(Exit::Continue);
                     }
+                    self.open_step(step).await?
                 }
-            }
-            let end = self.end_step(step, final_output.clone()).await?;
-            if let Some(output) = final_output {
-                if let Some(veto) = end.veto {
+                Next::RunTools { .. } => {
+                    let ran = self.run_tools().await?;
+                    let done = matches!(ran, ToolsRan::Done(_));
                     let from = self.machine.messages.len();
-                    self.machine.add_user(veto);
+                    let next = self.machine.tools_ran(ran);
                     self.added_from(from);
-                    continue;
+                    if done && self.cancelled_now() {
+                        return Err(Exit::Cancelled);
+                    }
+                    next
                 }
-                // Stop hooks saw the answer at the end of the step.
-                return Ok(Ending::Stopped {
-                    stop: StopReason::FinalAnswer,
-                    output: Some(output),
-                });
-            }
-            if let Some(stop) = end.stop {
-                return Err(Exit::Stop(stop));
-            }
+                Next::CloseStep { step, answer, .. } => {
+                    let end = self.end_step(step, answer).await?;
+                    let from = self.machine.messages.len();
+                    let next = self.machine.step_closed(StepClosed {
+                        stop: end.stop,
+                        veto: end.veto,
+                    });
+                    self.added_from(from);
+                    next
+                }
+                // The workflow's history is its checkpoint.
+                Next::Save => self.machine.saved(),
+                Next::End(MachineEnding {
+                    stop,
+                    output,
+                    stop_hooks_ran,
+                }) => {
+                    return match stop_hooks_ran {
+                        true => Ok(Ending::Stopped { stop, output }),
+                        false => Err(Exit::Stop(stop)),
+                    };
+                }
+                Next::Fail(error) => return Err(Exit::Failed(Failure::own(error.to_string()))),
+            };
         }
+    }
+
+    /// Opens step `step` in a model step activity: BeforeStep, compaction and the model turn;
+    /// feeds the machine how it opened.
+    async fn open_step(&mut self, step: u32) -> Result<Next, Exit> {
+        let input = StepInput {
+            run: self.view(),
+            report_from: self.reported,
+            step,
+        };
+        let limit = self.limits.model_step;
+        let done: ModelStep = Self::settle(
+            self.activity(AgentActivities::model_step, input, limit, false, None)
+                .await,
+        )?;
+        self.state = done.state;
+        // BeforeStep hooks ran before the step started, as in-process.
+        self.absorb(done.opened);
+        if !matches!(done.opening, StepOpened::Stop(_)) {
+            self.emit(RunEvent::StepStarted {
+                step,
+                agent_path: self.id.agent.as_str().into(),
+            });
+        }
+        if let Some(folded) = &done.folded {
+            folded.apply(&mut self.machine.messages);
+            self.ledger.rewound(folded.start);
+        }
+        self.absorb(done.events);
+        let opening = match done.opening {
+            StepOpened::Go => {
+                let Some(response) = done.response else {
+                    return Err(Exit::Failed(Failure::own("a model step returned no turn")));
+                };
+                for message in done.added {
+                    self.machine.push(message);
+                }
+                self.machine.usage = done.usage;
+                self.machine.retried_usage = done.retried_usage;
+                if self.cancelled_now() {
+                    return Err(Exit::Cancelled);
+                }
+                Opening::Turn(response)
+            }
+            StepOpened::Skip => Opening::Skip,
+            StepOpened::Stop(stop) => Opening::Stop(stop),
+        };
+        let turn = matches!(opening, Opening::Turn(_));
+        let before = self.machine.messages.len();
+        let next = self.machine.opened(opening);
+        // The activity accepted the turn too, and reported it: its worker keeps the history up
+        // to it. What the machine added after it (feedback on an invalid answer) is the
+        // workflow's own.
+        self.reported = before + usize::from(turn);
+        if turn {
+            self.ledger.sync_upto(&self.machine.messages, self.reported);
+        }
+        self.added_from(self.reported);
+        if matches!(next, Next::RunTools { .. }) {
+            self.machine.batch = done.batch;
+        }
+        Ok(next)
     }
 
     /// Ends a step: AfterStep and (for a final answer) Stop hooks, in an activity when some hook
     /// wants them or has messages to see.
     async fn end_step(&mut self, step: u32, final_output: Option<Value>) -> Result<StepEnd, Exit> {
-        self.in_step = false;
         let needed = self.wants(Events::AFTER_STEP | Events::MESSAGE_ADDED)
             || (final_output.is_some() && self.wants(Events::STOP));
         if !needed {
@@ -637,7 +616,8 @@ impl Loop {
     /// Runs the calls of the pending turn, each an activity (concurrently when the agent allows
     /// it and its state cannot race: a run without state), and waits for a person's decisions
     /// on calls that need them, as long as it takes, costing no worker meanwhile.
-    async fn run_tools(&mut self, batch: Option<BatchPlan>) -> Result<Tools, Exit> {
+    async fn run_tools(&mut self) -> Result<ToolsRan, Exit> {
+        let batch = self.machine.batch.clone();
         let count = self.machine.pending_calls().len();
         let mut settled: Vec<Option<Settled>> = vec![None; count];
         let mut decided: Vec<Option<(PendingApproval, Decision)>> = vec![None; count];
@@ -724,10 +704,11 @@ impl Loop {
                         }
                     })
                     .collect();
-                let from = self.machine.messages.len();
-                self.machine.accept_tool_results(results);
-                self.added_from(from);
-                return Ok(Tools::Stopped { call_id, reason });
+                return Ok(ToolsRan::Stopped {
+                    call_id,
+                    reason,
+                    results,
+                });
             }
             let waiting: Vec<PendingApproval> = settled
                 .iter()
@@ -744,11 +725,7 @@ impl Loop {
                         _ => unreachable!("every call settled with a result"),
                     })
                     .collect();
-                let results = self.after_batch(results).await?;
-                let from = self.machine.messages.len();
-                self.machine.accept_tool_results(results);
-                self.added_from(from);
-                return Ok(Tools::Done);
+                return Ok(ToolsRan::Done(self.after_batch(results).await?));
             }
             // The calls that settled keep their results while the others wait.
             self.machine.settled = settled
@@ -761,13 +738,14 @@ impl Loop {
             if self.id.parent.is_some() {
                 // A sub-agent's calls cannot wait for a person, as in-process: its run stops,
                 // and its parent's model hears why.
-                return Err(Exit::Stop(StopReason::AwaitingApproval {
+                return Ok(ToolsRan::Paused {
                     pending: waiting,
-                }));
+                    settled: self.machine.settled.clone(),
+                });
             }
-            self.emit(WireEvent::AwaitingApproval {
+            self.emit(RunEvent::AwaitingApproval {
                 pending: waiting.clone(),
-                agent_path: self.id.agent.clone(),
+                agent_path: self.id.agent.as_str().into(),
             });
             let decisions = self.wait_for_decisions(waiting.clone()).await?;
             for pending in waiting {
@@ -1060,10 +1038,10 @@ impl Loop {
             }
         };
         self.absorb(finish.events);
-        self.emit(WireEvent::RunFinished {
+        self.emit(RunEvent::RunFinished {
             run_id: self.id.run_id.clone(),
             stop: finish.stop.clone(),
-            agent_path: self.id.agent.clone(),
+            agent_path: self.id.agent.as_str().into(),
         });
         RunResult::Finished(Box::new(FinishedRun {
             output: finish.output,
@@ -1080,10 +1058,10 @@ impl Loop {
 
     /// Ends the run failed with `error`, recorded.
     fn failed(&self, error: String) -> RunResult {
-        self.emit(WireEvent::RunFailed {
+        self.emit(RunEvent::RunFailed {
             run_id: self.id.run_id.clone(),
             error: error.clone(),
-            agent_path: self.id.agent.clone(),
+            agent_path: self.id.agent.as_str().into(),
         });
         match self.fails_parent {
             true => RunResult::FailedWithParent(error),
@@ -1095,11 +1073,8 @@ impl Loop {
     /// the calls of a turn under way get no results, and the Stop and RunEnd hooks see
     /// `cancelled` (in an activity the cancellation does not reach).
     async fn cancelled(&mut self) -> RunResult {
-        if self.in_step {
-            self.machine.abandon_step();
-            self.in_step = false;
-        }
-        let stop = StopReason::Cancelled;
+        // The step under way, if it did not close, does not count.
+        let stop = self.machine.interrupt(Interruption::Cancelled).stop;
         let ending = Ending::Stopped {
             stop: stop.clone(),
             output: None,

@@ -171,7 +171,7 @@ async fn hook_decisions_name_the_hook_and_what_it_did() {
                 event,
                 ..
             } => {
-                assert_eq!(*event, "BeforeTool");
+                assert_eq!(*event, agentry::hooks::EventKind::BeforeTool);
                 Some((hook.clone(), decision.clone(), detail.clone()))
             }
             _ => None,

@@ -15,8 +15,8 @@ use crate::project::CliAgent;
 use crate::render::{cut_line, short_content, short_input};
 use agentry::hooks::{HookExt, on_sync};
 use agentry::{
-    AgentTool, Message, ModelErrorKind, RunEvent, RunOptions, ScriptedModel, ScriptedTurn,
-    StopReason, StoredEvent, Tool, ToolCall, ToolCtx, ToolFailure, ToolOutput, ToolSpec,
+    AgentTool, Decision, Message, ModelErrorKind, RunEvent, RunOptions, ScriptedModel,
+    ScriptedTurn, StoredEvent, Tool, ToolCall, ToolCtx, ToolFailure, ToolOutput, ToolSpec,
 };
 use futures::StreamExt;
 use futures::future::BoxFuture;
@@ -111,9 +111,7 @@ impl Outcomes {
                     );
                 }
             }
-            RunEvent::ApprovalResolved { decision, by, .. } => {
-                self.resolved(&serde_json::to_value(decision).unwrap_or_default(), by)
-            }
+            RunEvent::ApprovalResolved { decision, by, .. } => self.resolved(decision, by),
             RunEvent::RunFinished { stop, .. } => self.end = Some(stop.to_string()),
             RunEvent::RunFailed { error, .. } => self.end = Some(format!("failed: {error}")),
             _ => {}
@@ -132,16 +130,16 @@ impl Outcomes {
             .push(format!("{decision}{by}: {}", cut_line(detail)));
     }
 
-    fn resolved(&mut self, decision: &Value, by: &str) {
-        let call = decision["call_id"].as_str().unwrap_or_default();
-        match decision["decision"].as_str() {
-            Some("approve") | None => {}
-            Some(other) => {
-                let reason = decision["reason"].as_str().unwrap_or_default();
-                self.rejected
-                    .insert(call.to_owned(), format!("{other} by {by}: {reason}"));
-            }
-        }
+    fn resolved(&mut self, decision: &Decision, by: &str) {
+        let (what, reason) = match decision {
+            Decision::Reject { reason, .. } => ("reject", reason),
+            Decision::RejectAndStop { reason, .. } => ("reject_and_stop", reason),
+            _ => return,
+        };
+        self.rejected.insert(
+            decision.call_id().to_owned(),
+            format!("{what} by {by}: {reason}"),
+        );
     }
 
     /// The outcome of one call, in a line: the decisions, then the result.
@@ -211,60 +209,51 @@ impl Recording {
         let mut calls = Vec::new();
         let mut outcomes = Outcomes::default();
         for stored in events {
-            let data = &stored.event.data;
-            match stored.event.kind.as_str() {
-                "message" => {
-                    let Ok(message) = serde_json::from_value::<Message>(data["message"].clone())
-                    else {
-                        continue;
-                    };
-                    match message {
-                        Message::User { content } if input.is_none() => input = Some(content),
-                        Message::Assistant {
-                            content,
-                            thinking,
-                            tool_calls,
-                        } => {
-                            let mut turn = ScriptedTurn::new();
-                            if let Some(thinking) = thinking {
-                                turn = turn.with_thinking(thinking.text);
-                            }
-                            if !content.is_empty() {
-                                turn = turn.with_text(content);
-                            }
-                            for call in tool_calls {
-                                calls.push(call.clone());
-                                turn = turn.with_call(call);
-                            }
-                            turns.push(turn);
+            // Events of kinds this version does not know (or cannot read) play no part.
+            let Ok(event) = RunEvent::from_recorded(&stored.event) else {
+                continue;
+            };
+            match event {
+                RunEvent::Message { message, .. } => match Arc::unwrap_or_clone(message) {
+                    Message::User { content } if input.is_none() => input = Some(content),
+                    Message::Assistant {
+                        content,
+                        thinking,
+                        tool_calls,
+                    } => {
+                        let mut turn = ScriptedTurn::new();
+                        if let Some(thinking) = thinking {
+                            turn = turn.with_thinking(thinking.text);
                         }
-                        Message::Tool(result) => {
-                            outcomes
-                                .results
-                                .insert(result.call_id, (result.content, result.is_error));
+                        if !content.is_empty() {
+                            turn = turn.with_text(content);
                         }
-                        _ => {}
+                        for call in tool_calls {
+                            calls.push(call.clone());
+                            turn = turn.with_call(call);
+                        }
+                        turns.push(turn);
                     }
+                    Message::Tool(result) => {
+                        outcomes
+                            .results
+                            .insert(result.call_id, (result.content, result.is_error));
+                    }
+                    _ => {}
+                },
+                RunEvent::HookDecision {
+                    call_id,
+                    hook,
+                    decision,
+                    detail,
+                    ..
+                } => outcomes.decided(&call_id, &hook, &decision, &detail),
+                RunEvent::ApprovalResolved { decision, by, .. } => {
+                    outcomes.resolved(&decision, &by)
                 }
-                "hook_decision" => outcomes.decided(
-                    data["call_id"].as_str().unwrap_or_default(),
-                    data["hook"].as_str().unwrap_or_default(),
-                    data["decision"].as_str().unwrap_or_default(),
-                    data["detail"].as_str().unwrap_or_default(),
-                ),
-                "approval_resolved" => {
-                    outcomes.resolved(&data["decision"], data["by"].as_str().unwrap_or("person"))
-                }
-                "run_finished" => {
-                    outcomes.end = serde_json::from_value::<StopReason>(data["stop"].clone())
-                        .ok()
-                        .map(|s| s.to_string())
-                }
-                "run_failed" => {
-                    outcomes.end = Some(format!(
-                        "failed: {}",
-                        data["error"].as_str().unwrap_or_default()
-                    ))
+                RunEvent::RunFinished { stop, .. } => outcomes.end = Some(stop.to_string()),
+                RunEvent::RunFailed { error, .. } => {
+                    outcomes.end = Some(format!("failed: {error}"))
                 }
                 _ => {}
             }

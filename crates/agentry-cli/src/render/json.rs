@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 use std::io::Write;
 use std::time::Duration;
 
-/// Renders a run as NDJSON: `{"type": kind, "agent_path": ..., ...}` per event, and a last
-/// `{"type": "result", ...}` (or `{"type": "error", ...}`) line.
+/// Renders a run as NDJSON: each event in its JSON form (`{"type": kind, ...}`, see
+/// [`RunEvent`]), and a last `{"type": "result", ...}` (or `{"type": "error", ...}`) line.
 pub struct Ndjson {
     out: Box<dyn Write + Send>,
 }
@@ -25,27 +25,12 @@ impl Ndjson {
     }
 }
 
-/// An event as one JSON object.
-pub fn event_json(event: &RunEvent) -> Value {
-    let mut object = match event {
-        RunEvent::TextDelta { text, .. } | RunEvent::ThinkingDelta { text, .. } => {
-            json!({ "text": text })
-        }
-        other => other
-            .to_recorded()
-            .map(|r| r.data)
-            .unwrap_or_else(|| json!({})),
-    };
-    if let Value::Object(map) = &mut object {
-        map.insert("type".into(), event.kind().into());
-        map.insert("agent_path".into(), event.agent_path().into());
-    }
-    object
-}
-
 impl Render for Ndjson {
     fn event(&mut self, event: &RunEvent) {
-        self.emit(event_json(event));
+        // The event's own JSON form: `type`, then its fields.
+        let _ = serde_json::to_writer(&mut self.out, event);
+        let _ = writeln!(self.out);
+        let _ = self.out.flush();
     }
 
     fn finished(&mut self, out: &RunOutput<(), Value>, elapsed: Duration, cost: Option<Cost>) {

@@ -22,13 +22,20 @@ what remains. Write only the summary.";
 pub const SUMMARY_HEADING: &str =
     "Summary of the earlier conversation (older messages were compacted):";
 
-/// How older messages are compacted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How older messages are compacted (`summarize` or `window` in JSON).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum CompactStrategy {
     /// A model call summarises them.
     Summarize,
     /// They are dropped, and a note says so.
     Window,
+}
+
+impl std::fmt::Display for CompactStrategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl CompactStrategy {

@@ -11,6 +11,14 @@ pub struct OutputSpec {
     validator: Arc<jsonschema::Validator>,
 }
 
+impl std::fmt::Debug for OutputSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OutputSpec")
+            .field("schema", &self.schema)
+            .finish_non_exhaustive()
+    }
+}
+
 impl OutputSpec {
     /// Compiles a schema.
     pub fn new(schema: Value) -> Result<Self, String> {

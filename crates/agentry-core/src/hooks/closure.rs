@@ -428,7 +428,7 @@ macro_rules! define_on_mut {
         /// completes at once: it costs about a third of what an [`on`] hook does.
         ///
         /// The function is an `async` closure that captures nothing, or an `async fn`; state
-        /// goes in [`with`], which lends it to each call. (A closure that captures is refused
+        /// goes in [`with`](on_mut::with), which lends it to each call. (A closure that captures is refused
         /// by the compiler: "async closure does not implement `Fn` because it captures state
         /// from its environment"; [`on`]'s hooks take the event by value and may capture.)
         ///

@@ -57,15 +57,12 @@ macro_rules! with_events {
 }
 pub(crate) use with_events;
 
-mod batch_events;
 mod closure;
-mod context_events;
 mod dispatch;
 mod error;
 pub mod events;
 mod future;
 mod hook;
-mod human_events;
 mod kinds;
 mod live;
 mod middleware;

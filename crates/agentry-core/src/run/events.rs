@@ -1,14 +1,38 @@
-//! The events a started run streams to its observer.
+//! The events a started run streams to its observer, and their one JSON form.
 
-use crate::{Message, StateSource, StopReason, ToolResult};
+use crate::agent::CompactStrategy;
+use crate::hooks::EventKind;
+use crate::{Message, RecordedEvent, StateSource, StopReason, ToolResult};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::Arc;
+
+/// The version of [`RunEvent`]'s JSON form. Within a version, fields are only ever added, with
+/// defaults, so a reader of this version reads every event written since it; a change of a
+/// field's meaning or a removal bumps it.
+pub const EVENT_FORMAT_VERSION: u32 = 1;
 
 /// One event of a run's event stream (`RunHandle::events` in the `agentry` crate).
 ///
 /// Events of sub-agents arrive on their parent's stream, tagged with their `agent_path`
 /// (`parent/child`).
-#[derive(Clone, Debug)]
+///
+/// # JSON
+///
+/// An event has one JSON form, used by the store's recorded history, durable runtimes'
+/// payloads, the `agentry` command's `--json` and the HTTP server: an object whose `type` is the
+/// event's kind in snake case ([`RunEvent::kind`]) and whose other fields are the variant's,
+/// by the same names (version [`EVENT_FORMAT_VERSION`]).
+///
+/// ```
+/// use agentry_core::RunEvent;
+/// let event = RunEvent::StepStarted { step: 2, agent_path: "helper".into() };
+/// let json = serde_json::to_value(&event).unwrap();
+/// assert_eq!(json, serde_json::json!({"type": "step_started", "step": 2, "agent_path": "helper"}));
+/// assert_eq!(serde_json::from_value::<RunEvent>(json).unwrap().kind(), "step_started");
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum RunEvent {
     /// A run (or sub-agent run) started.
@@ -16,6 +40,7 @@ pub enum RunEvent {
         /// The run id.
         run_id: String,
         /// The agent path.
+        #[serde(default)]
         agent_path: Arc<str>,
     },
     /// A step started.
@@ -23,6 +48,7 @@ pub enum RunEvent {
         /// The step number (1-based).
         step: u32,
         /// The agent path.
+        #[serde(default)]
         agent_path: Arc<str>,
     },
     /// A step ended.
@@ -30,6 +56,7 @@ pub enum RunEvent {
         /// The step number.
         step: u32,
         /// The agent path.
+        #[serde(default)]
         agent_path: Arc<str>,
     },
     /// Streamed text.
@@ -37,6 +64,7 @@ pub enum RunEvent {
         /// The piece of text.
         text: String,
         /// The agent path.
+        #[serde(default)]
         agent_path: Arc<str>,
     },
     /// Streamed reasoning.
@@ -44,6 +72,7 @@ pub enum RunEvent {
         /// The piece of reasoning.
         text: String,
         /// The agent path.
+        #[serde(default)]
         agent_path: Arc<str>,
     },
     /// A tool call starts, after BeforeTool hooks: `input` is what they left (what the tool
@@ -57,6 +86,7 @@ pub enum RunEvent {
         /// The input after BeforeTool hooks.
         input: Value,
         /// The agent path.
+        #[serde(default)]
         agent_path: Arc<str>,
     },
     /// A tool call settled (after AfterTool or ToolError hooks).
@@ -64,6 +94,7 @@ pub enum RunEvent {
         /// The result the model will see.
         result: ToolResult,
         /// The agent path.
+        #[serde(default)]
         agent_path: Arc<str>,
     },
     /// The state changed; `patch` (RFC 6902) turns the previous state into the new one.
@@ -73,6 +104,7 @@ pub enum RunEvent {
         /// Who changed it.
         source: StateSource,
         /// The agent path.
+        #[serde(default)]
         agent_path: Arc<str>,
     },
     /// A message was added to the history.
@@ -80,17 +112,19 @@ pub enum RunEvent {
         /// The message.
         message: Arc<Message>,
         /// The agent path.
+        #[serde(default)]
         agent_path: Arc<str>,
     },
     /// The history was compacted: `removed` older messages were replaced by one message.
     Compacted {
         /// How many messages were folded.
         removed: usize,
-        /// `summarize` or `window`.
-        strategy: &'static str,
+        /// How they were folded.
+        strategy: CompactStrategy,
         /// The text that replaced them.
         summary: String,
         /// The agent path.
+        #[serde(default)]
         agent_path: Arc<str>,
     },
     /// A custom event emitted by a tool or hook.
@@ -100,6 +134,7 @@ pub enum RunEvent {
         /// Its data.
         data: Value,
         /// The agent path.
+        #[serde(default)]
         agent_path: Arc<str>,
     },
     /// A hook decided something about what the run does: blocked, mocked or held a tool call
@@ -110,7 +145,7 @@ pub enum RunEvent {
         /// the order they ran, joined with `, `.
         hook: String,
         /// The event it decided on (`BeforeTool`).
-        event: &'static str,
+        event: EventKind,
         /// What it did: `blocked`, `mocked`, `asked for approval`, `rewrote the input`.
         decision: String,
         /// What it decided about: the tool call's id.
@@ -120,6 +155,7 @@ pub enum RunEvent {
         /// The reason, the mock's content or the new input, as text.
         detail: String,
         /// The agent path.
+        #[serde(default)]
         agent_path: Arc<str>,
     },
     /// The run paused: these calls wait for a person's decision.
@@ -127,6 +163,7 @@ pub enum RunEvent {
         /// The calls waiting, in call order.
         pending: Vec<crate::PendingApproval>,
         /// The agent path.
+        #[serde(default)]
         agent_path: Arc<str>,
     },
     /// A pending call was decided.
@@ -136,24 +173,29 @@ pub enum RunEvent {
         /// Who decided: `person`, or the deciding hook's name.
         by: String,
         /// The agent path.
+        #[serde(default)]
         agent_path: Arc<str>,
     },
     /// The run ended.
     RunFinished {
         /// The run id.
+        #[serde(default)]
         run_id: String,
         /// Why it ended.
         stop: StopReason,
         /// The agent path.
+        #[serde(default)]
         agent_path: Arc<str>,
     },
     /// The run failed.
     RunFailed {
         /// The run id.
+        #[serde(default)]
         run_id: String,
         /// The error, as text.
         error: String,
         /// The agent path.
+        #[serde(default)]
         agent_path: Arc<str>,
     },
 }
@@ -205,54 +247,41 @@ impl RunEvent {
         }
     }
 
-    /// The event as its history records it, now; `None` for streamed text and reasoning
-    /// pieces, which the complete turn's `message` event holds whole.
-    pub fn to_recorded(&self) -> Option<crate::RecordedEvent> {
-        use serde_json::json;
-        let data = match self {
-            RunEvent::TextDelta { .. } | RunEvent::ThinkingDelta { .. } => return None,
-            RunEvent::RunStarted { run_id, agent_path } => {
-                json!({"run_id": run_id, "agent_path": agent_path})
+    /// The event as its history records it, now: its kind, and its JSON form without the
+    /// `type` field; `None` for streamed text and reasoning pieces, which the complete turn's
+    /// `message` event holds whole.
+    pub fn to_recorded(&self) -> Option<RecordedEvent> {
+        if matches!(
+            self,
+            RunEvent::TextDelta { .. } | RunEvent::ThinkingDelta { .. }
+        ) {
+            return None;
+        }
+        let mut data = serde_json::to_value(self).ok()?;
+        if let Value::Object(fields) = &mut data {
+            fields.remove("type");
+        }
+        Some(RecordedEvent::now(self.kind(), data))
+    }
+
+    /// The event a history recorded ([`to_recorded`](Self::to_recorded)), in any version of its
+    /// form: the fields older versions did not record take their defaults (an empty agent
+    /// path; an empty run id at the run's end).
+    ///
+    /// # Errors
+    /// The record is not a run event of a kind this version knows, or its data do not fit it.
+    pub fn from_recorded(recorded: &RecordedEvent) -> Result<RunEvent, serde_json::Error> {
+        let mut data = match &recorded.data {
+            Value::Object(fields) => fields.clone(),
+            Value::Null => serde_json::Map::new(),
+            other => {
+                return Err(serde::de::Error::custom(format!(
+                    "a `{}` event's data is not an object: {other}",
+                    recorded.kind
+                )));
             }
-            RunEvent::StepStarted { step, .. } | RunEvent::StepFinished { step, .. } => {
-                json!({"step": step})
-            }
-            RunEvent::ToolStarted {
-                call_id,
-                name,
-                input,
-                ..
-            } => json!({"call_id": call_id, "name": name, "input": input}),
-            RunEvent::ToolFinished { result, .. } => json!({"result": result}),
-            RunEvent::StatePatch { patch, source, .. } => {
-                json!({"patch": patch, "source": source})
-            }
-            RunEvent::Message { message, .. } => json!({"message": message}),
-            RunEvent::Compacted {
-                removed,
-                strategy,
-                summary,
-                ..
-            } => json!({"removed": removed, "strategy": strategy, "summary": summary}),
-            RunEvent::Custom { name, data, .. } => json!({"name": name, "data": data}),
-            RunEvent::AwaitingApproval { pending, .. } => json!({"pending": pending}),
-            RunEvent::HookDecision {
-                hook,
-                event,
-                decision,
-                call_id,
-                tool,
-                detail,
-                ..
-            } => {
-                json!({"hook": hook, "event": event, "decision": decision, "call_id": call_id, "tool": tool, "detail": detail})
-            }
-            RunEvent::ApprovalResolved { decision, by, .. } => {
-                json!({"decision": decision, "by": by})
-            }
-            RunEvent::RunFinished { stop, .. } => json!({"stop": stop}),
-            RunEvent::RunFailed { error, .. } => json!({"error": error}),
         };
-        Some(crate::RecordedEvent::now(self.kind(), data))
+        data.insert("type".into(), Value::String(recorded.kind.clone()));
+        serde_json::from_value(Value::Object(data))
     }
 }

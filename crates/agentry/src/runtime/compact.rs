@@ -75,7 +75,7 @@ impl Driver {
         }
         self.scope.ctx.send_event(|p| RunEvent::Compacted {
             removed: plan.len(),
-            strategy: plan.strategy.as_str(),
+            strategy: plan.strategy,
             summary: summary.clone(),
             agent_path: p.clone(),
         });

@@ -487,7 +487,7 @@ impl RunEffects {
     /// MessageAdded hooks.
     pub async fn accept_turn(&mut self, response: ModelResponse) -> Result<Arc<Message>, Error> {
         let d = &mut self.driver;
-        let (message, _) = d.machine.accept_response(response);
+        let message = d.machine.accept_turn(response);
         let scope = d.scope.clone();
         nesting::inside(scope.ctx.clone(), scope.added(message.clone())).await?;
         Ok(message)

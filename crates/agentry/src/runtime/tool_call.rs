@@ -8,9 +8,10 @@ use super::open_calls::OpenCall;
 use agentry_core::deadline::{Elapsed, within};
 use agentry_core::hooks::{
     AfterTool, AfterToolBatch, ApprovalRequested, ApprovalResolved, BeforeTool, BeforeToolBatch,
-    Events, HookName, HookStep, Next, Resolver, Terminal, ToolCallRequest, ToolDecision, ToolError,
-    ToolOutcome,
+    EventKind, Events, HookName, HookStep, Next, Resolver, Terminal, ToolCallRequest, ToolDecision,
+    ToolError, ToolOutcome,
 };
+use agentry_core::run::machine::ToolsRan;
 use agentry_core::{
     AgentTool, Decision, Error, Message, PendingApproval, RunEvent, Tool, ToolCall, ToolCallRef,
     ToolCtx, ToolFailure, ToolInfo, ToolResult, panic_message, schema_violations,
@@ -36,16 +37,11 @@ pub(crate) enum Settled {
     SubAgent(Box<SubAgentRequest>),
 }
 
-/// How a tool phase that did not settle every call with a result ended.
-pub(crate) enum HeldCalls {
-    /// Some calls wait for approval; the others' results are kept until they are decided.
-    Paused(Vec<PendingApproval>),
-    /// A call was rejected with a stop; every result is in the history.
-    Stopped {
-        call_id: String,
-        reason: String,
-        by: Resolver,
-    },
+/// How the calls of a turn settled, and who stopped the run when a person rejected one with a
+/// stop (for StoppedByHuman hooks).
+pub(crate) struct ToolPhase {
+    pub ran: ToolsRan,
+    pub stopped_by: Option<Resolver>,
 }
 
 /// The result a rejected call gives the model.
@@ -58,14 +54,13 @@ fn rejected(call: &ToolCall, reason: &str) -> ToolResult {
 }
 
 impl Driver {
-    /// Runs the calls of one model turn and appends their results, in call order, unless some
-    /// wait for approval. Calls that settled before (while others waited, or before the run
-    /// stopped) keep their results and do not run again.
-    /// `None` when every call has its result in the history.
-    pub(crate) async fn run_tools(
-        &mut self,
-        turn: Arc<Message>,
-    ) -> Result<Option<HeldCalls>, Error> {
+    /// Runs the calls of the pending turn: their results in call order, unless some wait for
+    /// approval or a person stopped the run. Calls that settled before (while others waited, or
+    /// before the run stopped) keep their results and do not run again.
+    pub(crate) async fn run_tools(&mut self) -> Result<ToolPhase, Error> {
+        let Some(turn) = self.machine.pending.clone() else {
+            return Err(Error::other("the run has no pending tool calls to run"));
+        };
         let count = turn.tool_calls().len();
         // What BeforeToolBatch hooks decided: the calls they blocked, the order the calls start
         // in. They run once per turn: a turn resumed (after an approval, or in another process)
@@ -96,12 +91,12 @@ impl Driver {
             } else {
                 done
             };
-            for message in self.machine.accept_tool_results(done) {
-                self.scope.added(message).await?;
-            }
-            return Ok(None);
+            return Ok(ToolPhase {
+                ran: ToolsRan::Done(done),
+                stopped_by: None,
+            });
         }
-        Box::pin(self.held_calls(&turn, done, held)).await.map(Some)
+        Box::pin(self.held_calls(&turn, done, held)).await
     }
 
     /// Runs the calls of `turn` in the model's order: the results of those that settled with
@@ -186,9 +181,8 @@ impl Driver {
         turn: &Arc<Message>,
         done: Vec<ToolResult>,
         held: Vec<(usize, Settled)>,
-    ) -> Result<HeldCalls, Error> {
+    ) -> Result<ToolPhase, Error> {
         if !held.iter().any(|(_, s)| matches!(s, Settled::Stop { .. })) {
-            self.machine.settled = done;
             let pending = held
                 .into_iter()
                 .filter_map(|(_, s)| match s {
@@ -196,7 +190,13 @@ impl Driver {
                     _ => None,
                 })
                 .collect();
-            return Ok(HeldCalls::Paused(pending));
+            return Ok(ToolPhase {
+                ran: ToolsRan::Paused {
+                    pending,
+                    settled: done,
+                },
+                stopped_by: None,
+            });
         }
         let mut outcome = None;
         let mut done = done.into_iter();
@@ -209,11 +209,7 @@ impl Driver {
             };
             match settled {
                 Settled::Stop { result, reason, by } => {
-                    outcome.get_or_insert(HeldCalls::Stopped {
-                        call_id: result.call_id.clone(),
-                        reason,
-                        by,
-                    });
+                    outcome.get_or_insert((result.call_id.clone(), reason, by));
                     results.push(result);
                 }
                 Settled::Pending(_) | Settled::Done(_) | Settled::SubAgent(_) => results.push(
@@ -221,10 +217,15 @@ impl Driver {
                 ),
             }
         }
-        for message in self.machine.accept_tool_results(results) {
-            self.scope.added(message).await?;
-        }
-        Ok(outcome.expect("a held call was rejected with a stop"))
+        let (call_id, reason, by) = outcome.expect("a held call was rejected with a stop");
+        Ok(ToolPhase {
+            ran: ToolsRan::Stopped {
+                call_id,
+                reason,
+                results,
+            },
+            stopped_by: Some(by),
+        })
     }
 
     /// One call, start to end. An `Err` is a hook failure that fails the run; everything else the
@@ -365,7 +366,7 @@ impl Driver {
         };
         self.scope.ctx.send_event(|p| RunEvent::HookDecision {
             hook,
-            event: "BeforeTool",
+            event: EventKind::BeforeTool,
             decision: what.to_owned(),
             call_id: call.id.clone(),
             tool: call.name.clone(),

@@ -1,7 +1,7 @@
 //! The payloads of the tool-batch events: BeforeToolBatch and AfterToolBatch, around all the
 //! tool calls of one model turn.
 
-use super::events::Decides;
+use super::Decides;
 use crate::{Message, ToolCall, ToolResult};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;

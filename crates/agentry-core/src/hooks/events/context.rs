@@ -1,6 +1,6 @@
 //! The payloads of the `context` event group: BeforeCompact, AfterCompact, CompactError.
 
-use super::events::Decides;
+use super::Decides;
 use crate::agent::{CompactPlan, OnCompactError};
 use crate::{History, ModelError};
 

@@ -1,6 +1,6 @@
 //! The payloads of the `human` event group: ApprovalRequested, ApprovalResolved, StoppedByHuman.
 
-use super::events::Decides;
+use super::Decides;
 use crate::{Decision, PendingApproval};
 
 /// A tool call needs approval. A hook may decide it at once (an auto-approver for read-only

@@ -1,0 +1,292 @@
+//! The `tool` group: BeforeTool, AfterTool, ToolError.
+
+use super::Decides;
+use crate::{ToolCallRef, ToolInfo, ToolResult};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// What a BeforeTool hook decided instead of letting the tool run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToolDecision {
+    /// The call is blocked; the model sees the reason as an error result.
+    Block(String),
+    /// The call is answered with this content; the tool never runs and the result is flagged
+    /// `mocked`.
+    Mock(String),
+    /// The call waits for a person's approval (or an ApprovalRequested hook's decision); the
+    /// reason is shown to them.
+    NeedsApproval(String),
+}
+
+/// A tool call is about to run. Hooks may rewrite the input, block the call, or answer it with a
+/// mock. The first decision stands; the hooks after it see the decided event read-only.
+#[derive(Clone, Debug)]
+pub struct BeforeTool {
+    call: ToolCallRef,
+    /// The input the tool will receive (validated against its schema after the hooks).
+    pub input: Value,
+    decision: Option<ToolDecision>,
+    marks: u32,
+    approved: bool,
+    info: Option<Arc<ToolInfo>>,
+}
+impl BeforeTool {
+    /// A new event for a call given by id and tool name.
+    pub fn new(call_id: impl Into<Arc<str>>, name: impl Into<Arc<str>>, input: Value) -> Self {
+        BeforeTool::for_call(ToolCallRef::named(call_id, name), input)
+    }
+    /// A new event for a call (runtimes use this: it copies nothing).
+    pub fn for_call(call: ToolCallRef, input: Value) -> Self {
+        BeforeTool {
+            call,
+            input,
+            decision: None,
+            marks: 0,
+            approved: false,
+            info: None,
+        }
+    }
+    /// Sets what the tool declares about itself (runtimes set it from [`Tool::info`](crate::Tool::info)).
+    pub fn with_info(mut self, info: Option<Arc<ToolInfo>>) -> Self {
+        self.info = info;
+        self
+    }
+    /// What the tool declares about itself (its source, its annotations), when it does.
+    pub fn tool_info(&self) -> Option<&ToolInfo> {
+        self.info.as_deref()
+    }
+    /// Where the tool comes from (the name of the MCP server that serves it), when it says.
+    pub fn source(&self) -> Option<&str> {
+        self.info.as_deref().and_then(|i| i.source.as_deref())
+    }
+    /// Marks the call as approved by a person (runtimes use this when a run resumes with the
+    /// call approved): [`require_approval`](Self::require_approval) is then ignored.
+    pub fn approved(mut self) -> Self {
+        self.approved = true;
+        self
+    }
+    /// True when a person already approved this call.
+    pub fn is_approved(&self) -> bool {
+        self.approved
+    }
+    /// Pauses the run until a person (or an ApprovalRequested hook) decides on this call;
+    /// `reason` is shown to them. Ignored for a call that was already approved.
+    pub fn require_approval(&mut self, reason: impl Into<String>) {
+        if !self.approved {
+            self.decision = Some(ToolDecision::NeedsApproval(reason.into()));
+            self.marks += 1;
+        }
+    }
+    /// The call id.
+    pub fn call_id(&self) -> &str {
+        self.call.id()
+    }
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        self.call.name()
+    }
+    /// Blocks the call with a reason the model sees.
+    pub fn block(&mut self, reason: impl Into<String>) {
+        self.decision = Some(ToolDecision::Block(reason.into()));
+        self.marks += 1;
+    }
+    /// Answers the call with `content`; the tool does not run.
+    pub fn mock(&mut self, content: impl Into<String>) {
+        self.decision = Some(ToolDecision::Mock(content.into()));
+        self.marks += 1;
+    }
+    /// The decision, if a hook took one.
+    pub fn decision(&self) -> Option<&ToolDecision> {
+        self.decision.as_ref()
+    }
+    /// Takes the decision and the input (runtimes use this once the hooks ran).
+    pub fn into_parts(self) -> (Option<ToolDecision>, Value) {
+        (self.decision, self.input)
+    }
+    /// True when a hook blocked the call.
+    pub fn is_blocked(&self) -> bool {
+        matches!(self.decision, Some(ToolDecision::Block(_)))
+    }
+}
+impl Decides for BeforeTool {
+    fn decided(&self) -> bool {
+        self.decision.is_some()
+    }
+    fn marks(&self) -> u32 {
+        self.marks
+    }
+}
+
+/// A tool call returned (or was blocked, mocked or rejected). Hooks may rewrite what the model
+/// sees (`content`, `is_error`); which call it answers (its id and tool name) cannot change.
+#[derive(Clone, Debug)]
+pub struct AfterTool {
+    call_id: String,
+    name: String,
+    input: Value,
+    /// The content the model will see.
+    pub content: String,
+    /// True when the content reports a failure (the model is told it is an error).
+    pub is_error: bool,
+    mocked: bool,
+    info: Option<Arc<ToolInfo>>,
+}
+impl AfterTool {
+    /// A new event for `result`, the result of a call whose tool received `input` (runtimes
+    /// create these; the result's call id and tool name become the event's identity).
+    pub fn new(input: Value, result: ToolResult) -> Self {
+        AfterTool {
+            call_id: result.call_id,
+            name: result.name,
+            input,
+            content: result.content,
+            is_error: result.is_error,
+            mocked: result.mocked,
+            info: None,
+        }
+    }
+    /// Sets what the tool declares about itself (runtimes set it from [`Tool::info`](crate::Tool::info)).
+    pub fn with_info(mut self, info: Option<Arc<ToolInfo>>) -> Self {
+        self.info = info;
+        self
+    }
+    /// What the tool declares about itself (its source, its annotations), when it does.
+    pub fn tool_info(&self) -> Option<&ToolInfo> {
+        self.info.as_deref()
+    }
+    /// Where the tool comes from (the name of the MCP server that serves it), when it says.
+    pub fn source(&self) -> Option<&str> {
+        self.info.as_deref().and_then(|i| i.source.as_deref())
+    }
+    /// The id of the call this answers.
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The input the tool received.
+    pub fn input(&self) -> &Value {
+        &self.input
+    }
+    /// True when a hook answered the call and the tool never ran.
+    pub fn mocked(&self) -> bool {
+        self.mocked
+    }
+    /// The result as the model will see it.
+    pub fn result(&self) -> ToolResult {
+        ToolResult {
+            call_id: self.call_id.clone(),
+            name: self.name.clone(),
+            content: self.content.clone(),
+            is_error: self.is_error,
+            mocked: self.mocked,
+        }
+    }
+    /// The result as the model will see it (runtimes take it once the hooks ran).
+    pub fn into_result(self) -> ToolResult {
+        ToolResult {
+            call_id: self.call_id,
+            name: self.name,
+            content: self.content,
+            is_error: self.is_error,
+            mocked: self.mocked,
+        }
+    }
+}
+impl Decides for AfterTool {}
+
+/// A tool call failed (an error or a panic). A hook may recover with a result.
+#[derive(Clone, Debug)]
+pub struct ToolError {
+    call: ToolCallRef,
+    /// The input the tool received.
+    input: Value,
+    /// What went wrong.
+    error: String,
+    recovery: Option<String>,
+    rewritten: Option<String>,
+    marks: u32,
+    info: Option<Arc<ToolInfo>>,
+}
+impl ToolError {
+    /// The input the tool received.
+    pub fn input(&self) -> &Value {
+        &self.input
+    }
+    /// What went wrong.
+    pub fn error(&self) -> &str {
+        &self.error
+    }
+}
+impl ToolError {
+    /// A new event for a call given by id and tool name.
+    pub fn new(
+        call_id: impl Into<Arc<str>>,
+        name: impl Into<Arc<str>>,
+        input: Value,
+        error: String,
+    ) -> Self {
+        ToolError::for_call(ToolCallRef::named(call_id, name), input, error)
+    }
+    /// A new event for a call (runtimes use this: it copies nothing).
+    pub fn for_call(call: ToolCallRef, input: Value, error: String) -> Self {
+        ToolError {
+            call,
+            input,
+            error,
+            recovery: None,
+            rewritten: None,
+            marks: 0,
+            info: None,
+        }
+    }
+    /// Sets what the tool declares about itself (runtimes set it from [`Tool::info`](crate::Tool::info)).
+    pub fn with_info(mut self, info: Option<Arc<ToolInfo>>) -> Self {
+        self.info = info;
+        self
+    }
+    /// What the tool declares about itself (its source, its annotations), when it does.
+    pub fn tool_info(&self) -> Option<&ToolInfo> {
+        self.info.as_deref()
+    }
+    /// Where the tool comes from (the name of the MCP server that serves it), when it says.
+    pub fn source(&self) -> Option<&str> {
+        self.info.as_deref().and_then(|i| i.source.as_deref())
+    }
+    /// The call id.
+    pub fn call_id(&self) -> &str {
+        self.call.id()
+    }
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        self.call.name()
+    }
+    /// Recovers with this content, which the model sees as a successful result.
+    pub fn recover(&mut self, content: impl Into<String>) {
+        self.recovery = Some(content.into());
+        self.marks += 1;
+    }
+    /// The recovery content, if a hook gave one.
+    pub fn recovery(&self) -> Option<&str> {
+        self.recovery.as_deref()
+    }
+    /// Changes the error the model sees when no hook recovers (a friendlier or safer message);
+    /// [`error`](Self::error) stays what happened, for the hooks after this one.
+    pub fn rewrite_error(&mut self, message: impl Into<String>) {
+        self.rewritten = Some(message.into());
+    }
+    /// The error as a hook rewrote it, if one did.
+    pub fn rewritten_error(&self) -> Option<&str> {
+        self.rewritten.as_deref()
+    }
+}
+impl Decides for ToolError {
+    fn decided(&self) -> bool {
+        self.recovery.is_some()
+    }
+    fn marks(&self) -> u32 {
+        self.marks
+    }
+}
