@@ -3,23 +3,26 @@
 //! one turn run concurrently unless the agent turns that off.
 
 use super::driver::Driver;
-use super::effects::{BatchPlan, SubAgentOutcome, SubAgentRequest};
+use super::effects::{SubAgentOutcome, SubAgentRequest};
 use super::open_calls::OpenCall;
 use agentry_core::deadline::{Elapsed, within};
 use agentry_core::hooks::{
-    AfterTool, AfterToolBatch, ApprovalRequested, ApprovalResolved, BeforeTool, BeforeToolBatch,
-    EventKind, Events, HookName, HookStep, Next, Resolver, Terminal, ToolCallRequest, ToolDecision,
-    ToolError, ToolOutcome,
+    AfterTool, BeforeTool, Events, HookStep, Next, Resolver, Terminal, ToolCallRequest,
+    ToolDecision, ToolError, ToolOutcome,
 };
 use agentry_core::run::machine::ToolsRan;
 use agentry_core::{
-    AgentTool, Decision, Error, Message, PendingApproval, RunEvent, Tool, ToolCall, ToolCallRef,
-    ToolCtx, ToolFailure, ToolInfo, ToolResult, panic_message, schema_violations,
+    AgentTool, Decision, Error, Message, PendingApproval, Tool, ToolCall, ToolCallRef, ToolCtx,
+    ToolFailure, ToolInfo, ToolResult, panic_message, schema_violations,
 };
 use futures::FutureExt;
 use serde_json::Value;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+
+mod approval;
+mod reported;
+mod turn;
 
 /// How one call of a turn settled.
 pub(crate) enum Settled {
@@ -54,180 +57,6 @@ fn rejected(call: &ToolCall, reason: &str) -> ToolResult {
 }
 
 impl Driver {
-    /// Runs the calls of the pending turn: their results in call order, unless some wait for
-    /// approval or a person stopped the run. Calls that settled before (while others waited, or
-    /// before the run stopped) keep their results and do not run again.
-    pub(crate) async fn run_tools(&mut self) -> Result<ToolPhase, Error> {
-        let Some(turn) = self.machine.pending.clone() else {
-            return Err(Error::other("the run has no pending tool calls to run"));
-        };
-        let count = turn.tool_calls().len();
-        // What BeforeToolBatch hooks decided: the calls they blocked, the order the calls start
-        // in. They run once per turn: a turn resumed (after an approval, or in another process)
-        // follows what they decided before it paused, which its checkpoint keeps.
-        let batch = match self.machine.batch.clone() {
-            Some(plan) => Some(plan),
-            None if self.scope.wants(Events::BEFORE_TOOL_BATCH) => {
-                // Boxed, like the other rare paths: the common step's future stays small.
-                let batch = Box::pin(self.scope.hook(BeforeToolBatch::new(turn.clone()))).await?;
-                let plan = BatchPlan::of(&batch);
-                self.machine.batch = Some(plan.clone());
-                Some(plan)
-            }
-            None => None,
-        };
-        let (done, held) = match &batch {
-            None => self.settle_calls(&turn, count).await?,
-            Some(batch) => Box::pin(self.settle_batch(&turn, batch)).await?,
-        };
-        if !self.decisions.is_empty() {
-            self.decisions.clear();
-        }
-        if held.is_empty() {
-            let done = if self.scope.wants(Events::AFTER_TOOL_BATCH) {
-                Box::pin(self.scope.hook(AfterToolBatch::new(done)))
-                    .await?
-                    .into_results()
-            } else {
-                done
-            };
-            return Ok(ToolPhase {
-                ran: ToolsRan::Done(done),
-                stopped_by: None,
-            });
-        }
-        Box::pin(self.held_calls(&turn, done, held)).await
-    }
-
-    /// Runs the calls of `turn` in the model's order: the results of those that settled with
-    /// one, in call order, and the others (waiting, or rejected with a stop) by index. The second
-    /// stays empty, unallocated, in most turns.
-    async fn settle_calls(
-        &self,
-        turn: &Arc<Message>,
-        count: usize,
-    ) -> Result<(Vec<ToolResult>, Vec<(usize, Settled)>), Error> {
-        let mut done = Vec::with_capacity(count);
-        let mut held = Vec::new();
-        let mut sort = |index: usize, settled: Settled| match settled {
-            Settled::Done(result) => done.push(result),
-            other => held.push((index, other)),
-        };
-        if count == 1 || !self.def.parallel_tool_calls {
-            for index in 0..count {
-                sort(index, self.tool_call(turn, index).await?);
-            }
-        } else {
-            let all =
-                futures::future::try_join_all((0..count).map(|index| self.tool_call(turn, index)))
-                    .await?;
-            for (index, settled) in all.into_iter().enumerate() {
-                sort(index, settled);
-            }
-        }
-        Ok((done, held))
-    }
-
-    /// Runs the calls of `turn` as BeforeToolBatch hooks decided (`batch`): the blocked ones get
-    /// their reason as an error result and never run, the others start in the hooks' order.
-    /// Results come back as [`settle_calls`](Self::settle_calls) gives them, in call order.
-    async fn settle_batch(
-        &self,
-        turn: &Arc<Message>,
-        batch: &BatchPlan,
-    ) -> Result<(Vec<ToolResult>, Vec<(usize, Settled)>), Error> {
-        let order = &batch.order;
-        let blocked = |index: usize| batch.blocked(index).cloned();
-        let mut settled: Vec<(usize, Settled)> = Vec::with_capacity(order.len());
-        if order.len() == 1 || !self.def.parallel_tool_calls {
-            for &index in order {
-                let outcome = match blocked(index) {
-                    Some(result) => Settled::Done(result),
-                    None => self.tool_call(turn, index).await?,
-                };
-                settled.push((index, outcome));
-            }
-        } else {
-            let runs = order.iter().map(|&index| {
-                let blocked = blocked(index);
-                async move {
-                    match blocked {
-                        Some(result) => Ok(Settled::Done(result)),
-                        None => self.tool_call(turn, index).await,
-                    }
-                }
-            });
-            let all = futures::future::try_join_all(runs).await?;
-            settled.extend(order.iter().copied().zip(all));
-        }
-        // Started in the hooks' order; reported in the model's.
-        settled.sort_by_key(|(index, _)| *index);
-        let mut done = Vec::with_capacity(settled.len());
-        let mut held = Vec::new();
-        for (index, outcome) in settled {
-            match outcome {
-                Settled::Done(result) => done.push(result),
-                other => held.push((index, other)),
-            }
-        }
-        Ok((done, held))
-    }
-
-    /// Ends a tool phase in which some calls did not settle with a result: the run pauses until
-    /// they are decided, or (when one was rejected with a stop) every call gets a result and the
-    /// run stops.
-    async fn held_calls(
-        &mut self,
-        turn: &Arc<Message>,
-        done: Vec<ToolResult>,
-        held: Vec<(usize, Settled)>,
-    ) -> Result<ToolPhase, Error> {
-        if !held.iter().any(|(_, s)| matches!(s, Settled::Stop { .. })) {
-            let pending = held
-                .into_iter()
-                .filter_map(|(_, s)| match s {
-                    Settled::Pending(p) => Some(p),
-                    _ => None,
-                })
-                .collect();
-            return Ok(ToolPhase {
-                ran: ToolsRan::Paused {
-                    pending,
-                    settled: done,
-                },
-                stopped_by: None,
-            });
-        }
-        let mut outcome = None;
-        let mut done = done.into_iter();
-        let mut held = held.into_iter().peekable();
-        let mut results = Vec::with_capacity(turn.tool_calls().len());
-        for (index, call) in turn.tool_calls().iter().enumerate() {
-            let Some((_, settled)) = held.next_if(|(i, _)| *i == index) else {
-                results.extend(done.next());
-                continue;
-            };
-            match settled {
-                Settled::Stop { result, reason, by } => {
-                    outcome.get_or_insert((result.call_id.clone(), reason, by));
-                    results.push(result);
-                }
-                Settled::Pending(_) | Settled::Done(_) | Settled::SubAgent(_) => results.push(
-                    ToolResult::error(&call.id, &call.name, "not run: the run was stopped"),
-                ),
-            }
-        }
-        let (call_id, reason, by) = outcome.expect("a held call was rejected with a stop");
-        Ok(ToolPhase {
-            ran: ToolsRan::Stopped {
-                call_id,
-                reason,
-                results,
-            },
-            stopped_by: Some(by),
-        })
-    }
-
     /// One call, start to end. An `Err` is a hook failure that fails the run; everything else the
     /// model should hear about is an error result. Every call streams ToolStarted (with the input
     /// the model sent) and ToolFinished (with the result the model will see).
@@ -317,111 +146,6 @@ impl Driver {
             self.tool_finished(result);
         }
         Ok(settled)
-    }
-
-    /// Streams and records a decision on a pending call.
-    pub(crate) fn approval_resolved(&self, decision: &Decision, by: &Resolver) {
-        self.scope.ctx.send_event(|p| RunEvent::ApprovalResolved {
-            decision: decision.clone(),
-            by: match by {
-                Resolver::Person => "person".to_string(),
-                Resolver::Hook(name) => name.clone(),
-            },
-            agent_path: p.clone(),
-        });
-    }
-
-    /// Streams the start of a call, with the input the tool receives (after BeforeTool hooks), or
-    /// the one the model sent when the call goes no further.
-    fn tool_started(&self, call: &ToolCall, input: &Value) {
-        self.scope.ctx.send_event(|p| RunEvent::ToolStarted {
-            call_id: call.id.clone(),
-            name: call.name.clone(),
-            input: input.clone(),
-            agent_path: p.clone(),
-        });
-    }
-
-    /// Streams what BeforeTool hooks decided about a call, when they decided or rewrote
-    /// anything.
-    fn hook_decision(
-        &self,
-        call: &ToolCall,
-        by: Option<HookName>,
-        rewriters: String,
-        decision: Option<&ToolDecision>,
-        asked: &Value,
-        input: &Value,
-    ) {
-        let (what, detail) = match decision {
-            Some(ToolDecision::Block(reason)) => ("blocked", reason.clone()),
-            Some(ToolDecision::Mock(content)) => ("mocked", content.clone()),
-            Some(ToolDecision::NeedsApproval(reason)) => ("asked for approval", reason.clone()),
-            None if asked != input => ("rewrote the input", input.to_string()),
-            None => return,
-        };
-        let hook = match (by, decision) {
-            (Some(by), Some(_)) => by.to_string(),
-            _ => rewriters,
-        };
-        self.scope.ctx.send_event(|p| RunEvent::HookDecision {
-            hook,
-            event: EventKind::BeforeTool,
-            decision: what.to_owned(),
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            detail,
-            agent_path: p.clone(),
-        });
-    }
-
-    fn tool_finished(&self, result: &ToolResult) {
-        self.scope.ctx.send_event(|p| RunEvent::ToolFinished {
-            result: result.clone(),
-            agent_path: p.clone(),
-        });
-    }
-
-    /// Asks for approval of a call: an ApprovalRequested hook may decide at once; otherwise the
-    /// call is pending. `None` means approved: run it.
-    async fn ask_approval(
-        &self,
-        call: &ToolCall,
-        input: &Value,
-        reason: String,
-    ) -> Result<Option<Settled>, Error> {
-        let pending = PendingApproval {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            input: input.clone(),
-            reason,
-        };
-        if !self.scope.wants(Events::APPROVAL_REQUESTED) {
-            return Ok(Some(Settled::Pending(pending)));
-        }
-        let (ev, by) = self
-            .scope
-            .hook_decided(ApprovalRequested::new(pending))
-            .await?;
-        let Some(decision) = ev.decision().cloned() else {
-            return Ok(Some(Settled::Pending(ev.pending().clone())));
-        };
-        let by = Resolver::Hook(by.as_deref().unwrap_or_default().to_string());
-        self.approval_resolved(&decision, &by);
-        if self.scope.wants(Events::APPROVAL_RESOLVED) {
-            let resolved =
-                ApprovalResolved::new(ev.pending().clone(), decision.clone(), by.clone());
-            self.scope.hook(resolved).await?;
-        }
-        Ok(match decision {
-            Decision::Approve { .. } => None,
-            Decision::Reject { reason, .. } => Some(Settled::Done(rejected(call, &reason))),
-            Decision::RejectAndStop { reason, .. } => Some(Settled::Stop {
-                result: rejected(call, &reason),
-                reason,
-                by,
-            }),
-        })
     }
 
     async fn settle(

@@ -1,0 +1,133 @@
+//! How a run ends in the workflow: the finish activity (Stop, RunError, RunEnd), a failure, a
+//! cancellation, a deadline.
+
+use super::{Exit, Loop};
+use crate::activities::AgentActivities;
+use crate::wire::{Ending, Finish, FinishInput, FinishedRun, RunResult};
+use agentry_core::hooks::Events;
+use agentry_core::run::machine::Interruption;
+use agentry_core::{RunEvent, StopReason};
+use temporalio_sdk::WorkflowCancellationToken;
+
+impl Loop {
+    /// Ends the run as the in-process runtime does when a deadline passes mid-run: the calls of
+    /// the turn under way that have no result get an error result saying why, so the history
+    /// stays well-formed; the step under way counts.
+    pub(super) fn stopped_at_deadline(&mut self, stop: StopReason) {
+        let from = self.machine.messages.len();
+        let _ = self.machine.interrupt(Interruption::Deadline(stop));
+        self.added_from(from);
+    }
+
+    /// The run's last activity, when some hook wants it: Stop hooks for `stop_event`, RunError
+    /// (which may recover a failure), RunEnd. The outcome is decided before it runs.
+    pub(super) async fn finish(
+        &mut self,
+        stop_event: Option<StopReason>,
+        ending: Ending,
+    ) -> RunResult {
+        self.finish_with(stop_event, ending, None).await
+    }
+
+    pub(super) async fn finish_with(
+        &mut self,
+        stop_event: Option<StopReason>,
+        ending: Ending,
+        token: Option<WorkflowCancellationToken>,
+    ) -> RunResult {
+        let mut wanted = Events::RUN_END | Events::MESSAGE_ADDED;
+        if stop_event.is_some() {
+            wanted |= Events::STOP;
+        }
+        if matches!(ending, Ending::Failed(_)) {
+            wanted |= Events::RUN_ERROR;
+        }
+        let finish = if self.wants(wanted) {
+            let input = FinishInput {
+                run: self.view(),
+                report_from: self.reported,
+                stop_event,
+                ending,
+            };
+            let outcome = self
+                .activity(
+                    AgentActivities::finish,
+                    input,
+                    self.limits.hooks,
+                    true,
+                    token,
+                )
+                .await;
+            match Self::settle(outcome) {
+                Ok(finish) => finish,
+                Err(Exit::Failed(failure)) => {
+                    self.fails_parent |= failure.fails_parent;
+                    return self.failed(failure.error);
+                }
+                Err(Exit::Cancelled) => Finish {
+                    stop: StopReason::Cancelled,
+                    output: None,
+                    state: self.state.clone(),
+                    events: Vec::new(),
+                },
+                Err(Exit::Stop(_) | Exit::Continue | Exit::Deadline(_)) => {
+                    unreachable!("settle never stops")
+                }
+            }
+        } else {
+            match ending {
+                Ending::Stopped { stop, output } => Finish {
+                    stop,
+                    output,
+                    state: self.state.clone(),
+                    events: Vec::new(),
+                },
+                Ending::Failed(error) => return self.failed(error),
+            }
+        };
+        self.absorb(finish.events);
+        self.emit(RunEvent::RunFinished {
+            run_id: self.id.run_id.clone(),
+            stop: finish.stop.clone(),
+            agent_path: self.id.agent.as_str().into(),
+        });
+        RunResult::Finished(Box::new(FinishedRun {
+            output: finish.output,
+            text: self.machine.last_text(),
+            state: finish.state,
+            messages: self.machine.messages.clone(),
+            usage: self.machine.usage,
+            retried_usage: self.machine.retried_usage,
+            steps: self.machine.step,
+            model_calls: self.machine.model_calls,
+            stop: finish.stop,
+        }))
+    }
+
+    /// Ends the run failed with `error`, recorded.
+    pub(super) fn failed(&self, error: String) -> RunResult {
+        self.emit(RunEvent::RunFailed {
+            run_id: self.id.run_id.clone(),
+            error: error.clone(),
+            agent_path: self.id.agent.as_str().into(),
+        });
+        match self.fails_parent {
+            true => RunResult::FailedWithParent(error),
+            false => RunResult::Failed(error),
+        }
+    }
+
+    /// Ends a cancelled run as the in-process runtime does: the step under way does not count,
+    /// the calls of a turn under way get no results, and the Stop and RunEnd hooks see
+    /// `cancelled` (in an activity the cancellation does not reach).
+    pub(super) async fn cancelled(&mut self) -> RunResult {
+        // The step under way, if it did not close, does not count.
+        let stop = self.machine.interrupt(Interruption::Cancelled).stop;
+        let ending = Ending::Stopped {
+            stop: stop.clone(),
+            output: None,
+        };
+        self.finish_with(Some(stop), ending, Some(WorkflowCancellationToken::new()))
+            .await
+    }
+}
