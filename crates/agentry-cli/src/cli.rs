@@ -1,5 +1,6 @@
 //! The command line.
 
+use agentry_local::CachePrecision;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -249,6 +250,28 @@ pub enum ModelsCommand {
         /// The catalog id (default: the default model).
         model: Option<String>,
     },
+    /// Measure a local model: load time, prompt and decode tokens per second, peak memory.
+    Bench(BenchArgs),
+}
+
+/// `agentry models bench`.
+#[derive(Args)]
+pub struct BenchArgs {
+    /// The catalog id, or the path of a .gguf file (default: the default model).
+    pub model: Option<String>,
+    /// Tokens of prompt to process before generating (at least the chat template's own).
+    #[arg(long, value_name = "N", default_value_t = 512)]
+    pub prompt_tokens: usize,
+    /// Tokens to generate.
+    #[arg(long, value_name = "N", default_value_t = 128)]
+    pub tokens: u32,
+    /// Threads to compute on (default: one per core).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// How the key/value cache stores keys and values: f32 (exact) or f16 (half the memory and
+    /// reading).
+    #[arg(long = "cache", value_name = "f32|f16", default_value_t = CachePrecision::F32)]
+    pub precision: CachePrecision,
 }
 
 /// `agentry config ...`.

@@ -4,7 +4,7 @@
 use crate::config::LoadedConfig;
 use crate::progress::Progress;
 use agentry::{Message, Model, ModelRequest, ScriptedModel, ScriptedTurn};
-use agentry_local::{FetchProgress, Fetcher, ModelCache, ModelChoice};
+use agentry_local::{FetchProgress, Fetcher, LoadedChoice, ModelCache, ModelChoice};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -63,9 +63,12 @@ impl Models {
             }
             if let ModelChoice::Hosted(spec) = &choice {
                 // Parses the spec and reads its key from the environment, connecting nowhere.
-                agentry_models::from_spec(spec).map_err(|e| e.to_string())?;
+                hosted(spec)?;
             }
             return Ok(Arc::new(ScriptedModel::new().named(choice.to_string())));
+        }
+        if let ModelChoice::Hosted(spec) = &choice {
+            return hosted(spec);
         }
         if let ModelChoice::Catalog(model) = &choice {
             // Shown only when there is something to download.
@@ -85,16 +88,17 @@ impl Models {
                 progress.finish(&format!("fetched {} and checked its sha256", model.id));
             }
         }
-        if !choice.is_local() {
-            return choice.load(|_| {}).await.map_err(|e| e.to_string());
-        }
         let started = Instant::now();
         let progress = Arc::new(Progress::bytes(format!("loading {choice}"), self.quiet));
         let updates = progress.clone();
-        let model = choice
+        let loaded = choice
             .load(move |p| updates.update(p.bytes, p.total))
             .await
             .map_err(|e| e.to_string())?;
+        let model: Arc<dyn Model> = match loaded {
+            LoadedChoice::Local(model) => Arc::new(model),
+            LoadedChoice::Hosted(spec) => hosted(&spec)?,
+        };
         let message = format!(
             "loaded {} in {:.1} s",
             model.name(),
@@ -107,6 +111,12 @@ impl Models {
         }
         Ok(model)
     }
+}
+
+/// A hosted provider's client, built from its `provider:model` spec and configured from the
+/// environment (it connects nowhere until it is called).
+fn hosted(spec: &str) -> Result<Arc<dyn Model>, String> {
+    agentry_models::from_spec(spec).map_err(|e| e.to_string())
 }
 
 /// One model turn in a `scripted:` file.

@@ -16,8 +16,9 @@
 //! calls and results), then the typed result.
 
 use agentry::prelude::*;
-use agentry_local::{FetchProgress, Fetcher, ModelCache, ModelChoice, ProgressLine};
+use agentry_local::{FetchProgress, Fetcher, LoadedChoice, ModelCache, ModelChoice, ProgressLine};
 use std::io::Write;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// The input of `get_weather`.
@@ -133,8 +134,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// The model `AGENTRY_MODEL` names (the local default when unset), fetched into the cache
-/// first if it is a catalog model not there yet, loaded with progress on stderr.
-async fn load_model() -> Result<std::sync::Arc<dyn Model>, Box<dyn std::error::Error>> {
+/// first if it is a catalog model not there yet, loaded with progress on stderr; a hosted
+/// provider's spec is built by agentry-models.
+async fn load_model() -> Result<Arc<dyn Model>, Box<dyn std::error::Error>> {
     let choice = ModelChoice::from_env()?;
     if let ModelChoice::Catalog(model) = &choice {
         let mut line = ProgressLine::new(format!("fetching {} once", model.title));
@@ -150,7 +152,10 @@ async fn load_model() -> Result<std::sync::Arc<dyn Model>, Box<dyn std::error::E
     }
     let started = Instant::now();
     let mut line = ProgressLine::new(format!("loading {choice}"));
-    let model = choice.load(move |p| line.update(p.bytes, p.total)).await?;
+    let model: Arc<dyn Model> = match choice.load(move |p| line.update(p.bytes, p.total)).await? {
+        LoadedChoice::Local(model) => Arc::new(model),
+        LoadedChoice::Hosted(spec) => agentry_models::from_spec(&spec)?,
+    };
     ProgressLine::new("").finish(&format!(
         "loaded {} in {:.1} s",
         model.name(),

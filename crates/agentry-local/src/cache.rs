@@ -81,13 +81,14 @@ impl ModelCache {
         self.locate(model).is_ok()
     }
 
-    /// The command that fetches `model` into this cache.
+    /// The command that fetches `model` into this cache: `agentry models fetch <id>`, with
+    /// `AGENTRY_MODEL_DIR` set before it when this is not the cache the environment names.
     pub fn fetch_command(&self, model: &CatalogModel) -> String {
         let command = model.fetch_command();
         if *self == ModelCache::from_env() {
             command
         } else {
-            format!("{command} --dir {}", self.dir.display())
+            format!("AGENTRY_MODEL_DIR={} {command}", self.dir.display())
         }
     }
 

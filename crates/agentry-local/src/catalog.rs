@@ -107,8 +107,9 @@ impl CatalogModel {
             })
     }
 
-    /// The command that fetches this model into the cache.
+    /// The command that fetches this model into the cache (of the environment): `agentry models
+    /// fetch <id>`.
     pub fn fetch_command(&self) -> String {
-        format!("cargo run -p agentry-local -- fetch {}", self.id)
+        format!("agentry models fetch {}", self.id)
     }
 }

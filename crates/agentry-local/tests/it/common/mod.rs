@@ -1,8 +1,6 @@
 //! Shared by the tests: SmolLM2-135M from the model cache (fetched on first use; `.ci/run`
 //! fetches it before the tests), loaded once per test process.
 
-#![allow(dead_code)]
-
 use agentry_core::{History, Message, ModelRequest, ToolSpec};
 use agentry_local::{Fetcher, LocalModel, ModelCache, SMOLLM2_135M};
 use serde_json::json;

@@ -1,10 +1,8 @@
 //! A whole agent run on the local model (SmolLM2-135M): text streamed as run events and through
 //! TextDelta hooks, the typed result, and a tool-declaring agent whose model answers in prose.
 
-mod common;
-
+use crate::common::smollm2;
 use agentry::prelude::*;
-use common::smollm2;
 use std::sync::{Arc, Mutex};
 
 #[derive(Deserialize, JsonSchema)]

@@ -1,13 +1,11 @@
 //! The local model on a real GGUF file (SmolLM2-135M): loading, the chat template, streaming,
 //! sampling limits, the context limit, prefix reuse and cancellation.
 
-mod common;
-
+use crate::common::{ask, smollm2, weather_spec};
 use agentry_core::{
     FinishReason, Message, Model, ModelErrorKind, ModelEvent, ModelRequest, ToolCall, ToolResult,
 };
 use agentry_local::LocalModel;
-use common::{ask, smollm2, weather_spec};
 use futures::StreamExt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -2,11 +2,9 @@
 //! reference implementation of each architecture produced them. A change to the forward pass,
 //! the kernels or the cache that changes a single token fails here.
 
-mod common;
-
+use crate::common::{ask, default_model, default_model_cache, smollm2};
 use agentry_core::{Model, ModelEvent};
 use agentry_local::{CachePrecision, LocalModel, QWEN25_CODER_1_5B};
-use common::{ask, default_model, default_model_cache, smollm2};
 use futures::StreamExt;
 
 const PROMPT: &str = "Write a short story about a lighthouse keeper who finds a message in a \

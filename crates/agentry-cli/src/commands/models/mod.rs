@@ -1,4 +1,6 @@
-//! `agentry models list|fetch`.
+//! `agentry models list|fetch|bench`.
+
+mod bench;
 
 use super::{Failure, failed};
 use crate::cli::{Cli, ModelsCommand};
@@ -66,5 +68,6 @@ pub async fn models(cli: &Cli, command: &ModelsCommand) -> Result<Exit, Failure>
             }
             Ok(Exit::Ok)
         }
+        ModelsCommand::Bench(args) => bench::bench(cli, args, &cache).await,
     }
 }
