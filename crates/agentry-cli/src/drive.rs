@@ -143,7 +143,10 @@ pub async fn drive(
             );
             return Exit::AwaitingApproval;
         };
-        handle = project.runtime.start_decide(agent, &out.run_id, decisions);
+        handle = project
+            .runtime
+            .decide(agent, &out.run_id, decisions)
+            .start();
     }
 }
 

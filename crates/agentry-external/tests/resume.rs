@@ -51,13 +51,13 @@ async fn child_starts_the_run() {
     let log = new_log();
     let out = Runtime::new()
         .store(store)
-        .start(
-            &agent(&model, &log),
-            "tidy up",
+        .run(&agent(&model, &log), "tidy up")
+        .with(
             RunOptions::new()
                 .run_id("r-1")
                 .with_stored(stored_hooks(root)),
         )
+        .start()
         .result()
         .await
         .unwrap();

@@ -154,11 +154,9 @@ async fn session_start_fires_once_per_session_with_an_env_file_and_adds_context(
     for input in ["one", "two"] {
         let model = ScriptedModel::new().text("ok");
         runtime
-            .start(
-                &agent(&model, &log),
-                input,
-                RunOptions::new().session("s-1"),
-            )
+            .run(&agent(&model, &log), input)
+            .with(RunOptions::new().session("s-1"))
+            .start()
             .result()
             .await
             .unwrap();
@@ -225,7 +223,8 @@ async fn a_session_seen_by_an_earlier_process_starts_as_resume() {
         let model = ScriptedModel::new().text("ok");
         Runtime::new()
             .with(p.hooks(settings.clone()))
-            .run_with(&agent(&model, &log), "hi", RunOptions::new().session("s-2"))
+            .run(&agent(&model, &log), "hi")
+            .with(RunOptions::new().session("s-2"))
             .await
             .unwrap();
     }
@@ -298,11 +297,8 @@ async fn a_conversation_s_session_ends_when_its_owner_ends_it() {
     for input in ["one", "two"] {
         let model = ScriptedModel::new().text("ok");
         runtime
-            .run_with(
-                &agent(&model, &log),
-                input,
-                RunOptions::new().session("chat 1"),
-            )
+            .run(&agent(&model, &log), input)
+            .with(RunOptions::new().session("chat 1"))
             .await
             .unwrap();
     }

@@ -228,7 +228,7 @@ async fn a_cancelled_run_kills_the_running_command() {
     let (model, log) = (ls_then_done(), new_log());
     let runtime = Runtime::new().with(p.hooks(one("PreToolUse", "", ".claude/hooks/slow.sh")));
     let agent = agent(&model, &log);
-    let run = runtime.start(&agent, "go", RunOptions::new());
+    let run = runtime.run(&agent, "go").start();
     let pid_file = p.path("slow.pid");
     let deadline = Instant::now() + Duration::from_secs(10);
     while !pid_file.exists() && Instant::now() < deadline {
@@ -292,7 +292,9 @@ async fn a_command_hook_built_in_rust_registers_like_any_hook() {
             .timeout(Duration::from_secs(5)),
     );
     Runtime::new()
-        .start(&agent, "go", options)
+        .run(&agent, "go")
+        .with(options)
+        .start()
         .result()
         .await
         .unwrap();

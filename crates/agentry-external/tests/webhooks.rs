@@ -584,7 +584,9 @@ async fn a_webhook_built_in_rust_registers_like_any_hook() {
             .timeout(Duration::from_secs(5)),
     );
     Runtime::new()
-        .start(&agent, "go", options)
+        .run(&agent, "go")
+        .with(options)
+        .start()
         .result()
         .await
         .unwrap();

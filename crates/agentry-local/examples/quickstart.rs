@@ -90,7 +90,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     println!("user: {question}");
     let started = Instant::now();
-    let mut run = Runtime::new().start(&agent, question.as_str(), RunOptions::new());
+    let mut run = Runtime::new().run(&agent, question.as_str()).start();
     let mut mid_line = false;
     while let Some(event) = run.events().next().await {
         if mid_line && !matches!(event, RunEvent::TextDelta { .. }) {

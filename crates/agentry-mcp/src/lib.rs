@@ -50,7 +50,7 @@
 //!     })
 //!     .build()?;
 //! let out = Runtime::new()
-//!     .run_with(&agent, "Say hi", RunOptions::new().with_tools(servers.clone()))
+//!     .run(&agent, "Say hi").with(RunOptions::new().with_tools(servers.clone()))
 //!     .await?;
 //! assert_eq!(out.output.as_deref(), Some("done"));
 //! servers.shutdown().await;

@@ -1,7 +1,7 @@
 //! agentry agents served as an MCP server: each agent is a tool whose input is the prompt.
 
 use crate::error::McpError;
-use agentry::{Agent, AgentState, RunEvent, RunOptions, Runtime, StopReason};
+use agentry::{Agent, AgentState, RunEvent, Runtime, StopReason};
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use rmcp::model::{
@@ -145,7 +145,7 @@ where
     S: AgentState,
     O: Serialize + DeserializeOwned + Send + 'static,
 {
-    let mut handle = runtime.start(&agent, call.prompt, RunOptions::new());
+    let mut handle = runtime.run(&agent, call.prompt).start();
     let run_id = handle.run_id().to_string();
     let cancel = handle.cancellation();
     let client_cancel = call.cancel.clone();

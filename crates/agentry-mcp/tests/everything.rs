@@ -135,11 +135,8 @@ async fn hooks_see_rewrite_and_block_mcp_calls() {
             }
         }));
     let out = runtime
-        .run_with(
-            &agent,
-            "echo things",
-            RunOptions::new().with_tools(servers.clone()),
-        )
+        .run(&agent, "echo things")
+        .with(RunOptions::new().with_tools(servers.clone()))
         .await
         .unwrap();
     assert_eq!(out.output.as_deref(), Some("done"));
@@ -189,11 +186,8 @@ async fn every_content_type_reaches_the_model() {
         .text("done");
     let seen = seen();
     let out = Runtime::new()
-        .run_with(
-            &agent(model, &seen),
-            "show me",
-            RunOptions::new().with_tools(servers.clone()),
-        )
+        .run(&agent(model, &seen), "show me")
+        .with(RunOptions::new().with_tools(servers.clone()))
         .await
         .unwrap();
     assert_eq!(out.output.as_deref(), Some("done"));
@@ -241,11 +235,10 @@ async fn progress_notifications_become_run_events() {
         )
         .text("done");
     let seen = seen();
-    let mut handle = Runtime::new().start(
-        &agent(model, &seen),
-        "work",
-        RunOptions::new().with_tools(servers.clone()),
-    );
+    let mut handle = Runtime::new()
+        .run(&agent(model, &seen), "work")
+        .with(RunOptions::new().with_tools(servers.clone()))
+        .start();
     let mut progress = Vec::new();
     while let Some(event) = futures::StreamExt::next(&mut handle.events()).await {
         if let RunEvent::Custom { name, data, .. } = event
@@ -311,11 +304,8 @@ async fn streamable_http_with_a_templated_secret_header() {
         .text("done");
     let seen = seen();
     let out = Runtime::new()
-        .run_with(
-            &agent(model, &seen),
-            "echo",
-            RunOptions::new().with_stored_tools(servers.clone()),
-        )
+        .run(&agent(model, &seen), "echo")
+        .with(RunOptions::new().with_stored_tools(servers.clone()))
         .await
         .unwrap();
     assert_eq!(out.output.as_deref(), Some("done"));

@@ -53,11 +53,8 @@ async fn run_calls(
     }
     let seen: Seen = Arc::default();
     let out = Runtime::new()
-        .run_with(
-            &agent(model.text("done"), &seen),
-            "go",
-            RunOptions::new().with_tools(servers.clone()),
-        )
+        .run(&agent(model.text("done"), &seen), "go")
+        .with(RunOptions::new().with_tools(servers.clone()))
         .await
         .unwrap();
     assert_eq!(out.output.as_deref(), Some("done"));
@@ -229,11 +226,8 @@ async fn an_is_error_result_reaches_tool_error_hooks_and_the_model() {
         }
     }));
     runtime
-        .run_with(
-            &agent(model, &seen),
-            "go",
-            RunOptions::new().with_tools(servers.clone()),
-        )
+        .run(&agent(model, &seen), "go")
+        .with(RunOptions::new().with_tools(servers.clone()))
         .await
         .unwrap();
     let errors = errors.lock().unwrap().clone();
@@ -268,11 +262,8 @@ async fn a_changed_tool_list_is_seen_from_the_next_step() {
         .text("done");
     let seen: Seen = Arc::default();
     let out = Runtime::new()
-        .run_with(
-            &agent(model.clone(), &seen),
-            "go",
-            RunOptions::new().with_tools(servers.clone()),
-        )
+        .run(&agent(model.clone(), &seen), "go")
+        .with(RunOptions::new().with_tools(servers.clone()))
         .await
         .unwrap();
     assert_eq!(out.output.as_deref(), Some("done"));
@@ -307,7 +298,8 @@ async fn the_tool_policy_asks_before_destructive_tools() {
         .unwrap();
     let _ = &seen;
     let out = Runtime::new()
-        .run_with(&agent, "go", RunOptions::new().with_tools(servers.clone()))
+        .run(&agent, "go")
+        .with(RunOptions::new().with_tools(servers.clone()))
         .await
         .unwrap();
     let StopReason::AwaitingApproval { pending } = &out.stop else {
@@ -338,11 +330,10 @@ async fn progress_and_cancellation_reach_the_server() {
         .tool_call("mcp__faults__hang", json!({}))
         .text("never");
     let seen: Seen = Arc::default();
-    let mut handle = Runtime::new().start(
-        &agent(model, &seen),
-        "go",
-        RunOptions::new().with_tools(python_servers.clone()),
-    );
+    let mut handle = Runtime::new()
+        .run(&agent(model, &seen), "go")
+        .with(RunOptions::new().with_tools(python_servers.clone()))
+        .start();
     let mut progress = 0;
     let mut hanging = false;
     while let Some(event) = futures::StreamExt::next(&mut handle.events()).await {

@@ -45,11 +45,8 @@ async fn child_starts_the_run() {
     let _ = Runtime::new()
         .store(store)
         .lease_ttl(Duration::from_secs(1))
-        .run_with(
-            &agent,
-            "go",
-            RunOptions::new().run_id("r-1").with_stored_tools(servers),
-        )
+        .run(&agent, "go")
+        .with(RunOptions::new().run_id("r-1").with_stored_tools(servers))
         .await;
     panic!("the run should have been killed while its call hung");
 }

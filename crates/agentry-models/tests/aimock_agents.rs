@@ -215,8 +215,9 @@ async fn streamed_text_reaches_the_run_events_in_pieces() {
         .build()
         .unwrap();
     let (agent, _) = weather_agent(model);
-    let mut handle =
-        Runtime::new().start(&agent, "What's the weather in Paris?", RunOptions::new());
+    let mut handle = Runtime::new()
+        .run(&agent, "What's the weather in Paris?")
+        .start();
     let mut pieces = Vec::new();
     while let Some(event) = handle.events().next().await {
         if let RunEvent::TextDelta { text, .. } = event {

@@ -282,7 +282,7 @@ async fn a_rejected_key_says_which_setting_to_fix_and_never_shows_the_key() {
             "Debug shows the key"
         );
         let agent = protocol.agent(&server, settings);
-        let mut handle = Runtime::new().start(&agent, "hello", RunOptions::new());
+        let mut handle = Runtime::new().run(&agent, "hello").start();
         let events: Vec<String> = handle.events().map(|e| format!("{e:?}")).collect().await;
         let error = model_error(protocol, handle.result().await);
         assert_eq!(error.kind, ModelErrorKind::Auth);
@@ -359,7 +359,7 @@ async fn cancelling_a_run_aborts_the_streaming_request() {
     for protocol in ALL {
         let server = Aimock::start().await;
         let agent = protocol.agent(&server, Settings::default());
-        let mut handle = Runtime::new().start(&agent, "slowly", RunOptions::new());
+        let mut handle = Runtime::new().run(&agent, "slowly").start();
         loop {
             match handle.events().next().await {
                 Some(RunEvent::TextDelta { .. }) => break,

@@ -98,11 +98,8 @@ async fn calls_without_ids_get_keys_of_their_own_that_a_resume_keeps() {
     let runtime = Runtime::new().store(store.clone());
     // The run is cancelled in turn 2's call, after it ran: it is re-issued on resume.
     let out = runtime
-        .run_with(
-            &agent(&server, keys.clone(), Some("c")),
-            "Take notes.",
-            RunOptions::new().run_id("r1"),
-        )
+        .run(&agent(&server, keys.clone(), Some("c")), "Take notes.")
+        .with(RunOptions::new().run_id("r1"))
         .await
         .unwrap();
     assert_eq!(out.stop, StopReason::Cancelled);

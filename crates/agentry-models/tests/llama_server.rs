@@ -29,7 +29,9 @@ async fn streams_an_answer(model: Arc<dyn Model>) {
         .build()
         .unwrap();
     let started = Instant::now();
-    let mut handle = Runtime::new().start(&agent, "Say hello to a new user.", RunOptions::new());
+    let mut handle = Runtime::new()
+        .run(&agent, "Say hello to a new user.")
+        .start();
     let mut pieces = 0;
     let mut streamed = String::new();
     while let Some(event) = handle.events().next().await {

@@ -409,13 +409,15 @@ async fn runs_of_a_session_continue_its_conversation() {
         let agent = Agent::builder("chat").model(model.clone()).build().unwrap();
         let runtime = Runtime::new().store(backend.open().await);
         let first = runtime
-            .run_with(&agent, "My name is Ada.", RunOptions::new().session("s-1"))
+            .run(&agent, "My name is Ada.")
+            .with(RunOptions::new().session("s-1"))
             .await
             .unwrap();
         // A new runtime (another process) continues the session from the store.
         let again = Runtime::new().store(backend.open().await);
         let second = again
-            .run_with(&agent, "What is my name?", RunOptions::new().session("s-1"))
+            .run(&agent, "What is my name?")
+            .with(RunOptions::new().session("s-1"))
             .await
             .unwrap();
         let texts: Vec<&str> = second.messages.iter().map(Message::text).collect();
@@ -432,7 +434,8 @@ async fn runs_of_a_session_continue_its_conversation() {
         assert_eq!(model.requests()[1].messages.len(), 3);
         // Another session starts afresh.
         let other = again
-            .run_with(&agent, "Hi", RunOptions::new().session("s-2"))
+            .run(&agent, "Hi")
+            .with(RunOptions::new().session("s-2"))
             .await
             .unwrap();
         assert_eq!(other.messages.len(), 2);
@@ -440,16 +443,14 @@ async fn runs_of_a_session_continue_its_conversation() {
         // A session whose last run waits for approval cannot go on until it is decided.
         let ran = Ran::default();
         let paused = again
-            .run_with(
-                &cleaner(&ran, true),
-                "Clean.",
-                RunOptions::new().session("s-3"),
-            )
+            .run(&cleaner(&ran, true), "Clean.")
+            .with(RunOptions::new().session("s-3"))
             .await
             .unwrap();
         assert!(paused.stop.is_paused());
         let err = again
-            .run_with(&agent, "And now?", RunOptions::new().session("s-3"))
+            .run(&agent, "And now?")
+            .with(RunOptions::new().session("s-3"))
             .await
             .unwrap_err();
         assert!(

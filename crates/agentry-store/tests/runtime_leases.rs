@@ -83,11 +83,10 @@ async fn a_resume_never_takes_over_a_run_another_process_drives() {
             gate: gate.clone(),
         };
         let run_id = format!("driven-{}", backend.name());
-        let driver = runtime(backend.open().await).start(
-            &worker(dir.path(), at_one),
-            "Do 2 steps.",
-            RunOptions::new().run_id(run_id.clone()),
-        );
+        let driver = runtime(backend.open().await)
+            .run(&worker(dir.path(), at_one), "Do 2 steps.")
+            .with(RunOptions::new().run_id(run_id.clone()))
+            .start();
         entered.notified().await;
 
         // For several lease durations, other processes try to resume it: each is refused and
@@ -134,11 +133,10 @@ async fn a_process_that_loses_its_lease_stops_before_its_next_effect() {
             gate: gate.clone(),
         };
         let run_id = format!("lost-{}", backend.name());
-        let driver = runtime(backend.open().await).start(
-            &worker(dir.path(), at_one),
-            "Do 2 steps.",
-            RunOptions::new().run_id(run_id.clone()),
-        );
+        let driver = runtime(backend.open().await)
+            .run(&worker(dir.path(), at_one), "Do 2 steps.")
+            .with(RunOptions::new().run_id(run_id.clone()))
+            .start();
         entered.notified().await;
         // Another process takes the run over while step 1's call is in flight.
         take_over(&backend.spec(), &run_id).await;
@@ -186,7 +184,8 @@ async fn of_several_processes_resuming_a_dead_drivers_run_exactly_one_continues_
                     run_id.clone(),
                 );
                 tokio::spawn(async move {
-                    rt.run_with(&agent, "Do 2 steps.", RunOptions::new().run_id(id))
+                    rt.run(&agent, "Do 2 steps.")
+                        .with(RunOptions::new().run_id(id))
                         .await
                 })
             };

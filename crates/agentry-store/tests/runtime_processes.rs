@@ -147,11 +147,8 @@ async fn child_role() {
             let out = Runtime::new()
                 .store(store)
                 .lease_ttl(LEASE)
-                .run_with(
-                    &worker(&dir, Some(3)),
-                    "Do 4 steps.",
-                    RunOptions::new().run_id(run_id),
-                )
+                .run(&worker(&dir, Some(3)), "Do 4 steps.")
+                .with(RunOptions::new().run_id(run_id))
                 .await;
             panic!("the worker was to be killed, but it ended: {out:?}");
         }

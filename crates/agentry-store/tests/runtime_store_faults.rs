@@ -270,11 +270,8 @@ async fn a_foreign_write_lock_past_the_lock_timeout_leaves_a_run_that_resumes_to
                 let err = Runtime::new()
                     .store(store.clone())
                     .lease_ttl(LEASE)
-                    .run_with(
-                        &agent(fault, None),
-                        "Do 3 steps.",
-                        RunOptions::new().run_id(run_id.clone()),
-                    )
+                    .run(&agent(fault, None), "Do 3 steps.")
+                    .with(RunOptions::new().run_id(run_id.clone()))
                     .await
                     .expect_err(&case)
                     .to_string();
@@ -353,11 +350,8 @@ async fn a_commit_failed_by_the_database_at_any_checkpoint_leaves_a_run_that_res
             let outcome = Runtime::new()
                 .store(store.clone())
                 .lease_ttl(LEASE)
-                .run_with(
-                    &agent(Fault::none(), None),
-                    "Do 3 steps.",
-                    RunOptions::new().run_id(run_id.clone()),
-                )
+                .run(&agent(Fault::none(), None), "Do 3 steps.")
+                .with(RunOptions::new().run_id(run_id.clone()))
                 .await;
             fail_checkpoints_from(&backend, written + 1, false).await;
             match outcome {
@@ -438,11 +432,8 @@ async fn a_full_disk_under_a_large_checkpoint_leaves_a_run_that_resumes_once_the
     let err = Runtime::new()
         .store(store.clone())
         .lease_ttl(LEASE)
-        .run_with(
-            &agent(Fault::none(), big),
-            "Do 3 steps.",
-            RunOptions::new().run_id("r1"),
-        )
+        .run(&agent(Fault::none(), big), "Do 3 steps.")
+        .with(RunOptions::new().run_id("r1"))
         .await
         .expect_err("the disk is full")
         .to_string();
@@ -490,11 +481,8 @@ async fn child_role() {
                     Ok(_ev)
                 }));
             let out = runtime
-                .run_with(
-                    &agent(Fault::none(), None),
-                    "Do 3 steps.",
-                    RunOptions::new().run_id(run_id),
-                )
+                .run(&agent(Fault::none(), None), "Do 3 steps.")
+                .with(RunOptions::new().run_id(run_id))
                 .await;
             panic!("the run was to fail and the process to die, but it ended: {out:?}");
         }
@@ -584,7 +572,10 @@ async fn a_cancelled_run_with_a_64_mb_checkpoint_can_be_resumed_at_once() {
         let runtime = Runtime::new()
             .store(store.clone())
             .lease_ttl(Duration::from_millis(300));
-        let handle = runtime.start(&agent, "Go.", RunOptions::new().run_id("heavy"));
+        let handle = runtime
+            .run(&agent, "Go.")
+            .with(RunOptions::new().run_id("heavy"))
+            .start();
         started.notified().await;
         tokio::time::sleep(Duration::from_millis(300)).await;
         handle.cancel();

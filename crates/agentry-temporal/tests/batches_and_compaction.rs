@@ -166,8 +166,9 @@ async fn an_agent_that_compacts_its_history_runs_as_in_process() {
         return;
     };
     let local_recorder = Recorder::new();
-    let mut local_run =
-        Runtime::new().start(&researcher(&local_recorder), "Research.", RunOptions::new());
+    let mut local_run = Runtime::new()
+        .run(&researcher(&local_recorder), "Research.")
+        .start();
     let mut local_compactions = Vec::new();
     while let Some(event) = local_run.events().next().await {
         if let RunEvent::Compacted {

@@ -178,7 +178,7 @@ async fn a_run_on_temporal_streams_the_events_of_the_in_process_run() {
     };
     let local_log = Log::default();
     let (agent, runtime) = assistant(&local_log, &Arc::new(AtomicUsize::new(0)));
-    let mut local = runtime.start(&agent, "What is 2 + 3?", RunOptions::new());
+    let mut local = runtime.run(&agent, "What is 2 + 3?").start();
     let mut expected = Vec::new();
     while let Some(event) = local.events().next().await {
         expected.extend(shape(&event));

@@ -367,7 +367,8 @@ async fn stored_run_scope_hooks_travel_to_the_workers_and_to_sub_agents() {
         .unwrap();
     let options = || RunOptions::new().with_stored(Suffix("!".into()));
     let local = Runtime::new()
-        .run_with(&agent, "go", options())
+        .run(&agent, "go")
+        .with(options())
         .await
         .unwrap();
     assert_eq!(local.output.as_deref(), Some("helped with help!"));

@@ -102,7 +102,9 @@ fn state_update(c: &mut Criterion) {
     let runtime = Runtime::new();
     c.bench_function("state update observed (100 steps)", |b| {
         b.iter(|| {
-            let out = rt.block_on(runtime.run(&agent, "go")).unwrap();
+            let out = rt
+                .block_on(runtime.run(&agent, "go").into_future())
+                .unwrap();
             assert_eq!(out.state.n, u64::from(steps));
         })
     });
@@ -141,10 +143,16 @@ fn text_deltas(c: &mut Criterion) {
         .build()
         .unwrap();
     g.bench_function("no observer", |b| {
-        b.iter(|| rt.block_on(runtime.run(&plain, "go")).unwrap())
+        b.iter(|| {
+            rt.block_on(runtime.run(&plain, "go").into_future())
+                .unwrap()
+        })
     });
     g.bench_function("TextDelta observer", |b| {
-        b.iter(|| rt.block_on(runtime.run(&observed, "go")).unwrap())
+        b.iter(|| {
+            rt.block_on(runtime.run(&observed, "go").into_future())
+                .unwrap()
+        })
     });
     g.finish();
 }

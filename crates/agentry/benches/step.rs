@@ -32,7 +32,9 @@ fn full_step(c: &mut Criterion) {
     g.throughput(Throughput::Elements(u64::from(steps)));
     g.bench_function("full step (runs of 100)", |b| {
         b.iter(|| {
-            let out = rt.block_on(runtime.run(&agent, "go")).unwrap();
+            let out = rt
+                .block_on(runtime.run(&agent, "go").into_future())
+                .unwrap();
             assert_eq!(out.steps, steps + 1);
         })
     });

@@ -297,11 +297,10 @@ async fn main() -> Result<(), agentry::Error> {
                  one, and my partner insists we also book Atlantis.";
     println!("user: {input}");
 
-    let mut run = runtime.start(
-        &planner,
-        input,
-        RunOptions::new().session("demo").user("u-7"),
-    );
+    let mut run = runtime
+        .run(&planner, input)
+        .with(RunOptions::new().session("demo").user("u-7"))
+        .start();
     let mut out = std::io::stdout();
     let mut mid_line = false;
     while let Some(ev) = run.events().next().await {

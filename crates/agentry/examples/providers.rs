@@ -39,7 +39,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .tool(clock)
         .build()?;
 
-    let mut handle = Runtime::new().start(&agent, question, RunOptions::new());
+    let mut handle = Runtime::new().run(&agent, question).start();
     while let Some(event) = handle.events().next().await {
         match event {
             RunEvent::TextDelta { text, .. } => {

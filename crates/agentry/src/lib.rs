@@ -89,7 +89,7 @@ pub use agentry_core::*;
 pub use agentry_models::{
     self as models, Anthropic, OpenAi, OpenAiResponses, RetryPolicy, ScriptedModel, ScriptedTurn,
 };
-pub use runtime::{RunEvents, RunHandle, Runtime, effects};
+pub use runtime::{ResumeFrom, ResumeRequest, RunEvents, RunHandle, RunRequest, Runtime, effects};
 
 // The README and the book's chapters whose samples need only this crate (and its
 // dev-dependencies), compiled and run as doc tests by `cargo test --doc`.

@@ -270,7 +270,7 @@ fn agent(steps: u32) -> Agent {
 /// Allocations of one whole run of `steps` steps on `rt` (the agent is built beforehand).
 async fn run_allocs(rt: &Runtime, steps: u32) -> Allocs {
     let agent = agent(steps);
-    let (out, a) = measure_async(rt.run(&agent, "go")).await;
+    let (out, a) = measure_async(rt.run(&agent, "go").into_future()).await;
     let out = out.unwrap();
     assert_eq!(out.steps, steps);
     assert_eq!(out.output.as_deref(), Some("done"));
@@ -314,8 +314,8 @@ async fn agent_scope_hooks_on_idle_events_cost_a_constant_per_run() {
         async move {
             let plain = build_agent(steps, false);
             let hooked = build_agent(steps, true);
-            let (o0, a0) = measure_async(rt.run(&plain, "go")).await;
-            let (o1, a1) = measure_async(rt.run(&hooked, "go")).await;
+            let (o0, a0) = measure_async(rt.run(&plain, "go").into_future()).await;
+            let (o1, a1) = measure_async(rt.run(&hooked, "go").into_future()).await;
             assert_eq!(o0.unwrap().steps, steps);
             assert_eq!(o1.unwrap().steps, steps);
             a1.count as i64 - a0.count as i64

@@ -234,7 +234,7 @@ async fn continue_decided(
     let agent = project
         .agent(Some(agent_name))
         .map_err(|e| (Exit::Usage, e))?;
-    let handle = project.runtime.start_decide(agent, run, decisions);
+    let handle = project.runtime.decide(agent, run, decisions).start();
     let mut render = renderer(cli, color);
     let prompter = Prompter::detect(cli.json);
     Ok(drive(project, agent, handle, render.as_mut(), &prompter).await)
@@ -282,7 +282,7 @@ pub async fn resume(cli: &Cli, run: &str, color: bool) -> Result<Exit, Failure> 
     let agent = project
         .agent(Some(&stored.snapshot.agent))
         .map_err(|e| (Exit::Usage, e))?;
-    let handle = project.runtime.start_resume(agent, run);
+    let handle = project.runtime.resume(agent, run).start();
     let mut render = renderer(cli, color);
     let prompter = Prompter::detect(cli.json);
     Ok(drive(&project, agent, handle, render.as_mut(), &prompter).await)
@@ -306,7 +306,7 @@ pub async fn cancel(cli: &Cli, run: &str) -> Result<Exit, Failure> {
             project.runtime.decide(agent, run, decisions).await
         }
         None | Some(StopReason::Cancelled) if status != RunStatus::Cancelled => {
-            let handle = project.runtime.start_resume(agent, run);
+            let handle = project.runtime.resume(agent, run).start();
             handle.cancel();
             handle.result().await
         }

@@ -47,7 +47,10 @@ pub async fn replay(cli: &Cli, run: &str, agent: Option<&str>) -> Result<Exit, F
     .named("replay")
     .priority(i32::MIN);
     let options = RunOptions::new().with(approve);
-    let mut handle = runtime.start(&replayed, recording.input.clone(), options);
+    let mut handle = runtime
+        .run(&replayed, recording.input.clone())
+        .with(options)
+        .start();
     let mut now = Outcomes::default();
     while let Some(event) = handle.events().next().await {
         now.note(&event, replayed.name());

@@ -34,7 +34,7 @@ pub async fn run(cli: &Cli, args: &RunArgs, color: bool) -> Result<Exit, Failure
     if let Some(session) = &args.session {
         options = options.session(session.clone());
     }
-    let handle = project.runtime.start(agent, prompt, options);
+    let handle = project.runtime.run(agent, prompt).with(options).start();
     let mut render = renderer(cli, color);
     let prompter = Prompter::detect(args.no_prompt || cli.json);
     Ok(drive(&project, agent, handle, render.as_mut(), &prompter).await)
@@ -75,7 +75,11 @@ pub async fn chat(cli: &Cli, args: &ChatArgs, color: bool) -> Result<Exit, Failu
             Err(e) => return Err(failed(format!("cannot read stdin: {e}"))),
         }
         let options = project.run_options().session(session.clone());
-        let handle = project.runtime.start(agent, line.trim(), options);
+        let handle = project
+            .runtime
+            .run(agent, line.trim())
+            .with(options)
+            .start();
         let mut render = renderer(cli, color);
         last = drive(&project, agent, handle, render.as_mut(), &prompter).await;
         if matches!(last, Exit::Cancelled | Exit::Leased) {

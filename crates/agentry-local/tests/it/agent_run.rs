@@ -30,7 +30,7 @@ async fn an_agent_on_the_local_model_streams_its_answer() {
         }))
         .build()
         .unwrap();
-    let mut run = Runtime::new().start(&agent, "Say hello to Ada.", RunOptions::new());
+    let mut run = Runtime::new().run(&agent, "Say hello to Ada.").start();
     let mut streamed = String::new();
     let mut pieces = 0;
     while let Some(event) = run.events().next().await {

@@ -7,7 +7,7 @@ use std::future::Future;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-/// A run started with [`Runtime::start`](crate::Runtime::start): stream its events, cancel it,
+/// A run started with [`RunRequest::start`](crate::RunRequest::start): stream its events, cancel it,
 /// await its result.
 ///
 /// Events of sub-agents arrive on the same stream, tagged with their agent path. The stream ends
@@ -81,7 +81,7 @@ impl<S, O> RunHandle<S, O> {
     }
 }
 
-/// The event stream of a run started with [`Runtime::start`](crate::Runtime::start)
+/// The event stream of a run started with [`RunRequest::start`](crate::RunRequest::start)
 /// ([`RunHandle::events`]): a [`Stream`] of [`RunEvent`]s that ends when the run does. It
 /// borrows the handle only while it is used, so the run can be cancelled between two events.
 #[derive(Debug)]

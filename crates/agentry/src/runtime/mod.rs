@@ -10,6 +10,7 @@ mod limits;
 mod model_call;
 mod nesting;
 mod open_calls;
+mod request;
 mod resume;
 mod scope;
 mod session;
@@ -17,20 +18,19 @@ mod sub_agent;
 mod tool_call;
 
 pub use handle::{RunEvents, RunHandle};
+pub use request::{ResumeFrom, ResumeRequest, RunRequest};
 
 use agentry_core::hooks::{
     BoxError, HookHandle, HookRegistration, Hooks, IntoHook, LiveHooks, StoredHook,
 };
 use agentry_core::{
-    Agent, AgentState, Decision, Error, Model, PendingApproval, Redact, RunOptions, RunOutput,
-    RunStore, StateError, StoredToolSource, ToolSource, match_decisions,
+    AgentState, Decision, Error, Model, PendingApproval, Redact, RunOutput, RunStore, StateError,
+    StoredToolSource, ToolSource, match_decisions,
 };
 use driver::{Driver, Finished, Start};
-use futures::channel::mpsc::unbounded;
 use serde::de::DeserializeOwned;
 use std::collections::HashMap;
 use std::sync::Arc;
-use tokio_util::sync::CancellationToken;
 
 #[derive(Clone)]
 pub(crate) struct RuntimeInner {
@@ -299,62 +299,6 @@ impl Runtime {
     /// The runtime-scope hooks.
     pub fn hooks(&self) -> &Hooks {
         &self.inner.hooks
-    }
-
-    /// Runs `agent` on `input` to the end.
-    pub async fn run<S: AgentState, O: DeserializeOwned>(
-        &self,
-        agent: &Agent<S, O>,
-        input: impl Into<String>,
-    ) -> Result<RunOutput<S, O>, Error> {
-        self.run_with(agent, input, RunOptions::new()).await
-    }
-
-    /// Runs `agent` on `input` with options (ids, tags, metadata, run-scope hooks).
-    pub async fn run_with<S: AgentState, O: DeserializeOwned>(
-        &self,
-        agent: &Agent<S, O>,
-        input: impl Into<String>,
-        options: RunOptions,
-    ) -> Result<RunOutput<S, O>, Error> {
-        // No named driver: it moves into `drive`, and a moved-out local would keep its own slot
-        // in this future.
-        typed(
-            drive(
-                self.driver(agent.def(), options, None, None)?,
-                Start::New(input.into()),
-            )
-            .await?,
-        )
-    }
-
-    /// Starts `agent` on `input` in a tokio task and returns a handle with its event stream.
-    /// Definition errors (such as [`Error::NoModel`]) surface from [`RunHandle::result`].
-    ///
-    /// # Panics
-    /// When called outside a tokio runtime (it spawns the run).
-    pub fn start<S: AgentState, O: DeserializeOwned + Send + 'static>(
-        &self,
-        agent: &Agent<S, O>,
-        input: impl Into<String>,
-        options: RunOptions,
-    ) -> RunHandle<S, O> {
-        let (tx, rx) = unbounded();
-        let input = input.into();
-        let run_id = options.run_id.clone().unwrap_or_else(new_run_id);
-        let options = RunOptions {
-            run_id: Some(run_id.clone()),
-            ..options
-        };
-        let cancel = CancellationToken::new();
-        let driver = self.driver(agent.def(), options, Some(tx), Some(cancel.clone()));
-        let join = tokio::spawn(async move { typed(driver?.drive(Start::New(input)).await?) });
-        RunHandle {
-            run_id,
-            events: rx,
-            cancel,
-            join,
-        }
     }
 }
 

@@ -2,7 +2,7 @@
 
 use super::driver::Start;
 use super::handle::Observe;
-use super::{RunHandle, Runtime, check_decisions, drive, resume_error, typed};
+use super::{Runtime, check_decisions, drive, resume_error, typed};
 use agentry_core::run::approval::call_list;
 use agentry_core::{
     Agent, AgentState, Decision, Error, MessageLog, PendingApproval, RunMachine, RunOptions,
@@ -12,13 +12,13 @@ use serde::de::DeserializeOwned;
 use std::collections::HashMap;
 
 impl Runtime {
-    /// Continues a run from a snapshot (a checkpoint from a store, or one you serialized), with
-    /// the same agent definition. A run that ended can only be resumed if it was cancelled; a
-    /// paused run is continued with [`decide`](Self::decide).
-    pub async fn resume_snapshot<S: AgentState, O: DeserializeOwned>(
+    /// Goes on with a run from `snapshot` (a checkpoint from a store, or one you serialized),
+    /// with the same agent definition.
+    pub(super) async fn resume_snapshot<S: AgentState, O: DeserializeOwned>(
         &self,
         agent: &Agent<S, O>,
         snapshot: RunSnapshot,
+        observe: Observe,
     ) -> Result<RunOutput<S, O>, Error> {
         let stored = match &self.inner.store {
             Some(store) => store.load(&snapshot.run_id).await?,
@@ -30,50 +30,13 @@ impl Runtime {
             stored.as_ref(),
             HashMap::new(),
             None,
-            Observe::default(),
+            observe,
         )
         .await
     }
 
-    /// Continues a run from its last checkpoint in the runtime's store: after its process died,
-    /// or after it was cancelled. Nothing checkpointed is done again: a step whose checkpoint was
-    /// saved is not repeated, and tool calls that were in flight are issued again with the same
-    /// call ids, so [`ToolCtx::idempotency_key`](agentry_core::ToolCtx::idempotency_key) is the
-    /// same both times and tools with side effects can de-duplicate.
-    ///
-    /// The run is claimed first, and only when no live process drives it: while another process
-    /// holds its lease (it renews it as long as it drives the run), the resume gets
-    /// [`StoreError::Leased`](agentry_core::StoreError::Leased) and does nothing; a process that
-    /// died leaves its lease to expire after [`lease_ttl`](Self::lease_ttl). When several
-    /// processes resume it at once, exactly one goes on and the others get `Leased` or
-    /// [`StoreError::Conflict`](agentry_core::StoreError::Conflict).
-    pub async fn resume<S: AgentState, O: DeserializeOwned>(
-        &self,
-        agent: &Agent<S, O>,
-        run_id: &str,
-    ) -> Result<RunOutput<S, O>, Error> {
-        self.resume_observed(agent, run_id, Observe::default())
-            .await
-    }
-
-    /// [`resume`](Self::resume), started in a tokio task: the handle streams the continued run's
-    /// events and cancels it. A run that cannot be resumed ends the stream at once, and its
-    /// error comes from [`RunHandle::result`].
-    ///
-    /// # Panics
-    /// When called outside a tokio runtime (it spawns the run).
-    pub fn start_resume<S: AgentState, O: DeserializeOwned + Send + 'static>(
-        &self,
-        agent: &Agent<S, O>,
-        run_id: &str,
-    ) -> RunHandle<S, O> {
-        let (runtime, agent, id) = (self.clone(), agent.clone(), run_id.to_owned());
-        RunHandle::spawn(run_id.to_owned(), move |observe| async move {
-            runtime.resume_observed(&agent, &id, observe).await
-        })
-    }
-
-    pub(super) async fn resume_observed<S: AgentState, O: DeserializeOwned>(
+    /// Goes on with run `run_id` from its last checkpoint in the runtime's store.
+    pub(super) async fn resume_stored<S: AgentState, O: DeserializeOwned>(
         &self,
         agent: &Agent<S, O>,
         run_id: &str,
@@ -101,44 +64,8 @@ impl Runtime {
         .await
     }
 
-    /// Continues a run that paused for approval, with a decision for each pending call (approve,
-    /// reject with a reason the model sees, or reject and stop the run), in this process or any
-    /// other that opens the same store.
-    ///
-    /// A run that is not waiting, an unknown run or call, a call decided twice and a pending call
-    /// left undecided are errors that change nothing.
-    pub async fn decide<S: AgentState, O: DeserializeOwned>(
-        &self,
-        agent: &Agent<S, O>,
-        run_id: &str,
-        decisions: impl IntoIterator<Item = Decision>,
-    ) -> Result<RunOutput<S, O>, Error> {
-        self.decide_observed(agent, run_id, decisions, Observe::default())
-            .await
-    }
-
-    /// [`decide`](Self::decide), started in a tokio task: the handle streams the continued run's
-    /// events and cancels it. Decisions that do not fit the run end the stream at once, and the
-    /// error comes from [`RunHandle::result`].
-    ///
-    /// # Panics
-    /// When called outside a tokio runtime (it spawns the run).
-    pub fn start_decide<S: AgentState, O: DeserializeOwned + Send + 'static>(
-        &self,
-        agent: &Agent<S, O>,
-        run_id: &str,
-        decisions: impl IntoIterator<Item = Decision>,
-    ) -> RunHandle<S, O> {
-        let (runtime, agent, id) = (self.clone(), agent.clone(), run_id.to_owned());
-        let decisions: Vec<Decision> = decisions.into_iter().collect();
-        RunHandle::spawn(run_id.to_owned(), move |observe| async move {
-            runtime
-                .decide_observed(&agent, &id, decisions, observe)
-                .await
-        })
-    }
-
-    pub(super) async fn decide_observed<S: AgentState, O: DeserializeOwned>(
+    /// Goes on with run `run_id`, paused for approval, with `decisions`.
+    pub(super) async fn decided<S: AgentState, O: DeserializeOwned>(
         &self,
         agent: &Agent<S, O>,
         run_id: &str,

@@ -1,11 +1,9 @@
 //! The order in which hook events fire, and the order in which hooks of one event run
 //! (priority, registration order, scope, and the reverse order of after-events).
 
-mod common;
-
+use crate::common::*;
 use agentry::hooks::*;
 use agentry::prelude::*;
-use common::*;
 
 fn agent_with(model: ScriptedModel) -> agentry::AgentBuilder<(), String> {
     Agent::builder("agent").model(model)
@@ -316,7 +314,7 @@ async fn at_equal_priority_runtime_hooks_run_before_agent_hooks_before_run_hooks
         .with(on::before_model(mark(&log, "before:run@1")).priority(1))
         .with(on::after_model(mark(&log, "after:run@1")).priority(1));
 
-    runtime.run_with(&agent, "Hi", options).await.unwrap();
+    runtime.run(&agent, "Hi").with(options).await.unwrap();
 
     assert_eq!(
         entries(&log),
@@ -344,7 +342,7 @@ async fn runtime_hooks_see_every_run_and_run_hooks_only_their_own() {
         .unwrap();
 
     let opts = RunOptions::new().with(on::run_start(mark(&log, "run 1 only")));
-    runtime.run_with(&agent, "first", opts).await.unwrap();
+    runtime.run(&agent, "first").with(opts).await.unwrap();
     runtime.run(&agent, "second").await.unwrap();
 
     assert_eq!(entries(&log), ["runtime", "run 1 only", "runtime"]);

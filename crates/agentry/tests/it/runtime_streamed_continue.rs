@@ -44,11 +44,13 @@ async fn start_decide_streams_the_continued_run() {
     let StopReason::AwaitingApproval { pending } = &out.stop else {
         panic!("expected a pause: {}", out.stop);
     };
-    let mut handle = runtime.start_decide(
-        &agent,
-        &out.run_id,
-        [Decision::approve(&pending[0].call_id)],
-    );
+    let mut handle = runtime
+        .decide(
+            &agent,
+            &out.run_id,
+            [Decision::approve(&pending[0].call_id)],
+        )
+        .start();
     assert_eq!(handle.run_id(), out.run_id);
     let events = drain(&mut handle).await;
     let done = handle.result().await.unwrap();
@@ -69,7 +71,9 @@ async fn start_decide_with_a_wrong_decision_ends_the_stream_with_the_error() {
     let agent = agent(ScriptedModel::new().text("nothing to do"), true);
     let runtime = Runtime::new().store(MemoryStore::new());
     let out = runtime.run(&agent, "hi").await.unwrap();
-    let mut handle = runtime.start_decide(&agent, &out.run_id, [Decision::approve("nope")]);
+    let mut handle = runtime
+        .decide(&agent, &out.run_id, [Decision::approve("nope")])
+        .start();
     assert!(drain(&mut handle).await.is_empty());
     let err = handle.result().await.unwrap_err().to_string();
     assert!(err.contains("not waiting for approval"), "{err}");
@@ -98,7 +102,7 @@ async fn start_resume_streams_a_cancelled_run_to_its_end() {
         .build()
         .unwrap();
     let runtime = Runtime::new().store(MemoryStore::new());
-    let mut first = runtime.start(&agent, "go", RunOptions::new());
+    let mut first = runtime.run(&agent, "go").start();
     while let Some(e) = first.events().next().await {
         if matches!(e, RunEvent::ToolStarted { .. }) {
             first.cancel();
@@ -107,7 +111,7 @@ async fn start_resume_streams_a_cancelled_run_to_its_end() {
     let run_id = first.run_id().to_owned();
     assert_eq!(first.result().await.unwrap().stop, StopReason::Cancelled);
 
-    let mut handle = runtime.start_resume(&agent, &run_id);
+    let mut handle = runtime.resume(&agent, &run_id).start();
     let events = drain(&mut handle).await;
     let done = handle.result().await.unwrap();
     assert_eq!(done.output.as_deref(), Some("Finished."));
@@ -158,7 +162,7 @@ async fn hook_decisions_name_the_hook_and_what_it_did() {
         )
         .build()
         .unwrap();
-    let mut handle = Runtime::new().start(&agent, "save", RunOptions::new());
+    let mut handle = Runtime::new().run(&agent, "save").start();
     let events = drain(&mut handle).await;
     handle.result().await.unwrap();
     let decisions: Vec<(String, String, String)> = events

@@ -68,7 +68,8 @@ async fn a_run_end_hook_that_fails_after_the_answer_does_not_make_a_resume_do_th
     );
     let agent = agent(model_calls.clone(), tool_calls.clone());
     let err = runtime
-        .run_with(&agent, "go", RunOptions::new().run_id("r1"))
+        .run(&agent, "go")
+        .with(RunOptions::new().run_id("r1"))
         .await
         .unwrap_err();
     assert!(err.to_string().contains("audit"), "{err}");
@@ -177,7 +178,10 @@ async fn a_cancel_during_a_checkpoint_waits_for_it_and_a_resume_does_not_repeat_
     };
     let runtime = Runtime::new().store(store.clone());
     let agent = agent(model_calls.clone(), tool_calls.clone());
-    let handle = runtime.start(&agent, "go", RunOptions::new().run_id("r1"));
+    let handle = runtime
+        .run(&agent, "go")
+        .with(RunOptions::new().run_id("r1"))
+        .start();
     store.saving.notified().await;
     handle.cancel();
     // The cancellation waits for the checkpoint under way.
@@ -241,7 +245,8 @@ async fn a_failed_run_is_stored_failed_with_its_error_and_resumes_from_its_last_
     let store = MemoryStore::new();
     let runtime = Runtime::new().store(store.clone());
     let err = runtime
-        .run_with(&agent, "go", RunOptions::new().run_id("r1"))
+        .run(&agent, "go")
+        .with(RunOptions::new().run_id("r1"))
         .await
         .unwrap_err();
     assert!(err.to_string().contains("refused the key"), "{err}");
@@ -336,7 +341,8 @@ async fn a_checkpoint_whose_commit_fails_after_it_was_queued_leaves_the_run_whol
         let runtime = Runtime::new().store(store.clone());
         let agent = echo_steps(3, Arc::default(), Arc::default());
         let err = runtime
-            .run_with(&agent, "go", RunOptions::new().run_id("r1"))
+            .run(&agent, "go")
+            .with(RunOptions::new().run_id("r1"))
             .await
             .unwrap_err();
         assert!(
@@ -451,7 +457,10 @@ async fn a_renewal_that_lands_after_the_releasing_save_does_not_take_the_run_bac
         .tool(hang)
         .build()
         .unwrap();
-    let handle = runtime.start(&agent, "go", RunOptions::new().run_id("r1"));
+    let handle = runtime
+        .run(&agent, "go")
+        .with(RunOptions::new().run_id("r1"))
+        .start();
     tokio::time::sleep(Duration::from_millis(200)).await;
     handle.cancel();
     assert_eq!(handle.result().await.unwrap().stop, StopReason::Cancelled);

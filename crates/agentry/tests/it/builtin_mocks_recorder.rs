@@ -46,7 +46,7 @@ async fn a_mocked_tool_never_runs_and_its_result_is_flagged_mocked() {
         .with(recorder.clone())
         .build()
         .unwrap();
-    let mut run = Runtime::new().start(&agent, "go", RunOptions::new());
+    let mut run = Runtime::new().run(&agent, "go").start();
     let mut finished = Vec::new();
     while let Some(ev) = run.events().next().await {
         if let RunEvent::ToolFinished { result, .. } = ev {

@@ -93,7 +93,8 @@ async fn cancel_through_the_handle_while_a_tool_runs() {
     let store = MemoryStore::new();
     let mut handle = Runtime::new()
         .store(store.clone())
-        .start(&agent, "go", RunOptions::new());
+        .run(&agent, "go")
+        .start();
     let run_id = handle.run_id().to_string();
 
     let before = events_until(&mut handle, |e| matches!(e, RunEvent::ToolStarted { .. })).await;
@@ -235,7 +236,7 @@ async fn a_hook_that_cancels_the_run_stops_it() {
 async fn cancelling_a_started_run_before_it_starts_ends_it_cancelled() {
     let model = ScriptedModel::new().text("hello");
     let agent = Agent::builder("a").model(model.clone()).build().unwrap();
-    let handle = Runtime::new().start(&agent, "go", RunOptions::new());
+    let handle = Runtime::new().run(&agent, "go").start();
     handle.cancel();
     let out = tokio::time::timeout(PATIENCE, handle.result())
         .await
@@ -335,7 +336,7 @@ async fn state_changes_stream_as_json_patches() {
     let changes: Shared<Change> = shared();
     let model = notes_model();
     let agent = notes_agent(&model, &changes);
-    let mut handle = Runtime::new().start(&agent, "go", RunOptions::new());
+    let mut handle = Runtime::new().run(&agent, "go").start();
     let events = rest_of_stream(&mut handle).await;
     let out = handle.result().await.unwrap();
     assert_eq!(out.state.items, ["x"]);
@@ -384,7 +385,7 @@ async fn the_state_is_streamed_without_state_change_hooks() {
         .state(Notes::default())
         .build()
         .unwrap();
-    let mut handle = Runtime::new().start(&agent, "go", RunOptions::new());
+    let mut handle = Runtime::new().run(&agent, "go").start();
     let events = rest_of_stream(&mut handle).await;
     handle.result().await.unwrap();
     let n = events
@@ -543,7 +544,7 @@ async fn the_event_stream_reports_the_whole_run_in_order() {
         .tag("beta")
         .tag("nightly")
         .metadata("tenant", "acme");
-    let mut handle = Runtime::new().start(&agent, "start", options);
+    let mut handle = Runtime::new().run(&agent, "start").with(options).start();
     assert_eq!(handle.run_id(), "run-42");
     let events = rest_of_stream(&mut handle).await;
     let out = handle.result().await.unwrap();
@@ -699,7 +700,7 @@ async fn custom_events_from_hooks_reach_the_stream_and_custom_hooks() {
         })
         .build()
         .unwrap();
-    let mut handle = Runtime::new().start(&agent, "go", RunOptions::new());
+    let mut handle = Runtime::new().run(&agent, "go").start();
     let events = rest_of_stream(&mut handle).await;
     handle.result().await.unwrap();
     assert_eq!(take(&customs), ["audit=\"started\" by Custom"]);
@@ -743,7 +744,8 @@ async fn run_options_reach_every_hook_of_a_plain_run() {
             async move { Ok(ev) }
         }));
     Runtime::new()
-        .run_with(&agent, "go", options)
+        .run(&agent, "go")
+        .with(options)
         .await
         .unwrap();
     assert_eq!(

@@ -1,12 +1,10 @@
 //! What hooks can decide: block, mock, rewrite, skip, stop, veto, answer, retry, recover, abort,
 //! and around middleware that caches, times and retries.
 
-mod common;
-
+use crate::common::*;
 use agentry::hooks::*;
 use agentry::prelude::*;
 use agentry::{ModelErrorKind, ToolCall};
-use common::*;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -49,7 +47,7 @@ async fn tool_started_carries_the_input_after_before_tool_hooks() {
         })
         .build()
         .unwrap();
-    let mut run = Runtime::new().start(&agent, "Paris?", RunOptions::new());
+    let mut run = Runtime::new().run(&agent, "Paris?").start();
     let mut started = Vec::new();
     while let Some(ev) = run.events().next().await {
         if let RunEvent::ToolStarted { input, .. } = ev {

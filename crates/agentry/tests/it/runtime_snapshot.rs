@@ -87,7 +87,8 @@ async fn run_a() -> (RunOutput<Tally, String>, MemoryStore) {
     let store = MemoryStore::new();
     let out = Runtime::new()
         .store(store.clone())
-        .run_with(&counter(), "count", RunOptions::new().run_id("run-a"))
+        .run(&counter(), "count")
+        .with(RunOptions::new().run_id("run-a"))
         .await
         .unwrap();
     assert_eq!(out.stop, StopReason::FinalAnswer);
@@ -103,11 +104,8 @@ async fn run_b() -> MemoryStore {
     let m = model(1..=N + 1);
     let out = Runtime::new()
         .store(store.clone())
-        .run_with(
-            &counter().with_model(m.clone()),
-            "count",
-            RunOptions::new().run_id("run-b").with(cancel_at(3)),
-        )
+        .run(&counter().with_model(m.clone()), "count")
+        .with(RunOptions::new().run_id("run-b").with(cancel_at(3)))
         .await
         .unwrap();
     assert_eq!(out.stop, StopReason::Cancelled);
@@ -161,7 +159,7 @@ async fn an_interrupted_run_resumed_from_json_ends_like_an_uninterrupted_one() {
 
     let rest = model(3..=N + 1);
     let resumed = Runtime::new()
-        .resume_snapshot(&counter().with_model(rest.clone()), back)
+        .resume(&counter().with_model(rest.clone()), back)
         .await
         .unwrap();
     assert_same_run(&resumed, &a);
@@ -221,7 +219,7 @@ async fn resume_runs_pending_tool_calls_first() {
 
     let rest = model(4..=N + 1);
     let resumed = Runtime::new()
-        .resume_snapshot(&counter().with_model(rest.clone()), snapshot)
+        .resume(&counter().with_model(rest.clone()), snapshot)
         .await
         .unwrap();
     assert_same_run(&resumed, &a);
@@ -268,7 +266,10 @@ async fn a_run_cancelled_mid_tool_resumes_from_its_last_checkpoint() {
         .unwrap();
     let store = MemoryStore::new();
     let rt = Runtime::new().store(store.clone());
-    let mut handle = rt.start(&agent, "go", RunOptions::new().run_id("run-f"));
+    let mut handle = rt
+        .run(&agent, "go")
+        .with(RunOptions::new().run_id("run-f"))
+        .start();
     loop {
         let ev = tokio::time::timeout(Duration::from_secs(10), handle.events().next())
             .await
@@ -294,7 +295,7 @@ async fn a_run_cancelled_mid_tool_resumes_from_its_last_checkpoint() {
     // Resuming issues the call again (the model is not asked for it again), then goes on.
     let rest = ScriptedModel::new().text("finished");
     let resumed = Runtime::new()
-        .resume_snapshot(&agent.with_model(rest.clone()), snapshot)
+        .resume(&agent.with_model(rest.clone()), snapshot)
         .await
         .unwrap();
     assert_eq!(resumed.output.as_deref(), Some("finished"));
@@ -324,10 +325,7 @@ async fn resume_rejects_a_snapshot_of_another_agent() {
         .state(Tally::default())
         .build()
         .unwrap();
-    let err = Runtime::new()
-        .resume_snapshot(&other, snapshot)
-        .await
-        .unwrap_err();
+    let err = Runtime::new().resume(&other, snapshot).await.unwrap_err();
     let msg = resume_message(err);
     assert!(msg.contains("`counter`"), "{msg}");
     assert!(msg.contains("`other`"), "{msg}");
@@ -341,7 +339,7 @@ async fn resume_rejects_a_finished_run() {
     snapshot.run_id = "run-b".into();
     let m = model(1..=N + 1);
     let err = Runtime::new()
-        .resume_snapshot(&counter().with_model(m.clone()), snapshot)
+        .resume(&counter().with_model(m.clone()), snapshot)
         .await
         .unwrap_err();
     let msg = resume_message(err);
@@ -356,7 +354,7 @@ async fn resume_rejects_another_format_version() {
     let mut snapshot = store.load("run-b").await.unwrap().unwrap().snapshot;
     snapshot.version = SNAPSHOT_VERSION + 1;
     let err = Runtime::new()
-        .resume_snapshot(&counter().with_model(model(3..=N + 1)), snapshot)
+        .resume(&counter().with_model(model(3..=N + 1)), snapshot)
         .await
         .unwrap_err();
     let msg = resume_message(err);
@@ -372,7 +370,7 @@ async fn resume_rejects_a_state_of_another_shape() {
     let mut snapshot = store.load("run-b").await.unwrap().unwrap().snapshot;
     snapshot.state = json!({"total": "three"});
     let err = Runtime::new()
-        .resume_snapshot(&counter().with_model(model(3..=N + 1)), snapshot)
+        .resume(&counter().with_model(model(3..=N + 1)), snapshot)
         .await
         .unwrap_err();
     assert!(matches!(err, Error::State(_)), "{err:?}");
@@ -395,9 +393,8 @@ async fn resume_run_needs_a_store_and_a_known_id() {
 async fn a_run_stopped_by_before_step_counts_only_the_steps_it_took() {
     let m = model(1..=N + 1);
     let out = Runtime::new()
-        .run_with(
-            &counter().with_model(m.clone()),
-            "count",
+        .run(&counter().with_model(m.clone()), "count")
+        .with(
             RunOptions::new().with(
                 on::before_step(|mut ev, _ctx| async move {
                     if ev.step() == 3 {
@@ -426,11 +423,8 @@ async fn a_run_cancelled_before_a_step_counts_only_the_steps_it_took() {
     let store = MemoryStore::new();
     let out = Runtime::new()
         .store(store.clone())
-        .run_with(
-            &counter().with_model(model(1..=N + 1)),
-            "count",
-            RunOptions::new().run_id("run-b").with(cancel_at(3)),
-        )
+        .run(&counter().with_model(model(1..=N + 1)), "count")
+        .with(RunOptions::new().run_id("run-b").with(cancel_at(3)))
         .await
         .unwrap();
     assert_eq!(out.stop, StopReason::Cancelled);

@@ -218,7 +218,7 @@ async fn structured_output_after_tool_calls() {
 async fn a_started_run_that_fails_its_output_ends_its_stream_with_run_failed() {
     let model = ScriptedModel::new().text("nope").text("still nope");
     let agent = forecaster(&model, Some(1));
-    let mut handle = Runtime::new().start(&agent, "Weather?", RunOptions::new());
+    let mut handle = Runtime::new().run(&agent, "Weather?").start();
     let events: Vec<RunEvent> = tokio::time::timeout(
         std::time::Duration::from_secs(10),
         handle.events().collect::<Vec<_>>(),

@@ -250,7 +250,7 @@ async fn a_text_delta_hook_redacts_what_is_recorded_and_streamed() {
         }))
         .build()
         .unwrap();
-    let mut run = Runtime::new().start(&agent, "go", RunOptions::new());
+    let mut run = Runtime::new().run(&agent, "go").start();
     let mut streamed = String::new();
     while let Some(ev) = run.events().next().await {
         if let RunEvent::TextDelta { text, .. } = ev {

@@ -2,11 +2,9 @@
 //! the parent's hooks wrap the child's own, BeforeSubAgent / AfterSubAgent / SubAgentError can
 //! block, rewrite and recover, and the child's events reach the parent's event stream.
 
-mod common;
-
+use crate::common::*;
 use agentry::prelude::*;
 use agentry::{AgentBuilder, ModelErrorKind};
-use common::*;
 
 const CHILD_EVENTS: [&str; 10] = [
     "RunStart",
@@ -71,7 +69,7 @@ async fn runtime_parent_and_run_hooks_fire_for_the_child_and_wrap_its_own_hooks(
     let runtime = Runtime::new().with(Recorder::new(&log).tagged("rt").with_path());
     let options = RunOptions::new().with(Recorder::new(&log).tagged("run").with_path());
 
-    let out = runtime.run_with(&agent, "Capital?", options).await.unwrap();
+    let out = runtime.run(&agent, "Capital?").with(options).await.unwrap();
 
     assert_eq!(out.output.as_deref(), Some("Paris, says child."));
     assert_eq!(result_sent(&model, 1).content, "Paris");
@@ -187,7 +185,8 @@ async fn the_child_run_has_its_own_id_and_knows_its_parent() {
         .unwrap();
 
     Runtime::new()
-        .run_with(&agent, "Capital?", RunOptions::new().run_id("parent-run"))
+        .run(&agent, "Capital?")
+        .with(RunOptions::new().run_id("parent-run"))
         .await
         .unwrap();
 
@@ -391,7 +390,7 @@ async fn the_child_events_reach_the_parent_event_stream_under_the_child_path() {
     let model = parent_model();
     let agent = parent(&model, &child).build().unwrap();
 
-    let mut handle = Runtime::new().start(&agent, "Capital?", RunOptions::new());
+    let mut handle = Runtime::new().run(&agent, "Capital?").start();
     let mut events = Vec::new();
     while let Some(ev) = handle.events().next().await {
         events.push(ev);

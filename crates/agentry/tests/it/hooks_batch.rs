@@ -1,10 +1,8 @@
 //! BeforeToolBatch and AfterToolBatch: all the tool calls of one model turn, seen together.
 
-mod common;
-
+use crate::common::*;
 use agentry::hooks::*;
 use agentry::prelude::*;
-use common::*;
 
 /// A `weather` tool that logs `tool:<city>` and a model that asks for three cities in one turn.
 fn three_cities(log: &Log, parallel: bool) -> (ScriptedModel, Agent) {

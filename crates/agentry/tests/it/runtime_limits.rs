@@ -3,15 +3,13 @@
 //! names the limit; the wall-time guard and cancellation interrupt calls in flight; runs nest to a
 //! depth limit, each on a task of its own so the stack does not grow with the depth.
 
-mod common;
-
+use crate::common::*;
 use agentry::builtins::Guards;
 use agentry::hooks::*;
 use agentry::prelude::*;
 use agentry::{
     Limit, MemoryStore, ModelErrorKind, ModelEvent, ModelRequest, ModelStream, RunStore, TypedTool,
 };
-use common::*;
 use futures::StreamExt;
 use std::future::Future;
 use std::sync::Arc;
@@ -115,7 +113,9 @@ async fn a_hook_that_never_returns_fails_the_run_at_the_default_hook_timeout_whi
         .unwrap();
     let runtime = Runtime::new().hook_timeout(SHORT);
 
-    let err = bounded(runtime.run(&agent, "Paris?")).await.unwrap_err();
+    let err = bounded(runtime.run(&agent, "Paris?").into_future())
+        .await
+        .unwrap_err();
 
     let Error::Hook(e) = &err else {
         panic!("a hook error, not {err:?}")
@@ -143,7 +143,9 @@ async fn a_hooks_own_timeout_stands_over_the_default_and_is_the_one_named() {
     // A default far away: the hook's own limit is what fires.
     let runtime = Runtime::new().hook_timeout(Duration::from_secs(600));
 
-    let err = bounded(runtime.run(&agent, "Paris?")).await.unwrap_err();
+    let err = bounded(runtime.run(&agent, "Paris?").into_future())
+        .await
+        .unwrap_err();
 
     let Error::Hook(e) = &err else {
         panic!("a hook error, not {err:?}")
@@ -176,7 +178,9 @@ async fn an_advisory_hook_that_never_returns_is_reported_and_the_run_goes_on() {
             std::future::ready(Ok(ev))
         }));
 
-    let out = bounded(runtime.run(&agent, "Paris?")).await.unwrap();
+    let out = bounded(runtime.run(&agent, "Paris?").into_future())
+        .await
+        .unwrap();
 
     assert_eq!(out.output.as_deref(), Some("Enjoy."));
     let failures = entries(&failures);
@@ -203,7 +207,9 @@ async fn a_tool_that_never_returns_gives_the_model_an_error_naming_the_default_t
         .unwrap();
     let runtime = Runtime::new().tool_timeout(SHORT);
 
-    let out = bounded(runtime.run(&agent, "Go.")).await.unwrap();
+    let out = bounded(runtime.run(&agent, "Go.").into_future())
+        .await
+        .unwrap();
 
     assert_eq!(out.output.as_deref(), Some("done"));
     let sent = result_sent(&model, 1);
@@ -228,7 +234,9 @@ async fn a_tools_own_time_limit_stands_over_the_default_and_is_the_one_named() {
         .unwrap();
     let runtime = Runtime::new().tool_timeout(Duration::from_secs(600));
 
-    let out = bounded(runtime.run(&agent, "Go.")).await.unwrap();
+    let out = bounded(runtime.run(&agent, "Go.").into_future())
+        .await
+        .unwrap();
 
     assert_eq!(out.output.as_deref(), Some("done"));
     let sent = result_sent(&model, 1);
@@ -242,7 +250,9 @@ async fn a_model_stream_that_goes_quiet_fails_at_the_idle_timeout_which_it_names
         .model_idle_timeout(SHORT)
         .model_turn_timeout(Duration::from_secs(600));
 
-    let err = bounded(runtime.run(&agent, "Hello?")).await.unwrap_err();
+    let err = bounded(runtime.run(&agent, "Hello?").into_future())
+        .await
+        .unwrap_err();
 
     let Error::Model(e) = &err else {
         panic!("a model error, not {err:?}")
@@ -261,7 +271,9 @@ async fn a_model_that_streams_without_end_fails_at_the_turn_timeout_which_it_nam
         .model_turn_timeout(Duration::from_millis(400));
     let started = Instant::now();
 
-    let err = bounded(runtime.run(&agent, "Hello?")).await.unwrap_err();
+    let err = bounded(runtime.run(&agent, "Hello?").into_future())
+        .await
+        .unwrap_err();
 
     let Error::Model(e) = &err else {
         panic!("a model error, not {err:?}")
@@ -291,9 +303,14 @@ async fn the_wall_time_guard_interrupts_a_tool_call_in_flight_and_the_history_st
             std::future::ready(Ok(ev))
         }));
 
-    let out = bounded(runtime.run_with(&agent, "Go.", RunOptions::new().run_id("w1")))
-        .await
-        .unwrap();
+    let out = bounded(
+        runtime
+            .run(&agent, "Go.")
+            .with(RunOptions::new().run_id("w1"))
+            .into_future(),
+    )
+    .await
+    .unwrap();
 
     let StopReason::Limit {
         limit: Limit::WallTime { limit_ms, .. },
@@ -321,7 +338,9 @@ async fn the_wall_time_guard_interrupts_a_model_turn_in_flight() {
     let agent = Agent::builder("quiet").model(Silent).build().unwrap();
     let runtime = Runtime::new().with(Guards::none().max_wall_time(SHORT));
 
-    let out = bounded(runtime.run(&agent, "Hello?")).await.unwrap();
+    let out = bounded(runtime.run(&agent, "Hello?").into_future())
+        .await
+        .unwrap();
 
     assert!(
         matches!(
@@ -340,7 +359,7 @@ async fn the_wall_time_guard_interrupts_a_model_turn_in_flight() {
 async fn cancellation_interrupts_a_model_turn_and_a_tool_call_in_flight() {
     // A model turn that never ends.
     let agent = Agent::builder("quiet").model(Silent).build().unwrap();
-    let handle = Runtime::new().start(&agent, "Hello?", RunOptions::new());
+    let handle = Runtime::new().run(&agent, "Hello?").start();
     tokio::time::sleep(Duration::from_millis(50)).await;
     handle.cancel();
     let out = bounded(handle.result()).await.unwrap();
@@ -352,7 +371,7 @@ async fn cancellation_interrupts_a_model_turn_and_a_tool_call_in_flight() {
         .tool(stuck_tool("stuck"))
         .build()
         .unwrap();
-    let handle = Runtime::new().start(&agent, "Go.", RunOptions::new());
+    let handle = Runtime::new().run(&agent, "Go.").start();
     tokio::time::sleep(Duration::from_millis(50)).await;
     handle.cancel();
     let out = bounded(handle.result()).await.unwrap();
@@ -387,7 +406,7 @@ fn chain(levels: usize) -> Agent {
 #[tokio::test]
 async fn sub_agents_nested_past_the_depth_limit_fail_the_run_with_an_error_naming_the_limit() {
     // Twelve levels: a11 is at depth 0, a3 at depth 8 (the default limit) cannot start a2.
-    let err = bounded(Runtime::new().run(&chain(12), "Go."))
+    let err = bounded(Runtime::new().run(&chain(12), "Go.").into_future())
         .await
         .unwrap_err();
 
@@ -399,9 +418,14 @@ async fn sub_agents_nested_past_the_depth_limit_fail_the_run_with_an_error_namin
     assert!(err.to_string().contains("Runtime::max_depth"), "{err}");
 
     // The same chain within a raised limit runs to the end.
-    let out = bounded(Runtime::new().max_depth(11).run(&chain(12), "Go."))
-        .await
-        .unwrap();
+    let out = bounded(
+        Runtime::new()
+            .max_depth(11)
+            .run(&chain(12), "Go.")
+            .into_future(),
+    )
+    .await
+    .unwrap();
     assert_eq!(out.output.as_deref(), Some("level 11"));
 }
 
@@ -465,7 +489,9 @@ async fn a_tool_that_runs_its_own_agent_again_is_stopped_at_the_depth_limit() {
     let runtime = Runtime::new();
     let agent = calls_itself(runtime.clone(), started.clone(), errors.clone());
 
-    let out = bounded(runtime.run(&agent, "Go.")).await.unwrap();
+    let out = bounded(runtime.run(&agent, "Go.").into_future())
+        .await
+        .unwrap();
 
     assert_eq!(out.output.as_deref(), Some("done"));
     // Depths 0 to 8 ran; the agent built for depth 9 was refused before it ran a step.

@@ -69,11 +69,9 @@ async fn a_secret_never_appears_in_events_records_or_spans_but_the_run_uses_the_
         .redact(redactor())
         .with(Telemetry::new())
         .with(recorder.clone());
-    let mut handle = runtime.start(
-        &agent,
-        format!("Connect with password {DB_PASSWORD}"),
-        RunOptions::new(),
-    );
+    let mut handle = runtime
+        .run(&agent, format!("Connect with password {DB_PASSWORD}"))
+        .start();
     let mut events = Vec::new();
     while let Some(ev) = handle.events().next().await {
         events.push(ev);
@@ -157,9 +155,7 @@ async fn a_failed_runs_error_is_masked_in_its_event() {
         )
         .build()
         .unwrap();
-    let mut handle = Runtime::new()
-        .redact(redactor())
-        .start(&agent, "hi", RunOptions::new());
+    let mut handle = Runtime::new().redact(redactor()).run(&agent, "hi").start();
     let mut failed = None;
     while let Some(ev) = handle.events().next().await {
         if let RunEvent::RunFailed { error, .. } = ev {

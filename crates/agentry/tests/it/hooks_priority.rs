@@ -8,8 +8,7 @@
 //! synchronous and asynchronous hooks, and through runs: a priority-0 AfterStep stop does not
 //! pre-empt the guards', and the token guard counts a response another hook rejected.
 
-mod common;
-
+use crate::common::*;
 use agentry::agent::{CompactPlan, CompactStrategy, OnCompactError};
 use agentry::builtins::Guards;
 use agentry::hooks::*;
@@ -18,7 +17,6 @@ use agentry::{
     FinishReason, Limit, ModelError, ModelErrorKind, PendingApproval, RunContext, RunContextSpec,
     RunInfo, Usage,
 };
-use common::*;
 use std::sync::Arc;
 use std::time::Duration;
 

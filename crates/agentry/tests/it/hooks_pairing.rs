@@ -3,12 +3,10 @@
 //! blocked, mocked, or rejected by an approval hook), and nothing closes a call that was not
 //! opened. Checked as a property over random scripted runs.
 
-mod common;
-
+use crate::common::*;
 use agentry::hooks::*;
 use agentry::prelude::*;
 use agentry::{Decision, ScriptedTurn};
-use common::*;
 use proptest::prelude::*;
 use std::collections::HashMap;
 
@@ -309,7 +307,7 @@ async fn a_run_cancelled_mid_call_closes_every_call_under_way_with_tool_error() 
         .tool(hangs("hang"))
         .build()
         .unwrap();
-    let handle = with_pairs(Runtime::new(), &log).start(&agent, "Go.", RunOptions::new());
+    let handle = with_pairs(Runtime::new(), &log).run(&agent, "Go.").start();
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     handle.cancel();
     let out = handle.result().await.unwrap();
@@ -362,7 +360,7 @@ async fn a_sub_agent_under_way_when_its_parent_is_cancelled_closes_every_pair_at
         .sub_agent(&child)
         .build()
         .unwrap();
-    let handle = with_pairs(Runtime::new(), &log).start(&parent, "Go.", RunOptions::new());
+    let handle = with_pairs(Runtime::new(), &log).run(&parent, "Go.").start();
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     handle.cancel();
     let out = handle.result().await.unwrap();
@@ -467,7 +465,7 @@ async fn a_run_cancelled_mid_model_turn_closes_before_model_with_an_aborted_afte
         }))
         .build()
         .unwrap();
-    let handle = Runtime::new().start(&agent, "Hi", RunOptions::new());
+    let handle = Runtime::new().run(&agent, "Hi").start();
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     handle.cancel();
     assert_eq!(handle.result().await.unwrap().stop, StopReason::Cancelled);
@@ -512,7 +510,7 @@ async fn a_hook_under_way_when_the_run_is_cancelled_is_reported_failed() {
             );
             Ok(())
         }));
-    let handle = runtime.start(&agent, "Go.", RunOptions::new());
+    let handle = runtime.run(&agent, "Go.").start();
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     handle.cancel();
     assert_eq!(handle.result().await.unwrap().stop, StopReason::Cancelled);

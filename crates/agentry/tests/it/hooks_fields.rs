@@ -3,11 +3,9 @@
 //! is what the model hears. (The fields hooks cannot honour are read-only: agentry-core's
 //! `read_only_fields` test pins that they do not compile.)
 
-mod common;
-
+use crate::common::*;
 use agentry::ThinkingBlock;
 use agentry::prelude::*;
-use common::*;
 
 /// The tool result the model received in its request `n`.
 fn result_sent(model: &ScriptedModel, n: usize) -> ToolResult {

@@ -97,7 +97,8 @@ async fn tools_of_a_source_are_called_and_a_change_is_seen_from_the_next_step() 
         .build()
         .unwrap();
     let out = Runtime::new()
-        .run_with(&agent, "go", RunOptions::new().with_tools(source.clone()))
+        .run(&agent, "go")
+        .with(RunOptions::new().with_tools(source.clone()))
         .await
         .unwrap();
     assert_eq!(out.output.as_deref(), Some("done"));
@@ -126,7 +127,8 @@ async fn a_source_that_fails_fails_the_run_naming_it() {
         .build()
         .unwrap();
     let e = Runtime::new()
-        .run_with(&agent, "go", RunOptions::new().with_tools(Counting::new(0)))
+        .run(&agent, "go")
+        .with(RunOptions::new().with_tools(Counting::new(0)))
         .await
         .unwrap_err()
         .to_string();
@@ -151,7 +153,8 @@ async fn an_agents_own_tool_wins_over_a_sources_tool_of_the_same_name() {
         .build()
         .unwrap();
     let out = Runtime::new()
-        .run_with(&agent, "go", RunOptions::new().with_tools(Counting::new(1)))
+        .run(&agent, "go")
+        .with(RunOptions::new().with_tools(Counting::new(1)))
         .await
         .unwrap();
     let results: Vec<&str> = out
@@ -180,9 +183,8 @@ async fn a_stored_source_is_built_again_when_the_run_resumes() {
     );
     let out = Runtime::new()
         .store(store.clone())
-        .run_with(
-            &first,
-            "go",
+        .run(&first, "go")
+        .with(
             RunOptions::new()
                 .run_id("r-1")
                 .with_stored_tools(Counting::new(2)),
@@ -312,11 +314,10 @@ async fn a_sub_agent_gets_its_parent_run_s_tool_sources() {
         .sub_agent(&helper)
         .build()
         .unwrap();
-    let mut handle = Runtime::new().start(
-        &parent,
-        "go",
-        RunOptions::new().with_tools(Counting::new(1)),
-    );
+    let mut handle = Runtime::new()
+        .run(&parent, "go")
+        .with(RunOptions::new().with_tools(Counting::new(1)))
+        .start();
     let mut events = Vec::new();
     while let Some(e) = futures::StreamExt::next(&mut handle.events()).await {
         events.push(e);

@@ -43,7 +43,7 @@ async fn a_started_run_announces_its_pause_and_is_decided_on_the_same_runtime() 
     let runtime = Runtime::new()
         .store(store.clone())
         .redact(Redactor::new().pattern(r"sk-live-\w+").unwrap());
-    let mut handle = runtime.start(&agent(), "Restart the API.", RunOptions::new());
+    let mut handle = runtime.run(&agent(), "Restart the API.").start();
     let mut announced = None;
     while let Some(ev) = handle.events().next().await {
         if let RunEvent::AwaitingApproval { pending, .. } = ev {

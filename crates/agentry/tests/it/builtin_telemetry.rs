@@ -75,7 +75,8 @@ async fn runs_steps_model_and_tool_calls_become_a_span_tree_with_gen_ai_attribut
         .unwrap();
     Runtime::new()
         .with(Telemetry::new())
-        .run_with(&parent, "go", RunOptions::new().session("s-1"))
+        .run(&parent, "go")
+        .with(RunOptions::new().session("s-1"))
         .await
         .unwrap();
     provider.force_flush().unwrap();

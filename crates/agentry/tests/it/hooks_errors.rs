@@ -2,12 +2,10 @@
 //! the hook and the event; an advisory hook's failure is reported (HookFailed) and the run goes
 //! on with the event as it was before that hook. Meta events report every hook's execution.
 
-mod common;
-
+use crate::common::*;
 use agentry::RunOutput;
 use agentry::hooks::*;
 use agentry::prelude::*;
-use common::*;
 use std::future::Ready;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -498,7 +496,7 @@ async fn an_around_model_middleware_that_panics_before_returning_its_future_is_c
         .unwrap();
 
     let runtime = Runtime::new();
-    let run = runtime.run(&agent, "Hi");
+    let run = runtime.run(&agent, "Hi").into_future();
     let result = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(run)).await;
 
     match result {
