@@ -215,7 +215,7 @@ pub enum HooksCommand {
     #[command(after_help = HOOKS_TEST_HELP)]
     Test {
         /// The event, by its Claude Code name or agentry's: PreToolUse (BeforeTool),
-        /// PostToolUse (AfterTool), PostToolUseFailure (ToolError), UserPromptSubmit
+        /// PostToolUse (AfterTool), PostToolUseFailure (ToolFailed), UserPromptSubmit
         /// (RunStart), Stop, SubagentStop, PermissionRequest (ApprovalRequested).
         event: String,
         /// The sample event as a JSON object, in the form a hook script reads on stdin

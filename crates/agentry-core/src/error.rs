@@ -47,7 +47,7 @@ pub enum Error {
     },
     /// Compacting the history failed and the compaction's policy fails the run.
     #[error(
-        "agent `{agent}`: compacting the history failed: {error}; use `OnCompactError::Continue` to go on uncompacted, or a CompactError hook to supply a summary"
+        "agent `{agent}`: compacting the history failed: {error}; use `OnCompactError::Continue` to go on uncompacted, or a CompactFailed hook to supply a summary"
     )]
     Compaction {
         /// The agent.

@@ -204,9 +204,9 @@ impl CommandHooks {
         }
         // The transcript follows every message; a run's end clears what was kept for it;
         // PreToolUse context waits for the call's result.
-        events |= Events::MESSAGE_ADDED | Events::RUN_END | Events::RUN_ERROR;
+        events |= Events::MESSAGE_ADDED | Events::RUN_END | Events::RUN_FAILED;
         if self.inner.has(EventName::PreToolUse) {
-            events |= Events::AFTER_TOOL | Events::TOOL_ERROR;
+            events |= Events::AFTER_TOOL | Events::TOOL_FAILED;
         }
         // Background commands' context reaches the model on its next call.
         let background = self.inner.settings.groups.iter().any(|g| {

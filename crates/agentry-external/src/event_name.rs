@@ -11,14 +11,14 @@ use std::time::Duration;
 /// |---|---|
 /// | `PreToolUse` | BeforeTool |
 /// | `PostToolUse` | AfterTool |
-/// | `PostToolUseFailure` | ToolError |
+/// | `PostToolUseFailure` | ToolFailed |
 /// | `UserPromptSubmit` | RunStart |
 /// | `Stop` | Stop of a top-level run |
 /// | `SubagentStop` | Stop of a sub-agent's run |
 /// | `SubagentStart` | BeforeSubAgent |
 /// | `PreCompact` / `PostCompact` | BeforeCompact / AfterCompact |
 /// | `SessionStart` | RunStart of a session's first run in this process |
-/// | `SessionEnd` | RunEnd or RunError of a top-level run without a session id |
+/// | `SessionEnd` | RunEnd or RunFailed of a top-level run without a session id |
 /// | `PermissionRequest`, `Notification` | ApprovalRequested |
 /// | `PostToolBatch` | AfterToolBatch |
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -79,7 +79,7 @@ const CLAUDE: [(EventName, &str); 14] = [
 const NATIVE: [EventKind; 27] = [
     EventKind::RunStart,
     EventKind::RunEnd,
-    EventKind::RunError,
+    EventKind::RunFailed,
     EventKind::BeforeStep,
     EventKind::AfterStep,
     EventKind::BeforeModel,
@@ -88,16 +88,16 @@ const NATIVE: [EventKind; 27] = [
     EventKind::Thinking,
     EventKind::BeforeTool,
     EventKind::AfterTool,
-    EventKind::ToolError,
+    EventKind::ToolFailed,
     EventKind::BeforeSubAgent,
     EventKind::AfterSubAgent,
-    EventKind::SubAgentError,
+    EventKind::SubAgentFailed,
     EventKind::ApprovalRequested,
     EventKind::ApprovalResolved,
     EventKind::StoppedByHuman,
     EventKind::BeforeCompact,
     EventKind::AfterCompact,
-    EventKind::CompactError,
+    EventKind::CompactFailed,
     EventKind::StateChange,
     EventKind::MessageAdded,
     EventKind::Custom,
@@ -107,16 +107,24 @@ const NATIVE: [EventKind; 27] = [
 ];
 
 impl EventName {
-    /// The event named `name` (Claude Code's names first, then agentry's), or `None` for a name
-    /// neither knows. Names are case-sensitive, as in Claude Code.
+    /// The event named `name` (Claude Code's names first, then agentry's, then the names agentry's
+    /// `*Failed` events had before: `ToolError` is `ToolFailed`), or `None` for a name neither
+    /// knows. Names are case-sensitive, as in Claude Code.
     pub fn parse(name: &str) -> Option<EventName> {
         if let Some((event, _)) = CLAUDE.iter().find(|(_, n)| *n == name) {
             return Some(*event);
         }
         NATIVE
             .iter()
+            .copied()
             .find(|kind| kind.name() == name)
-            .map(|kind| EventName::Agentry(*kind))
+            .or_else(|| {
+                EventKind::FORMER_NAMES
+                    .iter()
+                    .find(|(former, _)| *former == name)
+                    .map(|(_, kind)| *kind)
+            })
+            .map(EventName::Agentry)
     }
 
     /// The name as settings files and the `hook_event_name` field spell it.
@@ -138,7 +146,7 @@ impl EventName {
         match self {
             EventName::PreToolUse => EventKind::BeforeTool,
             EventName::PostToolUse => EventKind::AfterTool,
-            EventName::PostToolUseFailure => EventKind::ToolError,
+            EventName::PostToolUseFailure => EventKind::ToolFailed,
             EventName::UserPromptSubmit | EventName::SessionStart => EventKind::RunStart,
             EventName::Stop | EventName::SubagentStop => EventKind::Stop,
             EventName::SubagentStart => EventKind::BeforeSubAgent,
@@ -155,7 +163,7 @@ impl EventName {
     pub(crate) fn wants(self) -> Events {
         match self {
             // A session ends with its run, however the run ends.
-            EventName::SessionEnd => Events::RUN_END | Events::RUN_ERROR,
+            EventName::SessionEnd => Events::RUN_END | Events::RUN_FAILED,
             // A session starts with its first run, and again (source `compact`) after its
             // history was compacted.
             EventName::SessionStart => Events::RUN_START | Events::AFTER_COMPACT,
@@ -182,10 +190,10 @@ impl EventName {
                 kind,
                 EventKind::BeforeTool
                     | EventKind::AfterTool
-                    | EventKind::ToolError
+                    | EventKind::ToolFailed
                     | EventKind::BeforeSubAgent
                     | EventKind::AfterSubAgent
-                    | EventKind::SubAgentError
+                    | EventKind::SubAgentFailed
                     | EventKind::ApprovalRequested
                     | EventKind::ApprovalResolved
             ),
@@ -219,6 +227,17 @@ mod tests {
         assert_eq!(EventName::parse("stop"), None);
         assert_eq!(EventName::parse("HookFailed"), None);
         assert_eq!(EventName::parse("Setup"), None);
+    }
+
+    #[test]
+    fn the_former_names_of_the_failed_events_still_parse() {
+        for (former, kind) in EventKind::FORMER_NAMES {
+            assert_eq!(EventName::parse(former), Some(EventName::Agentry(kind)));
+            // Named as it is now.
+            assert!(EventName::Agentry(kind).name().ends_with("Failed"));
+            let read: EventKind = serde_json::from_value(serde_json::json!(former)).unwrap();
+            assert_eq!(read, kind);
+        }
     }
 
     #[test]

@@ -19,7 +19,7 @@
 //! Claude Code's events map onto agentry's lifecycle (see [`EventName`]): PreToolUse is
 //! BeforeTool (deny blocks the call with the reason the model sees, ask pauses it for approval,
 //! `updatedInput` rewrites its input), PostToolUse is AfterTool, PostToolUseFailure is
-//! ToolError, UserPromptSubmit is a top-level RunStart, Stop and SubagentStop are Stop,
+//! ToolFailed, UserPromptSubmit is a top-level RunStart, Stop and SubagentStop are Stop,
 //! PreCompact is BeforeCompact, PermissionRequest and Notification are ApprovalRequested.
 //!
 //! # What a script can count on

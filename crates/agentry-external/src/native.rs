@@ -7,7 +7,7 @@
 //! abort the stream, BeforeTool and BeforeSubAgent block, BeforeCompact vetoes, ApprovalRequested
 //! rejects); `hookSpecificOutput.updatedInput` rewrites RunStart's, BeforeTool's and
 //! BeforeSubAgent's input; `hookSpecificOutput.additionalContext` is added to RunStart's input,
-//! AfterTool's content, ToolError's error and BeforeSubAgent's input;
+//! AfterTool's content, ToolFailed's error and BeforeSubAgent's input;
 //! `hookSpecificOutput.updatedToolOutput` replaces AfterTool's content; `continue: false` stops
 //! the run.
 
@@ -74,7 +74,7 @@ impl Native for RunEnd {
     }
 }
 
-impl Native for RunError {
+impl Native for RunFailed {
     fn fields(&self, m: &mut Map<String, Value>) {
         put(m, "error", self.error().to_string());
     }
@@ -208,7 +208,7 @@ impl Native for AfterTool {
     }
 }
 
-impl Native for ToolError {
+impl Native for ToolFailed {
     fn target(&self) -> Option<&str> {
         Some(self.name())
     }
@@ -261,7 +261,7 @@ impl Native for AfterSubAgent {
     }
 }
 
-impl Native for SubAgentError {
+impl Native for SubAgentFailed {
     fn target(&self) -> Option<&str> {
         Some(self.agent())
     }
@@ -333,7 +333,7 @@ impl Native for AfterCompact {
     }
 }
 
-impl Native for CompactError {
+impl Native for CompactFailed {
     fn fields(&self, m: &mut Map<String, Value>) {
         put(m, "error", self.error().to_string());
     }

@@ -129,7 +129,7 @@ impl Hook for Plugin {
         self.native(ev, ctx).await
     }
 
-    async fn run_error(&self, ev: RunError, ctx: &HookCtx) -> HookResult<RunError> {
+    async fn run_failed(&self, ev: RunFailed, ctx: &HookCtx) -> HookResult<RunFailed> {
         let ev = self.claude_run_error(ev, ctx).await?;
         self.native(ev, ctx).await
     }
@@ -185,7 +185,7 @@ impl Hook for Plugin {
         self.native(ev, ctx).await
     }
 
-    async fn tool_error(&self, ev: ToolError, ctx: &HookCtx) -> HookResult<ToolError> {
+    async fn tool_failed(&self, ev: ToolFailed, ctx: &HookCtx) -> HookResult<ToolFailed> {
         let ev = self.claude_tool_error(ev, ctx).await?;
         self.native(ev, ctx).await
     }
@@ -203,7 +203,11 @@ impl Hook for Plugin {
         self.native(ev, ctx).await
     }
 
-    async fn sub_agent_error(&self, ev: SubAgentError, ctx: &HookCtx) -> HookResult<SubAgentError> {
+    async fn sub_agent_failed(
+        &self,
+        ev: SubAgentFailed,
+        ctx: &HookCtx,
+    ) -> HookResult<SubAgentFailed> {
         self.native(ev, ctx).await
     }
 
@@ -242,7 +246,7 @@ impl Hook for Plugin {
         self.native(ev, ctx).await
     }
 
-    async fn compact_error(&self, ev: CompactError, ctx: &HookCtx) -> HookResult<CompactError> {
+    async fn compact_failed(&self, ev: CompactFailed, ctx: &HookCtx) -> HookResult<CompactFailed> {
         self.native(ev, ctx).await
     }
 
@@ -393,7 +397,7 @@ impl Plugin {
         Ok(ev)
     }
 
-    async fn claude_tool_error(&self, mut ev: ToolError, ctx: &HookCtx) -> HookResult<ToolError> {
+    async fn claude_tool_error(&self, mut ev: ToolFailed, ctx: &HookCtx) -> HookResult<ToolFailed> {
         let inner = &*self.inner;
         let mut error = ev.error().to_string();
         if let Some(context) = inner.take_call_context(ctx, ev.call_id()) {
@@ -695,7 +699,7 @@ impl Plugin {
         Ok(ev)
     }
 
-    async fn claude_run_error(&self, ev: RunError, ctx: &HookCtx) -> HookResult<RunError> {
+    async fn claude_run_error(&self, ev: RunFailed, ctx: &HookCtx) -> HookResult<RunFailed> {
         self.ended(ctx, "other").await?;
         Ok(ev)
     }

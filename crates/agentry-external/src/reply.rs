@@ -165,7 +165,7 @@ fn accepts(event: EventName) -> Accepts {
                     kind,
                     EventKind::RunStart
                         | EventKind::AfterTool
-                        | EventKind::ToolError
+                        | EventKind::ToolFailed
                         | EventKind::BeforeSubAgent
                 ),
                 updated_output: kind == EventKind::AfterTool,

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 ///   data included), so nothing is lost and AfterTool hooks see all of it.
 ///
 /// `isError: true` is a failure whose message is the result's text: the model sees it, and
-/// ToolError hooks get it. A result larger than `cap` bytes is a failure that says so.
+/// ToolFailed hooks get it. A result larger than `cap` bytes is a failure that says so.
 pub fn map_result(
     server: &str,
     tool: &str,

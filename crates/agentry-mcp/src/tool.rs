@@ -18,7 +18,7 @@ pub fn tool_name(server: &str, tool: &str) -> String {
 }
 
 /// A tool of an MCP server, callable like any agentry tool: its calls go through the run's
-/// hooks (BeforeTool, around-tool middleware, AfterTool, ToolError), its arguments are validated
+/// hooks (BeforeTool, around-tool middleware, AfterTool, ToolFailed), its arguments are validated
 /// against the server's input schema, and its [`ToolInfo`] gives the server's name and the
 /// tool's annotations.
 pub struct McpTool {

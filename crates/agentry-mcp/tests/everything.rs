@@ -126,8 +126,8 @@ async fn hooks_see_rewrite_and_block_mcp_calls() {
                 Ok(ev)
             }
         }))
-        // A call whose arguments fail the schema is not made; ToolError hooks see why.
-        .with(on::tool_error(move |ev, _ctx| {
+        // A call whose arguments fail the schema is not made; ToolFailed hooks see why.
+        .with(on::tool_failed(move |ev, _ctx| {
             let failed = failed.clone();
             async move {
                 failed.lock().unwrap().push((ev.error().to_string(), true));

@@ -14,11 +14,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 type Seen = Arc<Mutex<Vec<(String, bool)>>>;
-/// What ToolError hooks saw: the error, the tool's source.
+/// What ToolFailed hooks saw: the error, the tool's source.
 type Errors = Arc<Mutex<Vec<(String, Option<String>)>>>;
 
 /// An agent whose hooks record what the model sees of each call: AfterTool the results,
-/// ToolError the failures (the model then sees the error).
+/// ToolFailed the failures (the model then sees the error).
 fn agent(model: ScriptedModel, seen: &Seen) -> Agent {
     let ok = seen.clone();
     let failed = seen.clone();
@@ -31,7 +31,7 @@ fn agent(model: ScriptedModel, seen: &Seen) -> Agent {
                 Ok(ev)
             }
         })
-        .tool_error(move |ev, _ctx| {
+        .tool_failed(move |ev, _ctx| {
             let seen = failed.clone();
             async move {
                 seen.lock().unwrap().push((ev.error().to_string(), true));
@@ -216,7 +216,7 @@ async fn an_is_error_result_reaches_tool_error_hooks_and_the_model() {
     let model = ScriptedModel::new()
         .tool_call("mcp__faults__fail", json!({"reason": "no disk"}))
         .text("done");
-    let runtime = Runtime::new().with(on::tool_error(move |ev, _ctx| {
+    let runtime = Runtime::new().with(on::tool_failed(move |ev, _ctx| {
         let log = log.clone();
         async move {
             log.lock()

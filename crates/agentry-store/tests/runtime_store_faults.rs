@@ -468,13 +468,13 @@ async fn child_role() {
     };
     let run_id = std::env::var(RUN).unwrap();
     match role.as_str() {
-        // Runs the agent until a checkpoint fails, and dies at once (in a RunError hook: after
+        // Runs the agent until a checkpoint fails, and dies at once (in a RunFailed hook: after
         // the failed commit, before anything else is written).
         "crash" => {
             let runtime = Runtime::new()
                 .store(store)
                 .lease_ttl(LEASE)
-                .with(on::run_error(|_ev, _ctx| async move {
+                .with(on::run_failed(|_ev, _ctx| async move {
                     println!("CRASHING");
                     std::process::abort();
                     #[allow(unreachable_code)]
@@ -493,7 +493,7 @@ async fn child_role() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_process_that_dies_right_after_a_failed_commit_leaves_a_run_that_resumes() {
     for backend in Backend::all().await {
-        // Failures inside the run's body, where RunError hooks run: at a step's end (handed over
+        // Failures inside the run's body, where RunFailed hooks run: at a step's end (handed over
         // without waiting), and at a turn's tool calls.
         for from in [2, 3, 5] {
             let case = format!("{}: died after checkpoint {from} failed", backend.name());

@@ -390,7 +390,7 @@ impl AgentActivities {
     }
 
     /// Closes a sub-agent call with how its child workflow ended: AfterSubAgent or
-    /// SubAgentError, then AfterTool or ToolError.
+    /// SubAgentFailed, then AfterTool or ToolFailed.
     #[activity(name = "agentry.sub_agent_done")]
     pub(crate) async fn sub_agent_done(
         self: Arc<Self>,
@@ -464,7 +464,7 @@ impl AgentActivities {
     }
 
     /// The end of a run: MessageAdded for what the workflow added, Stop hooks for a reason they
-    /// have not seen, RunError hooks for a failure (which may recover), RunEnd.
+    /// have not seen, RunFailed hooks for a failure (which may recover), RunEnd.
     #[activity(name = "agentry.finish")]
     pub(crate) async fn finish(
         self: Arc<Self>,

@@ -18,12 +18,12 @@
 //! | activity | what runs in it |
 //! |---|---|
 //! | `agentry.begin` | RunStart hooks, MessageAdded for the input; records the run's plan |
-//! | `agentry.model_step` | MessageAdded for what the workflow added, BeforeStep, the compaction (BeforeCompact, the summarising call, CompactError, AfterCompact), BeforeModel, around-model middleware, the model's stream with TextDelta and Thinking hooks, AfterModel (and its retries), MessageAdded for the turn, BeforeToolBatch |
-//! | `agentry.tool_call` (one per call) | BeforeTool, approval, around-tool middleware, the tool, AfterTool or ToolError, ApprovalResolved for a person's decision; for a sub-agent, BeforeTool and BeforeSubAgent, then the call is handed to the workflow |
-//! | `agentry.sub_agent_done` (one per sub-agent call) | AfterSubAgent or SubAgentError, then AfterTool or ToolError |
+//! | `agentry.model_step` | MessageAdded for what the workflow added, BeforeStep, the compaction (BeforeCompact, the summarising call, CompactFailed, AfterCompact), BeforeModel, around-model middleware, the model's stream with TextDelta and Thinking hooks, AfterModel (and its retries), MessageAdded for the turn, BeforeToolBatch |
+//! | `agentry.tool_call` (one per call) | BeforeTool, approval, around-tool middleware, the tool, AfterTool or ToolFailed, ApprovalResolved for a person's decision; for a sub-agent, BeforeTool and BeforeSubAgent, then the call is handed to the workflow |
+//! | `agentry.sub_agent_done` (one per sub-agent call) | AfterSubAgent or SubAgentFailed, then AfterTool or ToolFailed |
 //! | `agentry.tool_batch_done` | AfterToolBatch, once every call of the turn has its result |
 //! | `agentry.end_step` | MessageAdded for the results, AfterStep, Stop for a final answer |
-//! | `agentry.finish` | Stop, RunError (which may recover), RunEnd |
+//! | `agentry.finish` | Stop, RunFailed (which may recover), RunEnd |
 //!
 //! A hook's decision is part of its activity's result, recorded in the run's history: a replay
 //! (another worker picking the run up, a worker restart) reads it back and never runs the hook

@@ -548,7 +548,7 @@ pub(crate) enum Ending {
         /// The output.
         output: Option<Value>,
     },
-    /// It failed (RunError hooks may recover).
+    /// It failed (RunFailed hooks may recover).
     Failed(String),
 }
 

@@ -84,7 +84,7 @@ fn boss() -> Agent {
         .unwrap()
 }
 
-/// A runtime whose AfterSubAgent and SubAgentError hooks log what they saw.
+/// A runtime whose AfterSubAgent and SubAgentFailed hooks log what they saw.
 fn logging(log: &Arc<std::sync::Mutex<Vec<String>>>) -> Runtime {
     let (a, b) = (log.clone(), log.clone());
     Runtime::new()
@@ -98,8 +98,8 @@ fn logging(log: &Arc<std::sync::Mutex<Vec<String>>>) -> Runtime {
             a.lock().unwrap().push(line);
             std::future::ready(Ok(ev))
         }))
-        .with(on::sub_agent_error(move |ev, ctx| {
-            let line = format!("SubAgentError {} {}", ctx.agent_path(), ev.agent());
+        .with(on::sub_agent_failed(move |ev, ctx| {
+            let line = format!("SubAgentFailed {} {}", ctx.agent_path(), ev.agent());
             b.lock().unwrap().push(line);
             std::future::ready(Ok(ev))
         }))

@@ -60,9 +60,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             println!("< {tag}\n{}\n", r.content.trim_end());
             Ok(ev)
         }))
-        // A failed call (here the path outside the workspace) goes to ToolError hooks; the
+        // A failed call (here the path outside the workspace) goes to ToolFailed hooks; the
         // model gets the error as the result and the run goes on.
-        .with(on::tool_error(|ev: ToolError, _ctx| async move {
+        .with(on::tool_failed(|ev: ToolFailed, _ctx| async move {
             println!("< error\n{}\n", ev.error());
             Ok(ev)
         }));

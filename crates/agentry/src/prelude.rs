@@ -4,10 +4,10 @@ pub use crate::agent::{CompactStrategy, Compaction, OnCompactError};
 pub use crate::hooks::{
     AfterCompact, AfterModel, AfterStep, AfterSubAgent, AfterTool, ApprovalRequested,
     ApprovalResolved, BeforeCompact, BeforeModel, BeforeStep, BeforeSubAgent, BeforeTool, BoxError,
-    CompactError, Custom, EventKind, Events, Hook, HookError, HookExt, HookFailed, HookFailure,
+    CompactFailed, Custom, EventKind, Events, Hook, HookError, HookExt, HookFailed, HookFailure,
     HookFinished, HookName, HookRegistration, HookResult, HookStarted, IntoHook, MessageAdded,
-    Next, Resolver, RunEnd, RunError, RunStart, StateChange, StepDecision, Stop, StoppedByHuman,
-    SubAgentError, TextDelta, Thinking, ToolCallRequest, ToolDecision, ToolError, on, on_mut,
+    Next, Resolver, RunEnd, RunFailed, RunStart, StateChange, StepDecision, Stop, StoppedByHuman,
+    SubAgentFailed, TextDelta, Thinking, ToolCallRequest, ToolDecision, ToolFailed, on, on_mut,
     on_sync,
 };
 pub use crate::{

@@ -147,7 +147,7 @@ async fn dispatching_an_event_without_hooks_does_not_allocate() {
     let empty = Hooks::new();
     let mut others = Hooks::new();
     others.add(on::after_tool(|ev, _ctx| async move { Ok(ev) }));
-    others.add(on::sub_agent_error(|ev, _ctx| async move { Ok(ev) }));
+    others.add(on::sub_agent_failed(|ev, _ctx| async move { Ok(ev) }));
     others.add(on::hook_started(|ev, _ctx| async move { Ok(ev) }));
 
     for hooks in [&empty, &others] {
@@ -256,7 +256,7 @@ fn build_agent(steps: u32, idle_hook: bool) -> Agent {
         .tool(noop)
         .max_steps(steps + 1);
     let b = if idle_hook {
-        b.sub_agent_error(|ev, _ctx| async move { Ok(ev) })
+        b.sub_agent_failed(|ev, _ctx| async move { Ok(ev) })
     } else {
         b
     };
@@ -280,7 +280,7 @@ async fn run_allocs(rt: &Runtime, steps: u32) -> Allocs {
 /// A runtime with hooks only on events a plain run never fires.
 fn runtime_with_idle_hooks() -> Runtime {
     Runtime::new()
-        .with(on::sub_agent_error(|ev, _ctx| async move { Ok(ev) }))
+        .with(on::sub_agent_failed(|ev, _ctx| async move { Ok(ev) }))
         .with(on::after_sub_agent(|ev, _ctx| async move { Ok(ev) }))
 }
 
@@ -288,7 +288,7 @@ fn runtime_with_idle_hooks() -> Runtime {
 async fn hooks_on_events_that_never_fire_cost_no_allocation_in_a_run() {
     let bare = Runtime::new();
     let idle = runtime_with_idle_hooks();
-    assert!(idle.hooks().wants(Events::SUB_AGENT_ERROR));
+    assert!(idle.hooks().wants(Events::SUB_AGENT_FAILED));
     // Warm up one-time allocations (lazy statics, thread-locals).
     run_allocs(&bare, 3).await;
     run_allocs(&idle, 3).await;

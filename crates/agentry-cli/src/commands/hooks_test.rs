@@ -11,7 +11,7 @@ use crate::cli::Cli;
 use crate::exit::Exit;
 use agentry::hooks::{
     AfterTool, ApprovalRequested, BeforeTool, Event, HookStep, Hooks, RunStart, Stop, ToolDecision,
-    ToolError, Traced,
+    ToolFailed, Traced,
 };
 use agentry::{
     Decision, PendingApproval, RunContext, RunContextSpec, RunInfo, StopReason, ToolResult,
@@ -25,7 +25,7 @@ use std::time::Duration;
 const EVENTS: &[(&str, &str)] = &[
     ("BeforeTool", "PreToolUse"),
     ("AfterTool", "PostToolUse"),
-    ("ToolError", "PostToolUseFailure"),
+    ("ToolFailed", "PostToolUseFailure"),
     ("RunStart", "UserPromptSubmit"),
     ("Stop", "Stop"),
     ("the Stop of a sub-agent", "SubagentStop"),
@@ -61,11 +61,11 @@ pub async fn test(
             let ev = AfterTool::new(tool_input(&sample), result);
             Report::trace(&hooks, ev, &ctx).await
         }
-        "ToolError" | "PostToolUseFailure" => {
+        "ToolFailed" | "ToolError" | "PostToolUseFailure" => {
             let error = text(&sample, "error")
                 .unwrap_or("the tool failed")
                 .to_owned();
-            let ev = ToolError::new(
+            let ev = ToolFailed::new(
                 call_id(&sample),
                 tool_name(&sample)?,
                 tool_input(&sample),
@@ -218,7 +218,7 @@ impl Shown for AfterTool {
     }
 }
 
-impl Shown for ToolError {
+impl Shown for ToolFailed {
     fn shown(&self) -> Map<String, Value> {
         object([
             ("recovery", json!(self.recovery())),

@@ -5,7 +5,7 @@
 //! message: a summary written by a model call ([`CompactStrategy::Summarize`]) or a short note
 //! that they were dropped ([`CompactStrategy::Window`]). Leading system messages and the latest
 //! messages stay verbatim, and a tool call is never separated from its results. The `context`
-//! hook events (BeforeCompact, AfterCompact, CompactError) see and steer each compaction.
+//! hook events (BeforeCompact, AfterCompact, CompactFailed) see and steer each compaction.
 
 use crate::{History, Message, Model, TokenCounter};
 use std::fmt;
@@ -48,7 +48,7 @@ impl CompactStrategy {
     }
 }
 
-/// What happens when the summarising call fails (after CompactError hooks, which may supply a
+/// What happens when the summarising call fails (after CompactFailed hooks, which may supply a
 /// summary instead).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum OnCompactError {

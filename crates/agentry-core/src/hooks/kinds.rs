@@ -14,7 +14,8 @@ pub enum EventKind {
     /// A run ends.
     RunEnd,
     /// A run fails.
-    RunError,
+    #[serde(alias = "RunError")]
+    RunFailed,
     /// A step is about to start.
     BeforeStep,
     /// A step ended.
@@ -34,13 +35,15 @@ pub enum EventKind {
     /// A tool call returned.
     AfterTool,
     /// A tool call failed.
-    ToolError,
+    #[serde(alias = "ToolError")]
+    ToolFailed,
     /// A sub-agent is about to run.
     BeforeSubAgent,
     /// A sub-agent returned.
     AfterSubAgent,
     /// A sub-agent failed.
-    SubAgentError,
+    #[serde(alias = "SubAgentError")]
+    SubAgentFailed,
     /// A person was asked to approve a call (human group).
     ApprovalRequested,
     /// An approval was decided (human group).
@@ -52,7 +55,8 @@ pub enum EventKind {
     /// Context compaction happened (context group).
     AfterCompact,
     /// Context compaction failed (context group).
-    CompactError,
+    #[serde(alias = "CompactError")]
+    CompactFailed,
     /// The state changed.
     StateChange,
     /// A message was added to the history.
@@ -81,7 +85,7 @@ impl EventKind {
         match self {
             EventKind::RunStart => "RunStart",
             EventKind::RunEnd => "RunEnd",
-            EventKind::RunError => "RunError",
+            EventKind::RunFailed => "RunFailed",
             EventKind::BeforeStep => "BeforeStep",
             EventKind::AfterStep => "AfterStep",
             EventKind::Stop => "Stop",
@@ -91,16 +95,16 @@ impl EventKind {
             EventKind::Thinking => "Thinking",
             EventKind::BeforeTool => "BeforeTool",
             EventKind::AfterTool => "AfterTool",
-            EventKind::ToolError => "ToolError",
+            EventKind::ToolFailed => "ToolFailed",
             EventKind::BeforeSubAgent => "BeforeSubAgent",
             EventKind::AfterSubAgent => "AfterSubAgent",
-            EventKind::SubAgentError => "SubAgentError",
+            EventKind::SubAgentFailed => "SubAgentFailed",
             EventKind::ApprovalRequested => "ApprovalRequested",
             EventKind::ApprovalResolved => "ApprovalResolved",
             EventKind::StoppedByHuman => "StoppedByHuman",
             EventKind::BeforeCompact => "BeforeCompact",
             EventKind::AfterCompact => "AfterCompact",
-            EventKind::CompactError => "CompactError",
+            EventKind::CompactFailed => "CompactFailed",
             EventKind::StateChange => "StateChange",
             EventKind::MessageAdded => "MessageAdded",
             EventKind::Custom => "Custom",
@@ -114,23 +118,33 @@ impl EventKind {
         }
     }
 
+    /// The names these events had before they were renamed `*Failed` (they fire when something
+    /// failed; they are not errors themselves): what settings files, stored hooks and scripts
+    /// written for earlier builds may still say. [`EventKind`]'s serde form reads them too.
+    pub const FORMER_NAMES: [(&'static str, EventKind); 4] = [
+        ("RunError", EventKind::RunFailed),
+        ("ToolError", EventKind::ToolFailed),
+        ("SubAgentError", EventKind::SubAgentFailed),
+        ("CompactError", EventKind::CompactFailed),
+    ];
+
     /// True for events whose hooks run in reverse registration order (after, end and error
     /// events), so that paired hooks nest like middleware.
     pub fn is_reverse(self) -> bool {
         matches!(
             self,
             EventKind::RunEnd
-                | EventKind::RunError
+                | EventKind::RunFailed
                 | EventKind::AfterStep
                 | EventKind::AfterModel
                 | EventKind::AfterTool
                 | EventKind::AfterToolBatch
-                | EventKind::ToolError
+                | EventKind::ToolFailed
                 | EventKind::AfterSubAgent
-                | EventKind::SubAgentError
+                | EventKind::SubAgentFailed
                 | EventKind::ApprovalResolved
                 | EventKind::AfterCompact
-                | EventKind::CompactError
+                | EventKind::CompactFailed
         )
     }
 
@@ -154,8 +168,8 @@ bitflags::bitflags! {
         const RUN_START = 1 << EventKind::RunStart as u64;
         /// [`EventKind::RunEnd`]
         const RUN_END = 1 << EventKind::RunEnd as u64;
-        /// [`EventKind::RunError`]
-        const RUN_ERROR = 1 << EventKind::RunError as u64;
+        /// [`EventKind::RunFailed`]
+        const RUN_FAILED = 1 << EventKind::RunFailed as u64;
         /// [`EventKind::BeforeStep`]
         const BEFORE_STEP = 1 << EventKind::BeforeStep as u64;
         /// [`EventKind::AfterStep`]
@@ -174,14 +188,14 @@ bitflags::bitflags! {
         const BEFORE_TOOL = 1 << EventKind::BeforeTool as u64;
         /// [`EventKind::AfterTool`]
         const AFTER_TOOL = 1 << EventKind::AfterTool as u64;
-        /// [`EventKind::ToolError`]
-        const TOOL_ERROR = 1 << EventKind::ToolError as u64;
+        /// [`EventKind::ToolFailed`]
+        const TOOL_FAILED = 1 << EventKind::ToolFailed as u64;
         /// [`EventKind::BeforeSubAgent`]
         const BEFORE_SUB_AGENT = 1 << EventKind::BeforeSubAgent as u64;
         /// [`EventKind::AfterSubAgent`]
         const AFTER_SUB_AGENT = 1 << EventKind::AfterSubAgent as u64;
-        /// [`EventKind::SubAgentError`]
-        const SUB_AGENT_ERROR = 1 << EventKind::SubAgentError as u64;
+        /// [`EventKind::SubAgentFailed`]
+        const SUB_AGENT_FAILED = 1 << EventKind::SubAgentFailed as u64;
         /// [`EventKind::ApprovalRequested`]
         const APPROVAL_REQUESTED = 1 << EventKind::ApprovalRequested as u64;
         /// [`EventKind::ApprovalResolved`]
@@ -192,8 +206,8 @@ bitflags::bitflags! {
         const BEFORE_COMPACT = 1 << EventKind::BeforeCompact as u64;
         /// [`EventKind::AfterCompact`]
         const AFTER_COMPACT = 1 << EventKind::AfterCompact as u64;
-        /// [`EventKind::CompactError`]
-        const COMPACT_ERROR = 1 << EventKind::CompactError as u64;
+        /// [`EventKind::CompactFailed`]
+        const COMPACT_FAILED = 1 << EventKind::CompactFailed as u64;
         /// [`EventKind::StateChange`]
         const STATE_CHANGE = 1 << EventKind::StateChange as u64;
         /// [`EventKind::MessageAdded`]

@@ -89,7 +89,7 @@ pub enum RunEvent {
         #[serde(default)]
         agent_path: Arc<str>,
     },
-    /// A tool call settled (after AfterTool or ToolError hooks).
+    /// A tool call settled (after AfterTool or ToolFailed hooks).
     ToolFinished {
         /// The result the model will see.
         result: ToolResult,

@@ -49,7 +49,7 @@ pub enum StopReason {
         /// The reason they gave.
         reason: String,
     },
-    /// The run failed and a RunError hook recovered it with an output.
+    /// The run failed and a RunFailed hook recovered it with an output.
     Recovered {
         /// The hook that recovered it.
         hook: String,

@@ -37,7 +37,7 @@ impl ToolAnnotations {
 /// What a tool declares about itself besides its [`ToolSpec`](crate::ToolSpec): the source it
 /// comes from (an MCP server's name) and its annotations. Tools give it with
 /// [`Tool::info`](crate::Tool::info); the runtime puts it on the tool's BeforeTool, AfterTool and
-/// ToolError events.
+/// ToolFailed events.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolInfo {
     /// Where the tool comes from, e.g. the name of the MCP server that serves it.

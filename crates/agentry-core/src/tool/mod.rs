@@ -41,7 +41,7 @@ pub trait Tool: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>>;
 
     /// Runs the tool on a borrowed input. The runtime calls this when hooks still need the input
-    /// after the call (AfterTool, ToolError), so the input need not be copied for them. The
+    /// after the call (AfterTool, ToolFailed), so the input need not be copied for them. The
     /// default clones it and calls [`call`](Self::call); typed tools read it in place.
     fn call_ref<'a>(
         &'a self,
@@ -60,14 +60,14 @@ pub trait Tool: Send + Sync + 'static {
 
     /// How long one call may take; `None` (the default) leaves it to the runtime's default tool
     /// timeout. A call that overruns its limit is dropped, and the model gets an error result
-    /// that names the limit (after ToolError hooks, which may recover).
+    /// that names the limit (after ToolFailed hooks, which may recover).
     fn timeout(&self) -> Option<std::time::Duration> {
         None
     }
 
     /// What the tool declares about itself besides its spec (its source, its annotations);
     /// `None` (the default) for most tools. The runtime puts it on the call's BeforeTool,
-    /// AfterTool and ToolError events, where hooks (the tool policy) read it.
+    /// AfterTool and ToolFailed events, where hooks (the tool policy) read it.
     fn info(&self) -> Option<&std::sync::Arc<ToolInfo>> {
         None
     }
@@ -150,7 +150,7 @@ impl<T: Serialize> IntoToolOutput for Json<T> {
     }
 }
 
-/// A tool's failure. The model sees its message as an error result (unless a ToolError hook
+/// A tool's failure. The model sees its message as an error result (unless a ToolFailed hook
 /// recovers), and the run goes on.
 ///
 /// Any `std::error::Error` converts into it, so `?` works inside tools, and so do `&str` and

@@ -72,7 +72,7 @@ impl<A, F> TypedTool<A, F> {
 
     /// How long a call of this tool may take (instead of the runtime's default tool timeout,
     /// `Runtime::tool_timeout`). A call that overruns it is dropped and the model gets an error
-    /// result naming this limit (after ToolError hooks, which may recover).
+    /// result naming this limit (after ToolFailed hooks, which may recover).
     pub fn timeout(mut self, limit: Duration) -> Self {
         self.timeout = Some(limit);
         self

@@ -2,7 +2,7 @@
 //! as the behaviour tests show).
 use agentry_core::hooks::{
     AfterCompact, AfterModel, AfterSubAgent, AfterTool, BeforeCompact, BeforeModel,
-    BeforeSubAgent, BeforeTool, CompactError, RunStart, TextDelta, Thinking,
+    BeforeSubAgent, BeforeTool, CompactFailed, RunStart, TextDelta, Thinking,
 };
 use agentry_core::agent::OnCompactError;
 
@@ -18,7 +18,7 @@ fn rewrite(
     after_sub: &mut AfterSubAgent,
     before_compact: &mut BeforeCompact,
     after_compact: &mut AfterCompact,
-    compact_error: &mut CompactError,
+    compact_failed: &mut CompactFailed,
 ) {
     run.input = "new input".into();
     before_model.request.system = None;
@@ -32,7 +32,7 @@ fn rewrite(
     after_sub.output = "new output".into();
     before_compact.plan.end = 1;
     after_compact.summary = "new summary".into();
-    compact_error.policy = OnCompactError::Continue;
+    compact_failed.policy = OnCompactError::Continue;
 }
 
 fn main() {

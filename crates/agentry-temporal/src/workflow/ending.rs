@@ -1,4 +1,4 @@
-//! How a run ends in the workflow: the finish activity (Stop, RunError, RunEnd), a failure, a
+//! How a run ends in the workflow: the finish activity (Stop, RunFailed, RunEnd), a failure, a
 //! cancellation, a deadline.
 
 use super::{Exit, Loop};
@@ -19,7 +19,7 @@ impl Loop {
         self.added_from(from);
     }
 
-    /// The run's last activity, when some hook wants it: Stop hooks for `stop_event`, RunError
+    /// The run's last activity, when some hook wants it: Stop hooks for `stop_event`, RunFailed
     /// (which may recover a failure), RunEnd. The outcome is decided before it runs.
     pub(super) async fn finish(
         &mut self,
@@ -40,7 +40,7 @@ impl Loop {
             wanted |= Events::STOP;
         }
         if matches!(ending, Ending::Failed(_)) {
-            wanted |= Events::RUN_ERROR;
+            wanted |= Events::RUN_FAILED;
         }
         let finish = if self.wants(wanted) {
             let input = FinishInput {

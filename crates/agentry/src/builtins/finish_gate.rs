@@ -3,7 +3,7 @@
 
 use super::per_run::PerRun;
 use agentry_core::hooks::{
-    Events, Hook, HookCtx, HookExt, HookRegistration, HookResult, IntoHook, RunEnd, RunError, Stop,
+    Events, Hook, HookCtx, HookExt, HookRegistration, HookResult, IntoHook, RunEnd, RunFailed, Stop,
 };
 use serde_json::Value;
 use std::future::Future;
@@ -89,7 +89,7 @@ struct GateHook {
 
 impl Hook for GateHook {
     fn wants(&self) -> Events {
-        Events::STOP | Events::RUN_END | Events::RUN_ERROR
+        Events::STOP | Events::RUN_END | Events::RUN_FAILED
     }
 
     fn stop(&self, mut ev: Stop, ctx: &HookCtx) -> impl Future<Output = HookResult<Stop>> + Send {
@@ -123,11 +123,11 @@ impl Hook for GateHook {
         async move { Ok(ev) }
     }
 
-    fn run_error(
+    fn run_failed(
         &self,
-        ev: RunError,
+        ev: RunFailed,
         ctx: &HookCtx,
-    ) -> impl Future<Output = HookResult<RunError>> + Send {
+    ) -> impl Future<Output = HookResult<RunFailed>> + Send {
         self.rejections.forget(ctx.run_id());
         async move { Ok(ev) }
     }

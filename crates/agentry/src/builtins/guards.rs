@@ -3,7 +3,7 @@
 use super::per_run::PerRun;
 use agentry_core::hooks::{
     AfterModel, AfterStep, BeforeStep, Events, Hook, HookCtx, HookExt, HookRegistration,
-    HookResult, IntoHook, RunEnd, RunError, RunStart,
+    HookResult, IntoHook, RunEnd, RunFailed, RunStart,
 };
 use agentry_core::{FinishReason, Limit, StopReason, Usage};
 use std::collections::HashMap;
@@ -288,7 +288,7 @@ impl Hook for GuardHook {
             | Events::AFTER_MODEL
             | Events::AFTER_STEP
             | Events::RUN_END
-            | Events::RUN_ERROR
+            | Events::RUN_FAILED
     }
 
     fn run_start(
@@ -376,11 +376,11 @@ impl Hook for GuardHook {
         async move { Ok(ev) }
     }
 
-    fn run_error(
+    fn run_failed(
         &self,
-        ev: RunError,
+        ev: RunFailed,
         ctx: &HookCtx,
-    ) -> impl Future<Output = HookResult<RunError>> + Send {
+    ) -> impl Future<Output = HookResult<RunFailed>> + Send {
         self.runs.forget(ctx.run_id());
         async move { Ok(ev) }
     }

@@ -5,7 +5,7 @@ use std::sync::{Mutex, MutexGuard};
 
 /// A hook's state by run id. A hook attached to a runtime sees many runs at once (sub-agent
 /// runs among them); each gets its entry at RunStart (or first use) and loses it at RunEnd or
-/// RunError through [`forget`](Self::forget).
+/// RunFailed through [`forget`](Self::forget).
 pub(crate) struct PerRun<T>(Mutex<HashMap<String, T>>);
 
 impl<T> Default for PerRun<T> {

@@ -177,7 +177,7 @@ impl Hook for RecorderHook {
     record_events! {
         run_start(RunStart) => |ev| Value::Null;
         run_end(RunEnd) => |ev| json!({"stop": ev.stop().to_string()});
-        run_error(RunError) => |ev| Value::Null;
+        run_failed(RunFailed) => |ev| Value::Null;
         before_step(BeforeStep) => |ev| Value::Null;
         after_step(AfterStep) => |ev| Value::Null;
         stop(Stop) => |ev| json!({"reason": ev.reason().to_string()});
@@ -189,10 +189,10 @@ impl Hook for RecorderHook {
         after_tool(AfterTool) => |ev| json!({
             "tool": ev.name(), "content": ev.content,
             "is_error": ev.is_error, "mocked": ev.mocked()});
-        tool_error(ToolError) => |ev| Value::Null;
+        tool_failed(ToolFailed) => |ev| Value::Null;
         before_sub_agent(BeforeSubAgent) => |ev| Value::Null;
         after_sub_agent(AfterSubAgent) => |ev| Value::Null;
-        sub_agent_error(SubAgentError) => |ev| Value::Null;
+        sub_agent_failed(SubAgentFailed) => |ev| Value::Null;
         approval_requested(ApprovalRequested) => |ev| json!({
             "tool": ev.pending().tool, "call_id": ev.pending().call_id, "input": ev.pending().input,
             "reason": ev.pending().reason});
@@ -204,7 +204,7 @@ impl Hook for RecorderHook {
             "tokens": ev.tokens(), "start": ev.plan.start, "end": ev.plan.end,
             "strategy": ev.plan.strategy.as_str()});
         after_compact(AfterCompact) => |ev| json!({"summary": ev.summary});
-        compact_error(CompactError) => |ev| json!({"error": ev.error().to_string()});
+        compact_failed(CompactFailed) => |ev| json!({"error": ev.error().to_string()});
         state_change(StateChange) => |ev| Value::Null;
         message_added(MessageAdded) => |ev| Value::Null;
         custom(Custom) => |ev| Value::Null;

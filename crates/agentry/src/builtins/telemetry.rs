@@ -4,7 +4,7 @@
 use super::per_run::PerRun;
 use agentry_core::hooks::{
     AfterModel, AfterStep, AfterTool, BeforeModel, BeforeStep, BeforeSubAgent, BeforeTool, Events,
-    Hook, HookCtx, HookExt, HookRegistration, HookResult, IntoHook, RunEnd, RunError, RunStart,
+    Hook, HookCtx, HookExt, HookRegistration, HookResult, IntoHook, RunEnd, RunFailed, RunStart,
 };
 use std::collections::HashMap;
 use std::future::Future;
@@ -86,7 +86,7 @@ impl Hook for TelemetryHook {
     fn wants(&self) -> Events {
         Events::RUN_START
             | Events::RUN_END
-            | Events::RUN_ERROR
+            | Events::RUN_FAILED
             | Events::BEFORE_STEP
             | Events::AFTER_STEP
             | Events::BEFORE_MODEL
@@ -260,11 +260,11 @@ impl Hook for TelemetryHook {
         async move { Ok(ev) }
     }
 
-    fn run_error(
+    fn run_failed(
         &self,
-        ev: RunError,
+        ev: RunFailed,
         ctx: &HookCtx,
-    ) -> impl Future<Output = HookResult<RunError>> + Send {
+    ) -> impl Future<Output = HookResult<RunFailed>> + Send {
         if let Some(span) = self
             .spans
             .forget(ctx.run_id())

@@ -1,13 +1,13 @@
 //! The compaction phase of a step: before the model call, when the prompt has grown past the
 //! agent's threshold, older messages are folded into one (BeforeCompact, the summarising call or
-//! the window's note, CompactError, AfterCompact).
+//! the window's note, CompactFailed, AfterCompact).
 
 use super::driver::Driver;
 use super::effects::Folded;
 use agentry_core::agent::{
     CompactPlan, CompactStrategy, Compaction, OnCompactError, SUMMARY_HEADING, transcript,
 };
-use agentry_core::hooks::{AfterCompact, BeforeCompact, CompactError, Events};
+use agentry_core::hooks::{AfterCompact, BeforeCompact, CompactFailed, Events};
 use agentry_core::{
     Error, EstimateCounter, Message, ModelError, ModelErrorKind, ModelRequest, ModelResponse,
     RunEvent, TokenCounter, message_tokens, prompt_tokens,
@@ -136,10 +136,10 @@ impl Driver {
             Err(e) => e,
         };
         let mut policy = compaction.error_policy();
-        if self.scope.wants(Events::COMPACT_ERROR) {
+        if self.scope.wants(Events::COMPACT_FAILED) {
             let ev = self
                 .scope
-                .hook(CompactError::new(error.clone(), plan, policy))
+                .hook(CompactFailed::new(error.clone(), plan, policy))
                 .await?;
             if let Some(summary) = ev.recovery() {
                 return Ok(Some(summary.to_string()));

@@ -222,7 +222,7 @@ impl Runtime {
 
     /// How long one model turn may take, from the request to the end of its stream, with the
     /// provider client's own retries and the around-model middleware: 600 s by default. A turn
-    /// that overruns it fails the run (RunError hooks may recover) with a
+    /// that overruns it fails the run (RunFailed hooks may recover) with a
     /// [`ModelError`](agentry_core::ModelError) of kind `Timeout` naming this timeout.
     ///
     /// # Panics
@@ -239,7 +239,7 @@ impl Runtime {
     /// How long a model's stream may go without an event (a piece of text, reasoning, a tool
     /// call, usage, the end): 120 s by default. Keep-alive comments and pings are not events, so
     /// a server that sends only those cannot hold a run forever. A stream that goes quiet for
-    /// longer fails the run (RunError hooks may recover) with a
+    /// longer fails the run (RunFailed hooks may recover) with a
     /// [`ModelError`](agentry_core::ModelError) of kind `Timeout` naming this timeout.
     ///
     /// # Panics
@@ -256,7 +256,7 @@ impl Runtime {
     /// How long a tool call may take when its tool sets no limit of its own
     /// ([`Tool::timeout`](agentry_core::Tool::timeout), `tool(..).timeout(..)`): 300 s by
     /// default, with its around-tool middleware. A call that overruns it is dropped, and the
-    /// model gets an error result naming the limit (after ToolError hooks, which may recover).
+    /// model gets an error result naming the limit (after ToolFailed hooks, which may recover).
     /// Sub-agent calls are bounded by the sub-agent's own limits instead.
     ///
     /// # Panics

@@ -1,6 +1,6 @@
 //! Calls whose Before event fired and whose closing event has not yet: when a run is cancelled
 //! or stopped by a deadline in the middle of them, they are closed with their error event
-//! (ToolError, SubAgentError), so every Before is followed by exactly one After or Error.
+//! (ToolFailed, SubAgentFailed), so every Before is followed by exactly one After or Error.
 
 use agentry_core::ToolCallRef;
 use serde_json::Value;

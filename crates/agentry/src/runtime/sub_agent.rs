@@ -6,7 +6,7 @@ use super::driver::{Driver, Start, scoped_hooks};
 use super::effects::SubAgentOutcome;
 use super::nesting;
 use super::open_calls::OpenCall;
-use agentry_core::hooks::{AfterSubAgent, BeforeSubAgent, Events, SubAgentError};
+use agentry_core::hooks::{AfterSubAgent, BeforeSubAgent, Events, SubAgentFailed};
 use agentry_core::{AgentDef, Error, RunContextSpec, ToolCall, ToolFailure, ToolResult};
 use serde_json::Value;
 use std::sync::Arc;
@@ -14,7 +14,7 @@ use std::sync::Arc;
 impl Driver {
     /// Runs a sub-agent for a tool call. The outer `Err` fails the parent run: a hook failure of
     /// the parent, or of the child (hooks enforce policy, so a child cannot route around them);
-    /// the inner one is a failure the parent model hears about (after SubAgentError hooks).
+    /// the inner one is a failure the parent model hears about (after SubAgentFailed hooks).
     pub(crate) async fn sub_agent(
         &self,
         child: &Arc<AgentDef>,
@@ -24,7 +24,7 @@ impl Driver {
         let outcome = self.sub_agent_call(child, call, input).await;
         if self
             .scope
-            .wants(Events::BEFORE_SUB_AGENT | Events::SUB_AGENT_ERROR)
+            .wants(Events::BEFORE_SUB_AGENT | Events::SUB_AGENT_FAILED)
         {
             self.open_calls.close(&call.id, true);
         }
@@ -73,13 +73,13 @@ impl Driver {
             let ev = scope.hook(ev).await?;
             task = ev.input.clone();
             if let Some(reason) = ev.blocked() {
-                // Closed like a failure: SubAgentError hooks may still answer in its place.
+                // Closed like a failure: SubAgentFailed hooks may still answer in its place.
                 let outcome = self
                     .sub_agent_failed(&child.name, call, task, reason.to_string())
                     .await?;
                 return Ok(Err(outcome));
             }
-            if scope.wants(Events::SUB_AGENT_ERROR) {
+            if scope.wants(Events::SUB_AGENT_FAILED) {
                 let open = OpenCall::SubAgent {
                     agent: child.name.to_string(),
                     input: task.clone(),
@@ -91,7 +91,7 @@ impl Driver {
     }
 
     /// Closes a sub-agent call with how its run ended: AfterSubAgent hooks see an answer,
-    /// SubAgentError hooks a failure (and may answer in its place).
+    /// SubAgentFailed hooks a failure (and may answer in its place).
     pub(crate) async fn close_sub_agent(
         &self,
         child: &str,
@@ -113,7 +113,7 @@ impl Driver {
         }
     }
 
-    /// A sub-agent call that failed (or was blocked): SubAgentError hooks may recover with an
+    /// A sub-agent call that failed (or was blocked): SubAgentFailed hooks may recover with an
     /// output; otherwise the parent model hears `error`.
     async fn sub_agent_failed(
         &self,
@@ -122,8 +122,8 @@ impl Driver {
         task: String,
         error: String,
     ) -> Result<Result<ToolResult, ToolFailure>, Error> {
-        if self.scope.wants(Events::SUB_AGENT_ERROR) {
-            let ev = SubAgentError::new(child.to_string(), task, error.clone());
+        if self.scope.wants(Events::SUB_AGENT_FAILED) {
+            let ev = SubAgentFailed::new(child.to_string(), task, error.clone());
             let ev = self.scope.hook(ev).await?;
             if let Some(output) = ev.recovery() {
                 return Ok(Ok(ToolResult::ok(&call.id, &call.name, output)));

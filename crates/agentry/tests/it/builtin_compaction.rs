@@ -258,7 +258,7 @@ async fn before_compact_may_veto_and_after_compact_may_rewrite_the_summary() {
 #[tokio::test]
 async fn a_failed_summary_goes_on_uncompacted_fails_the_run_or_is_recovered_per_policy() {
     let failing = || ScriptedModel::new().error(ModelErrorKind::Server, "summariser down");
-    // Continue (the default): CompactError fires, the run goes on with its history intact.
+    // Continue (the default): CompactFailed fires, the run goes on with its history intact.
     let recorder = Recorder::new();
     let out = Runtime::new()
         .run(
@@ -277,7 +277,7 @@ async fn a_failed_summary_goes_on_uncompacted_fails_the_run_or_is_recovered_per_
         .unwrap();
     assert_eq!(out.output.as_deref(), Some("All done."));
     assert_eq!(out.messages.len(), 10);
-    let errors = recorder.of(EventKind::CompactError);
+    let errors = recorder.of(EventKind::CompactFailed);
     assert!(!errors.is_empty());
     assert!(
         errors[0].detail["error"]
@@ -309,7 +309,7 @@ async fn a_failed_summary_goes_on_uncompacted_fails_the_run_or_is_recovered_per_
         "{err}"
     );
 
-    // A CompactError hook supplies the summary.
+    // A CompactFailed hook supplies the summary.
     let recovering = Agent::builder("researcher")
         .model(researcher())
         .tool(long_lookup())
@@ -319,7 +319,7 @@ async fn a_failed_summary_goes_on_uncompacted_fails_the_run_or_is_recovered_per_
                 .summarizer(failing())
                 .on_error(OnCompactError::Fail),
         )
-        .compact_error(|mut ev, _| async move {
+        .compact_failed(|mut ev, _| async move {
             ev.recover("a summary from elsewhere");
             Ok(ev)
         })
@@ -409,7 +409,7 @@ async fn a_compact_error_hook_may_change_the_policy() {
                     }))
                     .on_error(configured),
             )
-            .compact_error(move |mut ev, _ctx| async move {
+            .compact_failed(move |mut ev, _ctx| async move {
                 assert!(ev.error().to_string().contains("summariser down"));
                 ev.policy = chosen;
                 Ok(ev)

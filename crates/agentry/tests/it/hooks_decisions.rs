@@ -204,7 +204,7 @@ async fn before_tool_rewrite_is_validated_against_the_tool_schema() {
     assert!(sent.content.contains("do not match its schema"), "{sent:?}");
 }
 
-// ---------------------------------------------------------------- AfterTool / ToolError
+// ---------------------------------------------------------------- AfterTool / ToolFailed
 
 #[tokio::test]
 async fn after_tool_rewrites_the_result_the_model_sees() {
@@ -245,7 +245,7 @@ async fn tool_error_recovers_with_a_result_the_model_sees_as_success() {
     let agent = Agent::builder("a")
         .model(model.clone())
         .tool(broken)
-        .tool_error(|mut ev, _ctx| async move {
+        .tool_failed(|mut ev, _ctx| async move {
             ev.recover(format!("cached value (after: {})", ev.error()));
             Ok(ev)
         })
@@ -632,7 +632,7 @@ async fn after_model_rewrites_the_response_text() {
     );
 }
 
-// ---------------------------------------------------------------- RunStart / RunError
+// ---------------------------------------------------------------- RunStart / RunFailed
 
 #[tokio::test]
 async fn run_start_rewrites_the_input() {
@@ -663,7 +663,7 @@ async fn run_error_recovers_the_run_with_an_output() {
     let agent = Agent::builder("a")
         .model(model.clone())
         .with(
-            on::run_error(|mut ev, _ctx| async move {
+            on::run_failed(|mut ev, _ctx| async move {
                 assert!(matches!(**ev.error(), Error::Model(_)), "{:?}", ev.error());
                 ev.recover("fallback answer");
                 Ok(ev)

@@ -78,7 +78,7 @@ struct Outcome {
 }
 
 /// Runs an agent whose BeforeTool hooks are `first` (input → Rome), `reg`, and `last` (records
-/// the input it sees), with meta observers on the runtime and a RunError observer.
+/// the input it sees), with meta observers on the runtime and a RunFailed observer.
 async fn run_with(reg: HookRegistration) -> Outcome {
     let (tool_log, seen, meta, run_errors) = (new_log(), new_log(), new_log(), new_log());
     let durations = Durations::default();
@@ -105,7 +105,7 @@ async fn run_with(reg: HookRegistration) -> Outcome {
             .named("last"),
         )
         .with(
-            on::run_error(move |ev, _ctx| {
+            on::run_failed(move |ev, _ctx| {
                 push(&e, ev.error().to_string());
                 std::future::ready(Ok(ev))
             })
@@ -158,8 +158,8 @@ async fn a_failing_hook_fails_the_run_with_an_error_naming_the_hook_and_the_even
                 "HookFinished:first:BeforeTool",
                 "HookStarted:flaky:BeforeTool",
                 "HookFailed:flaky:BeforeTool:fatal",
-                "HookStarted:on-error:RunError",
-                "HookFinished:on-error:RunError",
+                "HookStarted:on-error:RunFailed",
+                "HookFinished:on-error:RunFailed",
             ],
             "{mode:?}"
         );
@@ -563,7 +563,7 @@ async fn a_run_error_observer_that_keeps_the_error_does_not_change_the_error_ret
     let agent = Agent::builder("a")
         .model(ScriptedModel::new().text("ok"))
         .with(on::before_model(fail()).named("bad"))
-        .run_error(move |ev, _ctx| {
+        .run_failed(move |ev, _ctx| {
             k.lock().unwrap().push(ev.error().clone());
             std::future::ready(Ok(ev))
         })

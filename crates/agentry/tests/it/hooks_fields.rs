@@ -1,5 +1,5 @@
 //! What a hook writes, the run honours: an AfterTool rewrite reaches the model (but the result
-//! always answers the call that was made), and a ToolError's or SubAgentError's rewritten error
+//! always answers the call that was made), and a ToolFailed's or SubAgentFailed's rewritten error
 //! is what the model hears. (The fields hooks cannot honour are read-only: agentry-core's
 //! `read_only_fields` test pins that they do not compile.)
 
@@ -63,13 +63,13 @@ async fn a_tool_error_rewritten_by_a_hook_is_what_the_model_hears() {
     let agent = Agent::builder("a")
         .model(model.clone())
         .tool(failing())
-        .with(on_sync::tool_error(|ev, _| {
+        .with(on_sync::tool_failed(|ev, _| {
             // Inner (lower priority) hook: hides the path from the model.
             ev.rewrite_error("the tool failed: out of space");
             Ok(())
         }))
         .with(
-            on_sync::tool_error(move |ev, _| {
+            on_sync::tool_failed(move |ev, _| {
                 // Outer hook: still sees what happened, and the rewrite.
                 push(&s, format!("{} | {:?}", ev.error(), ev.rewritten_error()));
                 Ok(())
@@ -103,7 +103,7 @@ async fn a_sub_agent_error_rewritten_by_a_hook_is_what_the_parent_model_hears() 
     let parent = Agent::builder("parent")
         .model(model.clone())
         .sub_agent(&child)
-        .with(on_sync::sub_agent_error(|ev, _| {
+        .with(on_sync::sub_agent_failed(|ev, _| {
             assert!(ev.error().contains("10.0.0.7"), "{}", ev.error());
             ev.rewrite_error(format!("`{}` is unavailable; try later", ev.agent()));
             Ok(())
@@ -140,11 +140,11 @@ async fn a_tool_error_recovery_wins_over_a_rewritten_error() {
     let agent = Agent::builder("a")
         .model(model.clone())
         .tool(failing_with("broken", "connection reset"))
-        .tool_error(|mut ev, _ctx| async move {
+        .tool_failed(|mut ev, _ctx| async move {
             ev.rewrite_error("the service is unavailable");
             Ok(ev)
         })
-        .tool_error(|mut ev, _ctx| async move {
+        .tool_failed(|mut ev, _ctx| async move {
             ev.recover("a cached answer");
             Ok(ev)
         })

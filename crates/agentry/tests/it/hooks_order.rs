@@ -183,7 +183,7 @@ async fn run_fragile(job: &str) -> (Vec<String>, Vec<String>, ScriptedModel) {
     let agent = agent_with(model.clone())
         .tool(fragile(&log))
         .with(Recorder::new(&log).events(lifecycle_unstreamed()))
-        .tool_error(move |ev, _ctx| {
+        .tool_failed(move |ev, _ctx| {
             push(&seen, ev.error());
             async move { Ok(ev) }
         })
@@ -209,7 +209,7 @@ async fn a_failing_tool_fires_tool_error_and_not_after_tool() {
             "MessageAdded:assistant",
             "BeforeTool:fragile",
             "tool body:fail",
-            "ToolError:fragile",
+            "ToolFailed:fragile",
             "MessageAdded:tool",
             "AfterStep:1",
             "BeforeStep:2",
@@ -238,7 +238,7 @@ async fn a_panicking_tool_fires_tool_error_with_the_panic_and_not_after_tool() {
         [
             "BeforeTool:fragile",
             "tool body:panic",
-            "ToolError:fragile",
+            "ToolFailed:fragile",
             "MessageAdded:tool"
         ]
     );
@@ -415,7 +415,7 @@ async fn error_events_also_run_hooks_in_reverse() {
     let model = ScriptedModel::new()
         .tool_call("fragile", json!({"job": "fail"}))
         .error(agentry::ModelErrorKind::Server, "upstream down");
-    let events = Events::BEFORE_TOOL | Events::TOOL_ERROR | Events::RUN_ERROR;
+    let events = Events::BEFORE_TOOL | Events::TOOL_FAILED | Events::RUN_FAILED;
     let agent = agent_with(model)
         .tool(fragile(&new_log()))
         .with(Recorder::new(&log).events(events).tagged("A"))
@@ -431,10 +431,10 @@ async fn error_events_also_run_hooks_in_reverse() {
         [
             "A BeforeTool:fragile",
             "B BeforeTool:fragile",
-            "B ToolError:fragile",
-            "A ToolError:fragile",
-            "B RunError",
-            "A RunError",
+            "B ToolFailed:fragile",
+            "A ToolFailed:fragile",
+            "B RunFailed",
+            "A RunFailed",
         ]
     );
 }

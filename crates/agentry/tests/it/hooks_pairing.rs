@@ -1,4 +1,4 @@
-//! Pairs close: every BeforeTool is followed by exactly one AfterTool or ToolError for its call,
+//! Pairs close: every BeforeTool is followed by exactly one AfterTool or ToolFailed for its call,
 //! whatever happens to the call (it runs, fails, panics, has arguments that fail its schema, is
 //! blocked, mocked, or rejected by an approval hook), and nothing closes a call that was not
 //! opened. Checked as a property over random scripted runs.
@@ -105,7 +105,7 @@ async fn run(turns: &[Vec<Fate>], parallel: bool) -> Vec<String> {
             push(&after, format!("After {}", ev.call_id()));
             Ok(())
         }))
-        .with(on_sync::tool_error(move |ev, _| {
+        .with(on_sync::tool_failed(move |ev, _| {
             push(&error, format!("Error {}", ev.call_id()));
             Ok(())
         }))
@@ -241,7 +241,7 @@ fn pair_logger(log: &Log) -> Vec<HookRegistration> {
             Ok(())
         })
         .into_hook(),
-        on_sync::tool_error(move |ev, ctx| {
+        on_sync::tool_failed(move |ev, ctx| {
             push(
                 &e,
                 format!(
@@ -264,7 +264,7 @@ fn pair_logger(log: &Log) -> Vec<HookRegistration> {
             Ok(())
         })
         .into_hook(),
-        on_sync::sub_agent_error(move |ev, _| {
+        on_sync::sub_agent_failed(move |ev, _| {
             push(&se, format!("SubError {}: {}", ev.agent(), ev.error()));
             Ok(())
         })
@@ -407,7 +407,7 @@ async fn a_blocked_sub_agent_is_closed_with_sub_agent_error_which_may_answer_for
             ev.block("not now");
             Ok(())
         }))
-        .with(on_sync::sub_agent_error(|ev, _| {
+        .with(on_sync::sub_agent_failed(|ev, _| {
             ev.recover(format!("(answered for {}: {})", ev.agent(), ev.error()));
             Ok(())
         }))

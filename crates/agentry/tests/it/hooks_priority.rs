@@ -134,26 +134,26 @@ case!(
     |e| e.retry_feedback().map(str::to_string)
 );
 case!(
-    RunError,
-    RunError::new(Arc::new(Error::other("boom"))),
+    RunFailed,
+    RunFailed::new(Arc::new(Error::other("boom"))),
     |e, t| e.recover(t),
     |e| e.recovery().map(tag_of)
 );
 case!(
-    ToolError,
-    ToolError::new("c1", "echo", json!({}), "failed".into()),
+    ToolFailed,
+    ToolFailed::new("c1", "echo", json!({}), "failed".into()),
     |e, t| e.recover(t),
     |e| e.recovery().map(str::to_string)
 );
 case!(
-    SubAgentError,
-    SubAgentError::new("child".into(), "go".into(), "failed".into()),
+    SubAgentFailed,
+    SubAgentFailed::new("child".into(), "go".into(), "failed".into()),
     |e, t| e.recover(t),
     |e| e.recovery().map(str::to_string)
 );
 case!(
-    CompactError,
-    CompactError::new(
+    CompactFailed,
+    CompactFailed::new(
         ModelError::new("m", ModelErrorKind::Other, "failed"),
         plan(),
         OnCompactError::Continue
@@ -282,10 +282,10 @@ async fn on_forward_events_the_first_decision_stands_and_later_hooks_see_it_read
 async fn on_reverse_events_outer_hooks_see_the_inner_decision_and_the_outermost_stands() {
     check::<AfterStep>().await;
     check::<AfterModel>().await;
-    check::<RunError>().await;
-    check::<ToolError>().await;
-    check::<SubAgentError>().await;
-    check::<CompactError>().await;
+    check::<RunFailed>().await;
+    check::<ToolFailed>().await;
+    check::<SubAgentFailed>().await;
+    check::<CompactFailed>().await;
 }
 
 #[tokio::test]

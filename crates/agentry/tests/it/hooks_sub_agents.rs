@@ -1,5 +1,5 @@
 //! Sub-agents: a child run inherits its parent's hooks (runtime, parent agent and run scope),
-//! the parent's hooks wrap the child's own, BeforeSubAgent / AfterSubAgent / SubAgentError can
+//! the parent's hooks wrap the child's own, BeforeSubAgent / AfterSubAgent / SubAgentFailed can
 //! block, rewrite and recover, and the child's events reach the parent's event stream.
 
 use crate::common::*;
@@ -20,9 +20,15 @@ const CHILD_EVENTS: [&str; 10] = [
 ];
 
 fn is_reverse(event: &str) -> bool {
-    ["After", "RunEnd", "RunError", "ToolError", "SubAgentError"]
-        .iter()
-        .any(|p| event.starts_with(p))
+    [
+        "After",
+        "RunEnd",
+        "RunFailed",
+        "ToolFailed",
+        "SubAgentFailed",
+    ]
+    .iter()
+    .any(|p| event.starts_with(p))
 }
 
 /// A parent whose model delegates to `child` once, then answers.
@@ -287,12 +293,12 @@ async fn sub_agent_error_recovers_when_the_child_fails() {
     let child = child_builder(&child_model).build().unwrap();
     let model = parent_model();
     let agent = parent(&model, &child)
-        .sub_agent_error(move |mut ev, _ctx| {
+        .sub_agent_failed(move |mut ev, _ctx| {
             push(&e, format!("{}: {}", ev.agent(), ev.error()));
             ev.recover("the child is unavailable; answer without it");
             std::future::ready(Ok(ev))
         })
-        // Registered last: error events run in reverse, so it sees SubAgentError before the
+        // Registered last: error events run in reverse, so it sees SubAgentFailed before the
         // recovering hook ends the chain.
         .with(
             Recorder::new(&log)
@@ -316,7 +322,7 @@ async fn sub_agent_error_recovers_when_the_child_fails() {
     let sent = result_sent(&model, 1);
     assert!(!sent.is_error);
     assert_eq!(sent.content, "the child is unavailable; answer without it");
-    // The child fails (its RunError fires with the inherited hook), then the parent recovers.
+    // The child fails (its RunFailed fires with the inherited hook), then the parent recovers.
     let log = entries(&log);
     let from = log
         .iter()
@@ -330,8 +336,8 @@ async fn sub_agent_error_recovers_when_the_child_fails() {
             "parent/child MessageAdded:user",
             "parent/child BeforeStep:1",
             "parent/child BeforeModel",
-            "parent/child RunError",
-            "parent SubAgentError:child",
+            "parent/child RunFailed",
+            "parent SubAgentFailed:child",
             "parent AfterTool:child",
             "parent MessageAdded:tool",
         ]

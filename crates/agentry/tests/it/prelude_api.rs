@@ -167,5 +167,5 @@ fn the_prelude_names_what_hook_authors_use() {
     let _failure = HookFailure::Error("e".into());
     let _builder: AgentBuilder<(), String> = Agent::builder("a");
     fn _events(_: &ApprovalRequested, _: &ApprovalResolved, _: &BeforeCompact, _: &AfterCompact) {}
-    fn _more(_: &CompactError, _: &StoppedByHuman, _: &PendingApproval, _: Option<BoxError>) {}
+    fn _more(_: &CompactFailed, _: &StoppedByHuman, _: &PendingApproval, _: Option<BoxError>) {}
 }

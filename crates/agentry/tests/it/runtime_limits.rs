@@ -199,7 +199,7 @@ async fn a_tool_that_never_returns_gives_the_model_an_error_naming_the_default_t
     let e = errors.clone();
     let agent = calls_stuck(&model)
         .tool(stuck_tool("stuck"))
-        .with(on::tool_error(move |ev, _ctx| {
+        .with(on::tool_failed(move |ev, _ctx| {
             push(&e, ev.error());
             std::future::ready(Ok(ev))
         }))
@@ -221,7 +221,7 @@ async fn a_tool_that_never_returns_gives_the_model_an_error_naming_the_default_t
     assert_eq!(
         entries(&errors),
         [sent],
-        "ToolError hooks see the same failure"
+        "ToolFailed hooks see the same failure"
     );
 }
 

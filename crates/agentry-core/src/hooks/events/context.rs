@@ -1,4 +1,4 @@
-//! The payloads of the `context` event group: BeforeCompact, AfterCompact, CompactError.
+//! The payloads of the `context` event group: BeforeCompact, AfterCompact, CompactFailed.
 
 use super::Decides;
 use crate::agent::{CompactPlan, OnCompactError};
@@ -102,7 +102,7 @@ impl Decides for AfterCompact {}
 /// The summarising call failed. A hook may supply the summary itself, or change what the run
 /// does next (`policy`: go on uncompacted, or fail).
 #[derive(Clone, Debug)]
-pub struct CompactError {
+pub struct CompactFailed {
     /// The failure.
     error: ModelError,
     /// What was to be folded.
@@ -112,7 +112,7 @@ pub struct CompactError {
     recovery: Option<String>,
     marks: u32,
 }
-impl CompactError {
+impl CompactFailed {
     /// The failure.
     pub fn error(&self) -> &ModelError {
         &self.error
@@ -122,10 +122,10 @@ impl CompactError {
         self.plan
     }
 }
-impl CompactError {
+impl CompactFailed {
     /// A new event.
     pub fn new(error: ModelError, plan: CompactPlan, policy: OnCompactError) -> Self {
-        CompactError {
+        CompactFailed {
             error,
             plan,
             policy,
@@ -143,7 +143,7 @@ impl CompactError {
         self.recovery.as_deref()
     }
 }
-impl Decides for CompactError {
+impl Decides for CompactFailed {
     fn decided(&self) -> bool {
         self.recovery.is_some()
     }

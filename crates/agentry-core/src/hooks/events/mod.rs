@@ -13,15 +13,15 @@ mod sub_agent;
 mod tool;
 
 pub use batch::{AfterToolBatch, BatchPlan, BeforeToolBatch};
-pub use context::{AfterCompact, BeforeCompact, CompactError};
+pub use context::{AfterCompact, BeforeCompact, CompactFailed};
 pub use human::{ApprovalRequested, ApprovalResolved, Resolver, StoppedByHuman};
 pub use meta::{HookFailed, HookFinished, HookStarted};
 pub use model::{AfterModel, BeforeModel, TextDelta, Thinking};
-pub use run::{RunEnd, RunError, RunStart};
+pub use run::{RunEnd, RunFailed, RunStart};
 pub use state::{Custom, MessageAdded, StateChange};
 pub use step::{AfterStep, BeforeStep, StepDecision, Stop};
-pub use sub_agent::{AfterSubAgent, BeforeSubAgent, SubAgentError};
-pub use tool::{AfterTool, BeforeTool, ToolDecision, ToolError};
+pub use sub_agent::{AfterSubAgent, BeforeSubAgent, SubAgentFailed};
+pub use tool::{AfterTool, BeforeTool, ToolDecision, ToolFailed};
 
 /// Whether a hook took a decision on the event (block, mock, skip, stop, recover, ...).
 ///

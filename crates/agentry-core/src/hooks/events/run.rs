@@ -1,4 +1,4 @@
-//! The `run` group: RunStart, RunEnd, RunError.
+//! The `run` group: RunStart, RunEnd, RunFailed.
 
 use super::Decides;
 use crate::{Error, StopReason, Usage};
@@ -13,7 +13,7 @@ pub struct RunStart {
 }
 impl Decides for RunStart {}
 
-/// A run ended (not after a failure: see [`RunError`]).
+/// A run ended (not after a failure: see [`RunFailed`]).
 #[derive(Clone, Debug)]
 pub struct RunEnd {
     /// Why it ended.
@@ -57,22 +57,22 @@ impl Decides for RunEnd {}
 
 /// A run failed. A hook may recover with an output; the run then ends normally.
 #[derive(Clone, Debug)]
-pub struct RunError {
+pub struct RunFailed {
     /// The failure.
     error: Arc<Error>,
     recovery: Option<Value>,
     marks: u32,
 }
-impl RunError {
+impl RunFailed {
     /// The failure.
     pub fn error(&self) -> &Arc<Error> {
         &self.error
     }
 }
-impl RunError {
+impl RunFailed {
     /// A new event.
     pub fn new(error: Arc<Error>) -> Self {
-        RunError {
+        RunFailed {
             error,
             recovery: None,
             marks: 0,
@@ -88,7 +88,7 @@ impl RunError {
         self.recovery.as_ref()
     }
 }
-impl Decides for RunError {
+impl Decides for RunFailed {
     fn decided(&self) -> bool {
         self.recovery.is_some()
     }

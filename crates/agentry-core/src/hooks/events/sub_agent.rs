@@ -1,4 +1,4 @@
-//! The `sub-agent` group: BeforeSubAgent, AfterSubAgent, SubAgentError.
+//! The `sub-agent` group: BeforeSubAgent, AfterSubAgent, SubAgentFailed.
 
 use super::Decides;
 
@@ -94,7 +94,7 @@ impl Decides for AfterSubAgent {}
 
 /// A sub-agent failed. A hook may recover with an output.
 #[derive(Clone, Debug)]
-pub struct SubAgentError {
+pub struct SubAgentFailed {
     /// The sub-agent's name.
     agent: String,
     /// Its input.
@@ -105,7 +105,7 @@ pub struct SubAgentError {
     rewritten: Option<String>,
     marks: u32,
 }
-impl SubAgentError {
+impl SubAgentFailed {
     /// The sub-agent's name.
     pub fn agent(&self) -> &str {
         &self.agent
@@ -119,10 +119,10 @@ impl SubAgentError {
         &self.error
     }
 }
-impl SubAgentError {
+impl SubAgentFailed {
     /// A new event.
     pub fn new(agent: String, input: String, error: String) -> Self {
-        SubAgentError {
+        SubAgentFailed {
             agent,
             input,
             error,
@@ -150,7 +150,7 @@ impl SubAgentError {
         self.rewritten.as_deref()
     }
 }
-impl Decides for SubAgentError {
+impl Decides for SubAgentFailed {
     fn decided(&self) -> bool {
         self.recovery.is_some()
     }

@@ -1,4 +1,4 @@
-//! The `tool` group: BeforeTool, AfterTool, ToolError.
+//! The `tool` group: BeforeTool, AfterTool, ToolFailed.
 
 use super::Decides;
 use crate::{ToolCallRef, ToolInfo, ToolResult};
@@ -199,7 +199,7 @@ impl Decides for AfterTool {}
 
 /// A tool call failed (an error or a panic). A hook may recover with a result.
 #[derive(Clone, Debug)]
-pub struct ToolError {
+pub struct ToolFailed {
     call: ToolCallRef,
     /// The input the tool received.
     input: Value,
@@ -210,7 +210,7 @@ pub struct ToolError {
     marks: u32,
     info: Option<Arc<ToolInfo>>,
 }
-impl ToolError {
+impl ToolFailed {
     /// The input the tool received.
     pub fn input(&self) -> &Value {
         &self.input
@@ -220,7 +220,7 @@ impl ToolError {
         &self.error
     }
 }
-impl ToolError {
+impl ToolFailed {
     /// A new event for a call given by id and tool name.
     pub fn new(
         call_id: impl Into<Arc<str>>,
@@ -228,11 +228,11 @@ impl ToolError {
         input: Value,
         error: String,
     ) -> Self {
-        ToolError::for_call(ToolCallRef::named(call_id, name), input, error)
+        ToolFailed::for_call(ToolCallRef::named(call_id, name), input, error)
     }
     /// A new event for a call (runtimes use this: it copies nothing).
     pub fn for_call(call: ToolCallRef, input: Value, error: String) -> Self {
-        ToolError {
+        ToolFailed {
             call,
             input,
             error,
@@ -282,7 +282,7 @@ impl ToolError {
         self.rewritten.as_deref()
     }
 }
-impl Decides for ToolError {
+impl Decides for ToolFailed {
     fn decided(&self) -> bool {
         self.recovery.is_some()
     }

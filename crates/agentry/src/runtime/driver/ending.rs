@@ -1,10 +1,10 @@
-//! How a run ends: RunError recovery, a cancellation, a deadline, the calls an interruption
+//! How a run ends: RunFailed recovery, a cancellation, a deadline, the calls an interruption
 //! cut off, the outcome checkpointed before RunEnd hooks.
 
 use super::{Driver, Ending, Finished};
 use crate::runtime::open_calls::OpenCall;
 use agentry_core::hooks::{
-    AfterModel, Events, HookFailed, RunEnd, RunError, SubAgentError, ToolError,
+    AfterModel, Events, HookFailed, RunEnd, RunFailed, SubAgentFailed, ToolFailed,
 };
 use agentry_core::run::machine::Interruption;
 use agentry_core::{Error, FinishReason, ModelResponse, RunEvent, StopReason};
@@ -13,13 +13,13 @@ use std::sync::Arc;
 
 impl Driver {
     pub(super) async fn recover(&mut self, error: Error) -> Result<Ending, Error> {
-        if !self.scope.wants(Events::RUN_ERROR) {
+        if !self.scope.wants(Events::RUN_FAILED) {
             return Err(error);
         }
         let error = Arc::new(error);
         let (ev, by) = self
             .scope
-            .hook_decided(RunError::new(error.clone()))
+            .hook_decided(RunFailed::new(error.clone()))
             .await?;
         if let Some(output) = ev.recovery() {
             let stop = StopReason::Recovered {
@@ -93,12 +93,12 @@ impl Driver {
             match open {
                 OpenCall::Tool { call, input } => {
                     self.scope
-                        .hook(ToolError::for_call(call, input, error))
+                        .hook(ToolFailed::for_call(call, input, error))
                         .await?;
                 }
                 OpenCall::SubAgent { agent, input } => {
                     self.scope
-                        .hook(SubAgentError::new(agent, input, error))
+                        .hook(SubAgentFailed::new(agent, input, error))
                         .await?;
                 }
             }

@@ -218,7 +218,7 @@ impl Driver {
         Ok(())
     }
 
-    /// Runs to the end: the body under cancellation and deadlines, then RunError recovery,
+    /// Runs to the end: the body under cancellation and deadlines, then RunFailed recovery,
     /// RunEnd and the final checkpoint. Runs started inside it (from a tool or hook) know it
     /// encloses them.
     pub(crate) fn drive(

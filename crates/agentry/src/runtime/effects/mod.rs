@@ -96,7 +96,7 @@ pub struct SubAgentRequest {
     pub agent: String,
     /// Its task: the run's input, as BeforeSubAgent hooks left it.
     pub task: String,
-    /// The call's input as BeforeTool hooks left it (AfterTool and ToolError hooks see it).
+    /// The call's input as BeforeTool hooks left it (AfterTool and ToolFailed hooks see it).
     pub input: Value,
 }
 

@@ -7,7 +7,7 @@ use crate::runtime::driver::stop_reason;
 use crate::runtime::nesting;
 use crate::runtime::tool_call::Settled;
 use agentry_core::hooks::{
-    AfterToolBatch, BeforeStep, BeforeToolBatch, Events, MessageAdded, RunEnd, RunError, RunStart,
+    AfterToolBatch, BeforeStep, BeforeToolBatch, Events, MessageAdded, RunEnd, RunFailed, RunStart,
     StepDecision,
 };
 use agentry_core::{
@@ -95,7 +95,7 @@ impl RunEffects {
 
     /// The compaction phase of a step, before its model turn: when the agent compacts its
     /// history and the prompt passed its threshold, BeforeCompact, the summarising call (or the
-    /// window's note), CompactError and AfterCompact, as in-process. Returns what it folded, for
+    /// window's note), CompactFailed and AfterCompact, as in-process. Returns what it folded, for
     /// the caller to fold in its own copy of the history ([`Folded::apply`]).
     pub async fn compact(&mut self) -> Result<Option<Folded>, Error> {
         let d = &mut self.driver;
@@ -118,7 +118,7 @@ impl RunEffects {
 
     /// Runs call `index` of the pending turn: BeforeTool (which may rewrite, block, mock or ask
     /// for approval), the tool through the around-tool middleware within its time limit (a
-    /// sub-agent runs here as a child run), then AfterTool or ToolError. With `decided`, a
+    /// sub-agent runs here as a child run), then AfterTool or ToolFailed. With `decided`, a
     /// person's decision on the call (which waited for it): ApprovalResolved hooks see it
     /// first.
     ///
@@ -215,8 +215,8 @@ impl RunEffects {
     }
 
     /// Closes call `index` of the pending turn, a sub-agent call handed over as `request`, with
-    /// how the sub-agent's run ended: AfterSubAgent or SubAgentError hooks, then AfterTool or
-    /// ToolError, as when the sub-agent runs in-process.
+    /// how the sub-agent's run ended: AfterSubAgent or SubAgentFailed hooks, then AfterTool or
+    /// ToolFailed, as when the sub-agent runs in-process.
     ///
     /// # Errors
     /// A hook's failure (it fails the run), or no pending call at `index`.
@@ -266,18 +266,18 @@ impl RunEffects {
         nesting::inside(ctx, d.stop_event(reason, output)).await
     }
 
-    /// RunError hooks for a run that failed with `error`: the output and stop reason when a
+    /// RunFailed hooks for a run that failed with `error`: the output and stop reason when a
     /// hook recovered, else `None` (the run fails with `error`).
     pub async fn recover(&mut self, error: Error) -> Result<Option<(Value, StopReason)>, Error> {
         let d = &mut self.driver;
-        if !d.scope.wants(Events::RUN_ERROR) {
+        if !d.scope.wants(Events::RUN_FAILED) {
             return Ok(None);
         }
         let error = Arc::new(error);
         let scope = d.scope.clone();
         let (ev, by) = nesting::inside(
             scope.ctx.clone(),
-            scope.hook_decided(RunError::new(error.clone())),
+            scope.hook_decided(RunFailed::new(error.clone())),
         )
         .await?;
         Ok(ev.recovery().map(|output| {

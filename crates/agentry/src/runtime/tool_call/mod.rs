@@ -1,5 +1,5 @@
 //! The tool phase of a step: each call goes through BeforeTool, validation, around-tool
-//! middleware, the tool (or sub-agent), StateChange, and AfterTool or ToolError. Several calls of
+//! middleware, the tool (or sub-agent), StateChange, and AfterTool or ToolFailed. Several calls of
 //! one turn run concurrently unless the agent turns that off.
 
 use super::driver::Driver;
@@ -8,7 +8,7 @@ use super::open_calls::OpenCall;
 use agentry_core::deadline::{Elapsed, within};
 use agentry_core::hooks::{
     AfterTool, BeforeTool, Events, HookStep, Next, Resolver, Terminal, ToolCallRequest,
-    ToolDecision, ToolError, ToolOutcome,
+    ToolDecision, ToolFailed, ToolOutcome,
 };
 use agentry_core::run::machine::ToolsRan;
 use agentry_core::{
@@ -108,7 +108,7 @@ impl Driver {
             serde_json::from_str::<Value>(raw).map_err(|e| e.to_string())
         };
         let settled = self.settle(turn, index, parsed, approved).await;
-        if self.scope.wants(Events::BEFORE_TOOL | Events::TOOL_ERROR) {
+        if self.scope.wants(Events::BEFORE_TOOL | Events::TOOL_FAILED) {
             self.open_calls.close(&call.id, false);
         }
         let settled = settled?;
@@ -120,7 +120,7 @@ impl Driver {
     }
 
     /// Closes call `index` of `turn`, a sub-agent call handed over as `request`, with how the
-    /// sub-agent's run ended: AfterSubAgent or SubAgentError, then AfterTool or ToolError, as
+    /// sub-agent's run ended: AfterSubAgent or SubAgentFailed, then AfterTool or ToolFailed, as
     /// when it runs here.
     pub(crate) async fn sub_agent_finished(
         &self,
@@ -137,7 +137,7 @@ impl Driver {
         };
         if self
             .scope
-            .wants(Events::BEFORE_TOOL | Events::TOOL_ERROR | Events::SUB_AGENT_ERROR)
+            .wants(Events::BEFORE_TOOL | Events::TOOL_FAILED | Events::SUB_AGENT_FAILED)
         {
             self.open_calls.close(&call.id, false);
         }
@@ -220,8 +220,8 @@ impl Driver {
                 scope.run_hooks(&mut slot).await?;
                 (decision, input) = slot.expect("hooks give the event back").into_parts();
             }
-            if scope.wants(Events::TOOL_ERROR) {
-                // Open until it closes; a run interrupted meanwhile closes it with ToolError.
+            if scope.wants(Events::TOOL_FAILED) {
+                // Open until it closes; a run interrupted meanwhile closes it with ToolFailed.
                 let call = ToolCallRef::in_turn(turn.clone(), index);
                 let open = OpenCall::Tool {
                     call,
@@ -265,15 +265,15 @@ impl Driver {
             // Approved (a request for approval was answered above).
             None | Some(ToolDecision::NeedsApproval(_)) => {
                 if let Some(problems) = schema_violations(tool.validator(), &input) {
-                    // Not called; like any failed call, it closes its BeforeTool with ToolError.
+                    // Not called; like any failed call, it closes its BeforeTool with ToolFailed.
                     Err(ToolFailure::new(format!(
                         "the arguments of `{}` do not match its schema: {problems}; call it again with arguments that match",
                         call.name
                     )))
                 } else {
-                    // AfterTool and ToolError hooks see the input after the call: when some want it,
+                    // AfterTool and ToolFailed hooks see the input after the call: when some want it,
                     // the tool reads it in place; otherwise the tool takes it.
-                    let keep = scope.wants(Events::AFTER_TOOL | Events::TOOL_ERROR);
+                    let keep = scope.wants(Events::AFTER_TOOL | Events::TOOL_FAILED);
                     let outcome = match tool {
                         AgentTool::Tool { tool, .. } => {
                             let arg = if keep {
@@ -311,7 +311,7 @@ impl Driver {
         self.close_call(turn, index, input, info, outcome).await
     }
 
-    /// Closes call `index` of `turn` with its outcome: AfterTool hooks see a result, ToolError
+    /// Closes call `index` of `turn` with its outcome: AfterTool hooks see a result, ToolFailed
     /// hooks a failure (and may recover or rewrite it).
     async fn close_call(
         &self,
@@ -329,9 +329,9 @@ impl Driver {
                 if let Some(hook_error) = failure.hook_error() {
                     return Err(Error::Hook(hook_error.clone()));
                 }
-                if scope.wants(Events::TOOL_ERROR) {
+                if scope.wants(Events::TOOL_FAILED) {
                     let call_ref = ToolCallRef::in_turn(turn.clone(), index);
-                    let ev = ToolError::for_call(call_ref, input, failure.message().to_string())
+                    let ev = ToolFailed::for_call(call_ref, input, failure.message().to_string())
                         .with_info(info.cloned());
                     let ev = scope.hook(ev).await?;
                     if let Some(content) = ev.recovery() {

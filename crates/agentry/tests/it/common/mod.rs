@@ -127,8 +127,8 @@ impl Hook for Recorder {
         self.rec(ctx, "RunEnd".into());
         Ok(ev)
     }
-    async fn run_error(&self, ev: RunError, ctx: &HookCtx) -> HookResult<RunError> {
-        self.rec(ctx, "RunError".into());
+    async fn run_failed(&self, ev: RunFailed, ctx: &HookCtx) -> HookResult<RunFailed> {
+        self.rec(ctx, "RunFailed".into());
         Ok(ev)
     }
     async fn before_step(&self, ev: BeforeStep, ctx: &HookCtx) -> HookResult<BeforeStep> {
@@ -167,8 +167,8 @@ impl Hook for Recorder {
         self.rec(ctx, format!("AfterTool:{}", ev.name()));
         Ok(ev)
     }
-    async fn tool_error(&self, ev: ToolError, ctx: &HookCtx) -> HookResult<ToolError> {
-        self.rec(ctx, format!("ToolError:{}", ev.name()));
+    async fn tool_failed(&self, ev: ToolFailed, ctx: &HookCtx) -> HookResult<ToolFailed> {
+        self.rec(ctx, format!("ToolFailed:{}", ev.name()));
         Ok(ev)
     }
     async fn before_sub_agent(
@@ -183,8 +183,12 @@ impl Hook for Recorder {
         self.rec(ctx, format!("AfterSubAgent:{}", ev.agent()));
         Ok(ev)
     }
-    async fn sub_agent_error(&self, ev: SubAgentError, ctx: &HookCtx) -> HookResult<SubAgentError> {
-        self.rec(ctx, format!("SubAgentError:{}", ev.agent()));
+    async fn sub_agent_failed(
+        &self,
+        ev: SubAgentFailed,
+        ctx: &HookCtx,
+    ) -> HookResult<SubAgentFailed> {
+        self.rec(ctx, format!("SubAgentFailed:{}", ev.agent()));
         Ok(ev)
     }
     async fn state_change(&self, ev: StateChange, ctx: &HookCtx) -> HookResult<StateChange> {
