@@ -1,0 +1,382 @@
+//! Every command through the real binary, on a real SQLite store, with a scripted model.
+
+use crate::common::{Project, run_id};
+use predicates::prelude::*;
+use serde_json::{Value, json};
+
+const SCRIPTED: &str = r#"
+[agents.helper]
+model = "scripted:turns.json"
+instructions = "You help."
+tools = ["Read", "Write"]
+"#;
+
+#[test]
+fn run_streams_text_and_ends_with_a_summary() {
+    let p = Project::new(SCRIPTED, json!([{"text": "Hello from the script."}]));
+    p.agentry()
+        .args(["run", "say", "hello"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("Hello from the script."))
+        .stdout(predicate::str::contains("1 steps"))
+        .stdout(predicate::str::contains("final answer"));
+    assert!(
+        p.file(".agentry/runs.db").is_file(),
+        "the default store is beside the config"
+    );
+}
+
+#[test]
+fn json_run_is_ndjson_events_then_the_result() {
+    let p = Project::new(
+        SCRIPTED,
+        json!([
+            {"tool_calls": [{"name": "Read", "input": {"file_path": "notes.txt"}}]},
+            {"text": "It says hi."}
+        ]),
+    );
+    std::fs::write(p.file("notes.txt"), "hi\n").unwrap();
+    let (lines, code) = p.json(&["run", "read my notes"]);
+    assert_eq!(code, 0);
+    let kinds: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds.first(), Some(&"run_started"));
+    assert!(
+        kinds.contains(&"tool_started") && kinds.contains(&"tool_finished"),
+        "{kinds:?}"
+    );
+    let finished = lines.iter().find(|l| l["type"] == "tool_finished").unwrap();
+    assert!(
+        finished["result"]["content"]
+            .as_str()
+            .unwrap()
+            .contains("hi")
+    );
+    let last = lines.last().unwrap();
+    assert_eq!(last["type"], "result");
+    assert_eq!(last["output"], "It says hi.");
+    assert_eq!(last["stop"]["kind"], "final_answer");
+}
+
+#[test]
+fn a_call_that_needs_approval_pauses_and_approve_continues_it() {
+    let p = Project::new(
+        SCRIPTED,
+        json!([
+            {"tool_calls": [{"name": "Write", "input": {"file_path": "out.txt", "content": "written"}}]},
+            {"text": "Wrote it."}
+        ]),
+    );
+    let (lines, code) = p.json(&["run", "write the file"]);
+    assert_eq!(code, 3, "a paused run exits 3: {lines:?}");
+    let run = run_id(&lines);
+    assert!(
+        !p.file("out.txt").exists(),
+        "nothing is written before approval"
+    );
+
+    let (listed, code) = p.json(&["runs", "--status", "awaiting_approval"]);
+    assert_eq!(code, 0);
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0]["run_id"], run.as_str());
+
+    p.agentry()
+        .args(["show", &run])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("waiting: Write out.txt"));
+
+    let (lines, code) = p.json(&["approve", &run]);
+    assert_eq!(code, 0, "{lines:?}");
+    assert_eq!(lines.last().unwrap()["output"], "Wrote it.");
+    assert_eq!(
+        std::fs::read_to_string(p.file("out.txt")).unwrap(),
+        "written"
+    );
+
+    // Approving again is an error that changes nothing.
+    p.agentry()
+        .args(["approve", &run])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("not waiting for approval"));
+}
+
+#[test]
+fn reject_tells_the_model_and_reject_stop_ends_the_run() {
+    let turns = json!([
+        {"tool_calls": [{"name": "Write", "input": {"file_path": "out.txt", "content": "x"}}]},
+        {"text": "Understood."}
+    ]);
+    let p = Project::new(SCRIPTED, turns.clone());
+    let (lines, _) = p.json(&["run", "write"]);
+    let run = run_id(&lines);
+    let (_, code) = p.json(&["reject", &run, "--reason", "not in this folder"]);
+    assert_eq!(code, 0);
+    assert!(!p.file("out.txt").exists());
+    p.agentry()
+        .args(["show", &run])
+        .assert()
+        .stdout(predicate::str::contains("not in this folder"));
+
+    let (lines, _) = p.json(&["run", "write"]);
+    let run = run_id(&lines);
+    let (lines, code) = p.json(&["reject", &run, "--reason", "no", "--stop"]);
+    assert_eq!(code, 4, "a run stopped by a person exits 4: {lines:?}");
+    assert_eq!(lines.last().unwrap()["stop"]["kind"], "stopped_by_human");
+}
+
+#[test]
+fn cancel_stops_a_paused_run() {
+    let p = Project::new(
+        SCRIPTED,
+        json!([{"tool_calls": [{"name": "Write", "input": {"file_path": "a", "content": "b"}}]}]),
+    );
+    let (lines, _) = p.json(&["run", "write"]);
+    let run = run_id(&lines);
+    p.agentry().args(["cancel", &run]).assert().code(0);
+    let (listed, _) = p.json(&["runs", "--status", "awaiting_approval"]);
+    assert!(listed.is_empty(), "{listed:?}");
+    p.agentry()
+        .args(["cancel", &run])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("already ended"));
+}
+
+#[test]
+fn file_tools_refuse_paths_outside_the_workspace() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "s3cret").unwrap();
+    let p = Project::new(
+        SCRIPTED,
+        json!([
+            {"tool_calls": [
+                {"name": "Read", "input": {"file_path": "../secret.txt"}},
+                {"name": "Read", "input": {"file_path": outside.path().join("secret.txt")}},
+                {"name": "Read", "input": {"file_path": "link/secret.txt"}}
+            ]},
+            {"text": "Could not read it."}
+        ]),
+    );
+    std::os::unix::fs::symlink(outside.path(), p.file("link")).unwrap();
+    let (lines, code) = p.json(&["run", "read the secret"]);
+    assert_eq!(code, 0);
+    let results: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "tool_finished")
+        .map(|l| &l["result"])
+        .collect();
+    assert_eq!(results.len(), 3);
+    for r in results {
+        assert_eq!(r["is_error"], true, "{r}");
+        assert!(!r["content"].as_str().unwrap().contains("s3cret"), "{r}");
+    }
+}
+
+#[test]
+fn config_errors_give_file_line_column_and_what_is_allowed() {
+    let p = Project::new(
+        "[agents.helper]\nmodel = \"scripted:turns.json\"\ninstructons = \"x\"\n",
+        json!([]),
+    );
+    p.agentry()
+        .args(["config", "check"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "agentry.toml:3:1: unknown field `instructons`",
+        ))
+        .stderr(predicate::str::contains("`instructions`"));
+
+    let p = Project::new(
+        "[agents.helper]\nmodel = \"scripted:turns.json\"\ntools = [\"Read\", \"Raed\"]\n",
+        json!([]),
+    );
+    p.agentry()
+        .args(["config", "check"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("agentry.toml:3:18:"))
+        .stderr(predicate::str::contains(
+            "`Raed`, which is not a built-in tool",
+        ));
+
+    let p = Project::new(
+        "[agents.a]\nmodel = \"scripted:turns.json\"\nsub_agents = [\"b\"]\n[agents.b]\nmodel = \"scripted:turns.json\"\nsub_agents = [\"a\"]\n",
+        json!([]),
+    );
+    p.agentry()
+        .args(["config", "check"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cycle"));
+
+    let p = Project::new("[hooks.guards]\nmax_wall_time = \"soon\"\n", json!([]));
+    p.agentry()
+        .args(["config", "check"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("agentry.toml:2:17:"))
+        .stderr(predicate::str::contains("`soon` is not a duration"));
+}
+
+#[test]
+fn init_writes_a_starter_that_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = assert_cmd::Command::cargo_bin("agentry").unwrap();
+    cmd.current_dir(dir.path()).arg("init").assert().code(0);
+    let mut cmd = assert_cmd::Command::cargo_bin("agentry").unwrap();
+    cmd.current_dir(dir.path())
+        .args(["config", "check"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "agent assistant (default): tools Read, Glob, Grep",
+        ));
+    let mut cmd = assert_cmd::Command::cargo_bin("agentry").unwrap();
+    cmd.current_dir(dir.path())
+        .arg("init")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("--force"));
+}
+
+#[test]
+fn the_published_schema_is_the_one_the_binary_prints() {
+    let out = assert_cmd::Command::cargo_bin("agentry")
+        .unwrap()
+        .args(["config", "schema"])
+        .output()
+        .unwrap();
+    let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let published: Value = serde_json::from_str(include_str!("../../agentry.schema.json")).unwrap();
+    assert!(
+        printed == published,
+        "agentry.schema.json is stale: `cargo run -p agentry-cli -- config schema > crates/agentry-cli/agentry.schema.json`"
+    );
+    assert!(printed["properties"]["agents"].is_object());
+    assert!(printed["definitions"]["ToolsConfig"]["properties"]["Bash"].is_object());
+}
+
+#[test]
+fn hooks_list_and_hook_decisions_in_the_live_view() {
+    let config = format!(
+        "{SCRIPTED}\n[hooks.tool_policy]\ndeny = [\"Write\"]\n\n[[hooks.events.PreToolUse]]\nmatcher = \"Read\"\nhooks = [{{ type = \"command\", command = \"echo '{{\\\"decision\\\": \\\"block\\\", \\\"reason\\\": \\\"no reading today\\\"}}'\" }}]\n"
+    );
+    let p = Project::new(
+        &config,
+        json!([
+            {"tool_calls": [{"name": "Write", "input": {"file_path": "a", "content": "b"}}]},
+            {"tool_calls": [{"name": "Read", "input": {"file_path": "a"}}]},
+            {"text": "Gave up."}
+        ]),
+    );
+    p.agentry()
+        .args(["hooks", "list"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "tool_policy: allow by default; deny Write",
+        ))
+        .stdout(predicate::str::contains(
+            "hooks.events: 1 handler group(s) on PreToolUse",
+        ));
+    let out = p.agentry().args(["run", "try"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let text = normalise(&text);
+    insta::assert_snapshot!(text);
+}
+
+/// The live view without what changes from run to run (ids, times).
+fn normalise(text: &str) -> String {
+    let id =
+        regex::Regex::new(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}").unwrap();
+    let secs = regex::Regex::new(r"\d+\.\d s").unwrap();
+    let call = regex::Regex::new(r"call_[A-Za-z0-9_-]+").unwrap();
+    let text = id.replace_all(text, "RUN");
+    let text = secs.replace_all(&text, "T s");
+    call.replace_all(&text, "CALL").into_owned()
+}
+
+#[test]
+fn the_book_sample_config_checks() {
+    let book = include_str!("../../../../docs/src/cli.md");
+    let start = book.find("```toml\n").expect("a toml sample") + "```toml\n".len();
+    let sample = &book[start..start + book[start..].find("```").unwrap()];
+    let p = Project::new(sample, json!([]));
+    std::fs::write(
+        p.file(".mcp.json"),
+        r#"{"mcpServers": {"files": {"command": "true"}}}"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(p.file(".claude")).unwrap();
+    std::fs::write(
+        p.file(".claude/settings.json"),
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}}"#,
+    )
+    .unwrap();
+    p.agentry()
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .args(["config", "check"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "agent coder (default): tools Read, Glob, Grep, Edit, Bash, reviewer",
+        ));
+    p.agentry()
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .args(["hooks", "list"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "command hooks of .claude/settings.json",
+        ))
+        .stdout(predicate::str::contains("guards: max 40 steps"));
+}
+
+#[test]
+fn a_reader_that_closes_stdout_early_ends_the_command_quietly() {
+    let p = Project::new(SCRIPTED, json!([{"text": "Hello."}]));
+    let (lines, _) = p.json(&["run", "hi"]);
+    let run = run_id(&lines);
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("agentry"))
+        .current_dir(p.path())
+        .args(["--json", "show", &run, "--events"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // `| head -0`: the reader is gone before anything is written.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(141), "{stderr}");
+}
+
+#[test]
+fn chat_keeps_one_session_across_turns_and_ends_it_when_input_ends() {
+    let config = format!(
+        "{SCRIPTED}\n[[hooks.events.SessionEnd]]\nhooks = [{{ type = \"command\", command = \"jq -r .reason >> ends.txt\" }}]\n"
+    );
+    let p = Project::new(
+        &config,
+        json!([{"text": "First answer."}, {"text": "Second answer."}]),
+    );
+    p.agentry()
+        .args(["chat", "--session", "talk-1"])
+        .write_stdin("hello\nand again\n")
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("First answer."))
+        .stdout(predicate::str::contains("Second answer."));
+    // Two runs of one session; the second started where the first left off.
+    let (runs, _) = p.json(&["runs", "--session", "talk-1"]);
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    // The session ended once, when the input did.
+    assert_eq!(
+        std::fs::read_to_string(p.file("ends.txt")).unwrap(),
+        "prompt_input_exit\n"
+    );
+}

@@ -1,0 +1,192 @@
+//! `agentry hooks test`: the configured hooks (built-ins and real command-hook scripts) run on a
+//! sample event through the real binary; each hook's decision and time are printed.
+
+use crate::common::Project;
+use predicates::prelude::*;
+use serde_json::{Value, json};
+
+/// A project whose PreToolUse script blocks `rm -rf` (exit 2) and rewrites `ls` (updatedInput),
+/// whose Stop script vetoes a stop once, with a tool policy that denies Write.
+fn project() -> Project {
+    let config = r#"
+[agents.dev]
+model = "scripted:turns.json"
+tools = ["Bash", "Read"]
+
+[hooks]
+settings_files = [".claude/settings.json"]
+
+[hooks.tool_policy]
+deny = ["Write"]
+"#;
+    let p = Project::new(config, json!([]));
+    std::fs::create_dir_all(p.file(".claude")).unwrap();
+    std::fs::write(
+        p.file(".claude/guard.sh"),
+        r#"#!/bin/sh
+input=$(cat)
+case "$input" in
+  *'rm -rf'*) echo "rm -rf is not allowed" >&2; exit 2 ;;
+  *'"command":"ls'*) printf '%s' '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":"ls --color=never"}}}' ;;
+esac
+exit 0
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        p.file(".claude/stop.sh"),
+        "#!/bin/sh\ncat >/dev/null\necho '{\"decision\": \"block\", \"reason\": \"run the tests first\"}'\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p.file(".claude/settings.json"),
+        json!({"hooks": {
+            "PreToolUse": [{"matcher": "Bash", "hooks": [
+                {"type": "command", "command": "sh \"$CLAUDE_PROJECT_DIR/.claude/guard.sh\""}]}],
+            "Stop": [{"hooks": [
+                {"type": "command", "command": "sh \"$CLAUDE_PROJECT_DIR/.claude/stop.sh\""}]}]
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    p
+}
+
+fn test_json(p: &Project, event: &str, sample: Value) -> (Value, i32) {
+    std::fs::write(p.file("sample.json"), sample.to_string()).unwrap();
+    let (lines, code) = p.json(&["hooks", "test", event, "--input", "sample.json"]);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    (lines.into_iter().next().unwrap(), code)
+}
+
+#[test]
+fn a_script_that_exits_2_blocks_and_is_named_with_its_time() {
+    let p = project();
+    let (report, code) = test_json(
+        &p,
+        "PreToolUse",
+        json!({"tool_name": "Bash", "tool_input": {"command": "rm -rf /"}}),
+    );
+    assert_eq!(code, 0, "{report}");
+    let hooks = report["hooks"].as_array().unwrap();
+    let names: Vec<&str> = hooks.iter().map(|h| h["hook"].as_str().unwrap()).collect();
+    assert_eq!(names, ["tool-policy", "command hooks"], "{report}");
+    assert_eq!(hooks[0]["changed"], json!({}));
+    assert_eq!(hooks[1]["decided"], true);
+    assert_eq!(
+        hooks[1]["changed"]["decision"],
+        json!({"block": "rm -rf is not allowed"})
+    );
+    // A real process ran: it took measurable time.
+    assert!(hooks[1]["took_ms"].as_f64().unwrap() > 0.1, "{report}");
+    assert_eq!(report["decided_by"], "command hooks");
+}
+
+#[test]
+fn a_rewrite_is_shown_as_the_changed_input() {
+    let p = project();
+    let (report, _) = test_json(
+        &p,
+        "BeforeTool",
+        json!({"tool_name": "Bash", "tool_input": {"command": "ls src"}}),
+    );
+    assert_eq!(
+        report["hooks"][1]["changed"],
+        json!({"input": {"command": "ls --color=never"}})
+    );
+    assert_eq!(
+        report["result"]["input"],
+        json!({"command": "ls --color=never"})
+    );
+    assert_eq!(report["decided_by"], Value::Null);
+}
+
+#[test]
+fn a_hook_after_a_decision_is_shown_read_only() {
+    let p = project();
+    let (report, _) = test_json(
+        &p,
+        "PreToolUse",
+        json!({"tool_name": "Write", "tool_input": {"file_path": "a", "content": "b"}}),
+    );
+    assert_eq!(report["decided_by"], "tool-policy");
+    assert_eq!(report["hooks"][1]["read_only"], true);
+    assert!(
+        report["result"]["decision"]["block"]
+            .as_str()
+            .unwrap()
+            .contains("denies `Write`")
+    );
+}
+
+#[test]
+fn a_stop_hook_vetoes_a_final_answer() {
+    let p = project();
+    let (report, _) = test_json(&p, "Stop", json!({"last_assistant_message": "All done."}));
+    assert_eq!(report["result"]["veto"], "run the tests first", "{report}");
+}
+
+#[test]
+fn the_text_report_names_each_hook_and_the_decision_that_stands() {
+    let p = project();
+    p.agentry()
+        .args(["hooks", "test", "PreToolUse", "--input", "-"])
+        .write_stdin(r#"{"tool_name": "Bash", "tool_input": {"command": "rm -rf /"}}"#)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("PreToolUse: 2 hook(s) ran"))
+        .stdout(predicate::str::is_match(r"tool-policy +\d+\.\d\d ms +no change").unwrap())
+        .stdout(
+            predicate::str::is_match(
+                r"command hooks +\d+\.\d\d ms +decision → block: rm -rf is not allowed  \(this decision stands\)",
+            )
+            .unwrap(),
+        )
+        .stdout(predicate::str::contains("result: decided by command hooks"));
+}
+
+#[test]
+fn a_hook_that_fails_the_dispatch_is_named_and_exits_1() {
+    let p = project();
+    let config = std::fs::read_to_string(p.file("agentry.toml")).unwrap();
+    // Fail closed: a script that crashes fails the event instead of being let through.
+    std::fs::write(
+        p.file("agentry.toml"),
+        config.replace("[hooks]\n", "[hooks]\nfail_closed = true\n"),
+    )
+    .unwrap();
+    std::fs::write(p.file(".claude/guard.sh"), "#!/bin/sh\nexit 7\n").unwrap();
+    let (report, code) = test_json(
+        &p,
+        "PreToolUse",
+        json!({"tool_name": "Bash", "tool_input": {"command": "ls"}}),
+    );
+    assert_eq!(code, 1, "{report}");
+    assert!(
+        report["error"].as_str().unwrap().contains("command hooks"),
+        "{report}"
+    );
+    assert!(report["hooks"][1]["failure"].is_string(), "{report}");
+}
+
+#[test]
+fn bad_events_and_samples_are_usage_errors_that_say_what_is_taken() {
+    let p = project();
+    p.agentry()
+        .args(["hooks", "test", "PreTool"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("PreToolUse (BeforeTool)"));
+    std::fs::write(p.file("bad.json"), "[1, 2]").unwrap();
+    p.agentry()
+        .args(["hooks", "test", "PreToolUse", "--input", "bad.json"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("must be a JSON object"));
+    std::fs::write(p.file("bad.json"), "{}").unwrap();
+    p.agentry()
+        .args(["hooks", "test", "PreToolUse", "--input", "bad.json"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("needs a `tool_name`"));
+}

@@ -1,0 +1,188 @@
+//! A run killed or cancelled during a tool call, finished with `agentry resume`; an approval
+//! answered at a real terminal.
+
+use crate::common::Project;
+use serde_json::{Value, json};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const CONFIG: &str = r#"
+[agents.worker]
+model = "scripted:turns.json"
+tools = ["Bash", "Write"]
+
+[tools.Bash]
+approval = false
+
+[store]
+lease_ttl = "1s"
+"#;
+
+/// A Bash call that marks its start, takes a while, and marks its end.
+fn turns() -> Value {
+    json!([
+        {"tool_calls": [{"name": "Bash", "input": {"command": "echo started >> marks; sleep 3; echo done >> marks"}}]},
+        {"text": "Finished."}
+    ])
+}
+
+fn spawn_run(p: &Project) -> Child {
+    Command::new(assert_cmd::cargo::cargo_bin("agentry"))
+        .current_dir(p.path())
+        .args(["--json", "run", "work"])
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("agentry starts")
+}
+
+/// Waits until the Bash call has started.
+fn wait_for_start(p: &Project) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !std::fs::read_to_string(p.file("marks")).is_ok_and(|m| m.contains("started")) {
+        assert!(Instant::now() < deadline, "the Bash call never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The one run the store holds.
+fn the_run(p: &Project) -> Value {
+    let (runs, code) = p.json(&["runs"]);
+    assert_eq!(code, 0);
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    runs[0].clone()
+}
+
+fn resume(p: &Project, run: &str) -> (Vec<Value>, i32) {
+    // A killed process's lease expires after the configured 1 s.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (lines, code) = p.json(&["resume", run]);
+        if code != 5 || Instant::now() > deadline {
+            return (lines, code);
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+#[test]
+fn a_run_killed_during_a_tool_call_finishes_with_resume() {
+    let p = Project::new(CONFIG, turns());
+    let mut child = spawn_run(&p);
+    wait_for_start(&p);
+    child.kill().expect("SIGKILL");
+    child.wait().unwrap();
+
+    let run = the_run(&p);
+    assert_eq!(
+        run["status"], "running",
+        "a killed run is left running: {run}"
+    );
+    let id = run["run_id"].as_str().unwrap();
+    let (lines, code) = resume(&p, id);
+    assert_eq!(code, 0, "{lines:?}");
+    let last = lines.last().unwrap();
+    assert_eq!(last["output"], "Finished.");
+    // The call in flight was issued again (with the same call id), and completed.
+    let calls = lines.iter().filter(|l| l["type"] == "tool_started").count();
+    assert_eq!(calls, 1, "{lines:?}");
+    assert_eq!(the_run(&p)["status"], "finished");
+}
+
+#[test]
+fn ctrl_c_cancels_cleanly_and_resume_continues() {
+    let p = Project::new(CONFIG, turns());
+    let child = spawn_run(&p);
+    wait_for_start(&p);
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "a cancelled run exits 130");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("agentry resume"), "{stderr}");
+    // Cancelling dropped the call: its process group was killed before it marked its end.
+    std::thread::sleep(Duration::from_millis(3500));
+    assert_eq!(
+        std::fs::read_to_string(p.file("marks")).unwrap(),
+        "started\n"
+    );
+
+    let run = the_run(&p);
+    assert_eq!(run["status"], "cancelled", "{run}");
+    let (lines, code) = resume(&p, run["run_id"].as_str().unwrap());
+    assert_eq!(code, 0, "{lines:?}");
+    assert_eq!(lines.last().unwrap()["output"], "Finished.");
+    assert_eq!(
+        std::fs::read_to_string(p.file("marks")).unwrap(),
+        "started\nstarted\ndone\n"
+    );
+}
+
+#[test]
+fn cancel_from_another_process_stops_a_live_run_and_resume_continues_it() {
+    // The default 30 s lease: the driving process holds it throughout, so `cancel` cannot take
+    // the run over and must ask that process.
+    let p = Project::new(&CONFIG.replace("lease_ttl = \"1s\"", ""), turns());
+    let child = spawn_run(&p);
+    wait_for_start(&p);
+    let run = the_run(&p);
+    let id = run["run_id"].as_str().unwrap();
+    let started = Instant::now();
+    let (lines, code) = p.json(&["cancel", id]);
+    assert_eq!(code, 0, "{lines:?}");
+    assert_eq!(
+        lines.last().unwrap()["stop"]["kind"],
+        "cancelled",
+        "{lines:?}"
+    );
+    // Seen at the next renewal (within 2 s), well before the 30 s lease would run out.
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "the driving process reports the cancel"
+    );
+    // The Bash call in flight was dropped (its process group killed) before it marked its end.
+    std::thread::sleep(Duration::from_millis(3500));
+    assert_eq!(
+        std::fs::read_to_string(p.file("marks")).unwrap(),
+        "started\n"
+    );
+    assert_eq!(the_run(&p)["status"], "cancelled");
+    // The request was cleared when the run was claimed again: resume finishes it.
+    let (lines, code) = resume(&p, id);
+    assert_eq!(code, 0, "{lines:?}");
+    assert_eq!(lines.last().unwrap()["output"], "Finished.");
+}
+
+#[test]
+fn an_approval_is_answered_at_the_terminal() {
+    let p = Project::new(
+        CONFIG,
+        json!([
+            {"tool_calls": [{"name": "Write", "input": {"file_path": "out.txt", "content": "yes"}}]},
+            {"text": "Wrote it."}
+        ]),
+    );
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("agentry"));
+    cmd.current_dir(p.path())
+        .args(["run", "write it"])
+        .env("NO_COLOR", "1");
+    let mut session = expectrl::Session::spawn(cmd).expect("a pseudo-terminal");
+    session.set_expect_timeout(Some(Duration::from_secs(30)));
+    session.expect("[a]pprove").expect("the approval prompt");
+    session.send_line("a").unwrap();
+    session.expect("Wrote it.").expect("the run goes on");
+    session.expect("final answer").expect("the summary");
+    assert_eq!(std::fs::read_to_string(p.file("out.txt")).unwrap(), "yes");
+}

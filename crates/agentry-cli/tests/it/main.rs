@@ -1,0 +1,14 @@
+//! The integration tests of agentry-cli, in one test binary.
+
+mod common;
+
+mod commands;
+mod cost;
+mod hooks_test;
+mod interrupt;
+mod mcp;
+mod models;
+mod postgres;
+mod replay;
+mod telemetry;
+mod temporal;

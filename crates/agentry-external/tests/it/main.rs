@@ -1,0 +1,13 @@
+//! The integration tests of agentry-external, in one test binary.
+
+mod common;
+
+mod native_events;
+mod persistent;
+mod powershell;
+mod reload;
+mod resume;
+mod run_events;
+mod script_faults;
+mod tool_events;
+mod webhooks;

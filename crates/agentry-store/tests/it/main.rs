@@ -1,0 +1,13 @@
+//! The integration tests of agentry-store, in one test binary.
+
+#[macro_use]
+mod conformance;
+mod support;
+
+mod memory;
+mod postgres;
+mod runtime_approval;
+mod runtime_leases;
+mod runtime_processes;
+mod runtime_store_faults;
+mod sqlite;

@@ -1,0 +1,10 @@
+//! The integration tests of agentry-temporal, in one test binary.
+
+mod support;
+
+mod batches_and_compaction;
+mod deadlines;
+mod durability;
+mod runs;
+mod sub_agents;
+mod worker_killed;
