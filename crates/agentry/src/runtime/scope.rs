@@ -23,6 +23,12 @@ impl Scope {
         self.hooks.wants(events)
     }
 
+    /// True when an added message is reported anywhere: to an event stream or to MessageAdded
+    /// hooks. (A run reported nowhere skips the report without building its future.)
+    pub(crate) fn reports_messages(&self) -> bool {
+        self.ctx.has_event_stream() || self.wants(Events::MESSAGE_ADDED)
+    }
+
     /// Dispatches `ev` and reports the notices its hooks left.
     pub(crate) async fn hook<E: Event>(&self, ev: E) -> Result<E, Error> {
         Ok(self.hook_decided(ev).await?.0)

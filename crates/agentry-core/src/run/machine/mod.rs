@@ -163,10 +163,10 @@ impl RunMachine {
 
     /// Closes the pending turn of a run interrupted by `stop` (a deadline passed): each call
     /// keeps the result it settled with, the others get an error result saying why, so the
-    /// history stays well-formed. Returns the messages added (none without a pending turn).
-    fn cut_short(&mut self, stop: &StopReason) -> Vec<Arc<Message>> {
+    /// history stays well-formed. Adds nothing without a pending turn.
+    fn cut_short(&mut self, stop: &StopReason) {
         if self.pending.is_none() {
-            return Vec::new();
+            return;
         }
         let results = self
             .pending_calls()
@@ -246,14 +246,13 @@ impl RunMachine {
     }
 
     /// Appends the results of the pending calls, in call order, and clears them.
-    pub(crate) fn accept_tool_results(&mut self, results: Vec<ToolResult>) -> Vec<Arc<Message>> {
+    pub(crate) fn accept_tool_results(&mut self, results: Vec<ToolResult>) {
         self.pending = None;
         self.settled.clear();
         self.batch = None;
-        results
-            .into_iter()
-            .map(|r| self.push(Message::Tool(r)))
-            .collect()
+        for result in results {
+            self.messages.push(Arc::new(Message::Tool(result)));
+        }
     }
 
     /// Judges a final answer against the output spec (any text is accepted without one).

@@ -62,7 +62,9 @@ impl Driver {
                             return Ok(CANCELLED);
                         };
                         let next = self.machine.opened(opening);
-                        self.announce().await?;
+                        if self.scope.reports_messages() {
+                            self.announce().await?;
+                        }
                         next
                     }
                 }
@@ -91,7 +93,9 @@ impl Driver {
                     };
                     let done = matches!(phase.ran, ToolsRan::Done(_));
                     let next = self.machine.tools_ran(phase.ran);
-                    self.announce().await?;
+                    if self.scope.reports_messages() {
+                        self.announce().await?;
+                    }
                     if let (Some((call_id, reason)), Some(by)) = (stopped, phase.stopped_by)
                         && self.scope.wants(Events::STOPPED_BY_HUMAN)
                     {
@@ -114,7 +118,9 @@ impl Driver {
                         None => None,
                     };
                     let next = self.machine.step_closed(StepClosed { stop, veto });
-                    self.announce().await?;
+                    if self.scope.reports_messages() {
+                        self.announce().await?;
+                    }
                     next
                 }
                 Next::Save => {

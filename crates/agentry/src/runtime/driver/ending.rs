@@ -61,7 +61,9 @@ impl Driver {
         self.close_open_calls(&format!("the run stopped: {stop}"))
             .await?;
         let ending = self.machine.interrupt(Interruption::Deadline(stop));
-        self.announce().await?;
+        if self.scope.reports_messages() {
+            self.announce().await?;
+        }
         self.stop_event(ending.stop.clone(), None).await?;
         Ok((None, ending.stop))
     }
