@@ -8,7 +8,7 @@ import os
 import sys
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolFailed
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
 server = MCPServer("faults")
@@ -79,7 +79,7 @@ def huge(size: int) -> str:
 @server.tool()
 def fail(reason: str) -> str:
     """Fails: the result has isError true."""
-    raise ToolFailed(f"cannot do that: {reason}")
+    raise ToolError(f"cannot do that: {reason}")
 
 
 @server.tool(annotations=ToolAnnotations(destructiveHint=True, readOnlyHint=False))
