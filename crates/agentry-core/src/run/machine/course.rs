@@ -259,11 +259,7 @@ impl RunMachine {
             FinishReason::Aborted(reason) => Some(reason.clone()),
             _ => None,
         };
-        let text = response
-            .tool_calls
-            .is_empty()
-            .then(|| response.text.clone());
-        let (_, turn) = self.accept_response(response);
+        let (message, turn) = self.accept_response(response);
         if let Some(reason) = aborted {
             return self.close(step, Then::Stop(StopReason::Aborted { reason }), None, true);
         }
@@ -275,7 +271,8 @@ impl RunMachine {
                     save_turn: true,
                 }
             }
-            Turn::Final => match self.judge_final(&text.unwrap_or_default()) {
+            // Judged as the history holds it: the answer is not copied.
+            Turn::Final => match self.judge_final(message.text()) {
                 Verdict::Accept(output) => {
                     self.close(step, Then::Answer(output.clone()), Some(output), false)
                 }
