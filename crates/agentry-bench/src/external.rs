@@ -2,13 +2,12 @@
 //! hook process, a spawned command — as the latency of one BeforeTool dispatch, p50 and p99.
 
 use agentry::hooks::{BeforeTool, HookExt, Hooks, on};
-use agentry::{RunContext, RunContextSpec, RunInfo};
+use agentry::{RunContext, RunContextSpec};
 use agentry_external::{
     CommandHooks, CommandSpec, EventName, HookSettings, PersistentSpec, WebhookSpec,
 };
 use serde_json::{Value, json};
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The kind of no-op hook W4 measures.
@@ -58,22 +57,7 @@ for line in sys.stdin:
 "#;
 
 fn context() -> RunContext {
-    RunContext::new(RunContextSpec {
-        run_id: "w4".into(),
-        parent_run_id: None,
-        agent_name: Arc::from("w4"),
-        agent_path: Arc::from("w4"),
-        info: Arc::new(RunInfo::default()),
-        cancel: Default::default(),
-        state: Box::new(()),
-        observe_state: false,
-        events: None,
-        step: 0,
-        redactor: None,
-        record_events: false,
-        hook_timeout: Duration::from_secs(60),
-        depth: 0,
-    })
+    RunContext::detached(RunContextSpec::new("w4", "w4"))
 }
 
 async fn hooks(kind: ExternalKind, dir: &Path) -> Hooks {

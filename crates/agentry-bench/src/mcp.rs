@@ -1,7 +1,7 @@
 //! W6: one echo tool called through an MCP stdio server, against the same tool native: the
 //! latency each call adds, p50 and p99.
 
-use agentry::{RunContext, RunContextSpec, RunInfo, Tool, ToolCtx, tool};
+use agentry::{RunContext, RunContextSpec, Tool, ToolCtx, tool};
 use agentry_mcp::{McpServers, ServerSpec};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
@@ -73,22 +73,7 @@ pub async fn serve_echo() {
 }
 
 fn context() -> ToolCtx {
-    let run = RunContext::new(RunContextSpec {
-        run_id: "w6".into(),
-        parent_run_id: None,
-        agent_name: Arc::from("w6"),
-        agent_path: Arc::from("w6"),
-        info: Arc::new(RunInfo::default()),
-        cancel: Default::default(),
-        state: Box::new(()),
-        observe_state: false,
-        events: None,
-        step: 0,
-        redactor: None,
-        record_events: false,
-        hook_timeout: Duration::from_secs(60),
-        depth: 0,
-    });
+    let run = RunContext::detached(RunContextSpec::new("w6", "w6"));
     ToolCtx::new(run, Arc::from("call_1"), Arc::from("echo"))
 }
 

@@ -1,6 +1,7 @@
 //! The workloads: W1 (one long run), W2 (W1 plus no-op hooks), W3 (many concurrent runs).
 
 use crate::model::EchoScript;
+use agentry::hooks::{on_mut, on_sync};
 use agentry::prelude::*;
 use std::time::{Duration, Instant};
 

@@ -30,6 +30,7 @@ pub mod redact;
 pub mod run;
 mod state;
 pub mod store;
+pub mod testing;
 mod tokens;
 pub mod tool;
 mod usage;
@@ -45,7 +46,10 @@ pub use model::{
 };
 pub use redact::Redact;
 pub use run::approval::{Decision, DecisionError, PendingApproval, match_decisions};
-pub use run::context::{HookCtx, Notice, OpenHook, RunContext, RunContextSpec, RunInfo, ToolCtx};
+pub use run::context::{
+    DEFAULT_HOOK_TIMEOUT, HookCtx, Notice, OpenHook, RunContext, RunContextSpec, RunEngine,
+    RunInfo, ToolCtx,
+};
 pub use run::events::{EVENT_FORMAT_VERSION, RunEvent};
 pub use run::machine::{RunMachine, RunSnapshot, SNAPSHOT_VERSION};
 pub use run::options::RunOptions;

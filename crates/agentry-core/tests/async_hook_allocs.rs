@@ -9,7 +9,7 @@ use agentry_core::hooks::{
     AfterModel, AfterTool, BeforeModel, BeforeTool, Event, Events, Hook, HookCtx, HookExt,
     HookFuture, HookResult, Hooks, on,
 };
-use agentry_core::{History, ModelRequest, ModelResponse, RunContext, RunContextSpec, RunInfo};
+use agentry_core::{History, ModelRequest, ModelResponse, RunContext, RunContextSpec};
 use serde_json::json;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -57,21 +57,9 @@ unsafe impl GlobalAlloc for Counting {
 static ALLOCATOR: Counting = Counting;
 
 fn context() -> RunContext {
-    RunContext::new(RunContextSpec {
-        run_id: "run-1".into(),
-        parent_run_id: None,
-        agent_name: Arc::from("a"),
-        agent_path: Arc::from("a"),
-        info: Arc::new(RunInfo::default()),
-        cancel: Default::default(),
-        state: Box::new(()),
-        observe_state: false,
-        events: None,
+    RunContext::detached(RunContextSpec {
         step: 1,
-        redactor: None,
-        record_events: false,
-        hook_timeout: Duration::from_secs(60),
-        depth: 0,
+        ..RunContextSpec::new("run-1", "a")
     })
 }
 

@@ -342,7 +342,10 @@ impl Inner {
                 continue;
             }
             match site.ctx {
-                Some(ctx) => ctx.report_hook_failure(f.script, event.kind(), f.duration, message),
+                Some(ctx) => {
+                    ctx.run()
+                        .report_hook_failure(f.script, event.kind(), f.duration, message)
+                }
                 None => tracing::warn!(%message, "a command hook failed; going on"),
             }
         }

@@ -16,6 +16,7 @@
 //! calls and results), then the typed result.
 
 use agentry::prelude::*;
+use agentry::{Json, Model};
 use agentry_local::{FetchProgress, Fetcher, LoadedChoice, ModelCache, ModelChoice, ProgressLine};
 use std::io::Write;
 use std::sync::Arc;

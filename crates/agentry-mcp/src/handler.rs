@@ -1,7 +1,7 @@
 //! What agentry answers as an MCP client: its identity, and what it does with the server's
 //! notifications (progress becomes run events, `list_changed` marks the tool list stale).
 
-use agentry::{RunContext, RunEvent};
+use agentry::RunContext;
 use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProtocolVersion,
@@ -61,17 +61,15 @@ impl ClientHandler for Handler {
         let key = serde_json::to_string(&params.progress_token).unwrap_or_default();
         let watchers = self.shared.watchers();
         if let Some(w) = watchers.get(&key) {
-            w.run.send_event(|path| RunEvent::Custom {
-                name: PROGRESS_EVENT.to_string(),
-                data: json!({
+            w.run.stream_custom(PROGRESS_EVENT, || {
+                json!({
                     "server": self.shared.server,
                     "tool": w.tool,
                     "call_id": w.call_id,
                     "progress": params.progress,
                     "total": params.total,
                     "message": params.message,
-                }),
-                agent_path: path.clone(),
+                })
             });
         }
     }

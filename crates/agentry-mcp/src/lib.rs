@@ -11,6 +11,7 @@
 //!
 //! ```
 //! use agentry::prelude::*;
+//! use agentry::RunOptions;
 //! use agentry_mcp::{McpConfig, McpServers};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -32,6 +33,7 @@
 //!
 //! ```no_run
 //! use agentry::prelude::*;
+//! use agentry::RunOptions;
 //! use agentry_mcp::{McpServers, ServerSpec};
 //!
 //! # #[tokio::main(flavor = "current_thread")]

@@ -301,7 +301,7 @@ impl Server {
             shared: self.shared.clone(),
             token: None,
         };
-        if ctx.has_event_stream() {
+        if ctx.run().has_event_stream() {
             let token = serde_json::to_string(&handle.progress_token).unwrap_or_default();
             self.shared.watchers().insert(
                 token.clone(),

@@ -6,7 +6,10 @@
 //!   OpenAI, vLLM, llama.cpp's `llama-server`, Ollama, LM Studio, OpenRouter, ...);
 //! - [`OpenAiResponses`]: OpenAI's Responses API;
 //! - [`Anthropic`]: the Anthropic Messages API, extended thinking and prompt caching included;
-//! - [`ScriptedModel`]: a model that plays back scripted turns, for testing your own agents.
+//!
+//! Each family is a cargo feature, both on by default: `openai` (the two OpenAI clients, and
+//! `tiktoken` for sizing their prompts) and `anthropic`. The scripted model for testing agents
+//! is `agentry_core::testing::ScriptedModel`.
 //!
 //! The HTTP clients stream every turn over server-sent events, assemble tool calls from their
 //! argument pieces, report usage, retry rate limits and server errors with exponential backoff
@@ -14,18 +17,10 @@
 //! provider and say what to do. API keys never appear in Debug output, logs, events or errors.
 //! Dropping a turn's stream (a cancelled run) aborts its HTTP request.
 //!
-//! ```
-//! use agentry_models::ScriptedModel;
-//! use serde_json::json;
-//! let model = ScriptedModel::new()
-//!     .tool_call("get_weather", json!({"city": "Paris"}))
-//!     .text("Sunny, go.");
-//! assert_eq!(model.remaining(), 2);
-//! ```
-//!
 //! Hosted providers are configured from the environment or in code:
 //!
 //! ```no_run
+//! # #[cfg(all(feature = "openai", feature = "anthropic"))]
 //! # fn main() -> Result<(), agentry_models::Error> {
 //! use agentry_models::{Anthropic, OpenAi, RetryPolicy, from_spec};
 //! let openai = OpenAi::from_env("gpt-4.1")?; // OPENAI_API_KEY, OPENAI_BASE_URL, ...
@@ -38,23 +33,29 @@
 //! # Ok(()) }
 //! ```
 #![warn(missing_docs, unreachable_pub)]
+// With one provider family left out, parts of the shared HTTP layer go unused.
+#![cfg_attr(not(all(feature = "openai", feature = "anthropic")), allow(dead_code))]
 
+#[cfg(feature = "anthropic")]
 mod anthropic;
 mod assemble;
 mod error;
 mod http;
+#[cfg(feature = "openai")]
 mod openai;
 mod params;
-mod scripted;
 mod spec;
 #[cfg(test)]
 mod test_request;
+#[cfg(feature = "openai")]
 mod tiktoken;
 
+#[cfg(feature = "anthropic")]
 pub use anthropic::{Anthropic, AnthropicBuilder};
 pub use error::Error;
 pub use http::RetryPolicy;
+#[cfg(feature = "openai")]
 pub use openai::{OpenAi, OpenAiBuilder, OpenAiResponses, OpenAiResponsesBuilder};
-pub use scripted::{ScriptedModel, ScriptedTurn};
 pub use spec::from_spec;
+#[cfg(feature = "openai")]
 pub use tiktoken::Tiktoken;

@@ -1,11 +1,14 @@
 //! Models named by a `provider:model` string, configured from the environment.
 
-use crate::{Anthropic, Error, OpenAi, OpenAiResponses};
+use crate::Error;
 use agentry_core::Model;
 use std::sync::Arc;
 
 /// The model a `provider:model` spec names, configured from the environment, as config files
 /// and command lines name models:
+///
+/// The providers of features left out of the build are refused with an error naming the
+/// feature.
 ///
 /// | spec | client | environment |
 /// |---|---|---|
@@ -29,9 +32,24 @@ pub fn from_spec(spec: &str) -> Result<Arc<dyn Model>, Error> {
         return Err(unknown("the model name is empty"));
     }
     Ok(match provider.trim() {
-        "openai" => Arc::new(OpenAi::from_env(model)?),
-        "openai-responses" => Arc::new(OpenAiResponses::from_env(model)?),
-        "anthropic" => Arc::new(Anthropic::from_env(model)?),
+        #[cfg(feature = "openai")]
+        "openai" => Arc::new(crate::OpenAi::from_env(model)?),
+        #[cfg(feature = "openai")]
+        "openai-responses" => Arc::new(crate::OpenAiResponses::from_env(model)?),
+        #[cfg(feature = "anthropic")]
+        "anthropic" => Arc::new(crate::Anthropic::from_env(model)?),
+        #[cfg(not(feature = "openai"))]
+        "openai" | "openai-responses" => {
+            return Err(unknown(
+                "this build leaves out the OpenAI clients; enable the `openai` feature",
+            ));
+        }
+        #[cfg(not(feature = "anthropic"))]
+        "anthropic" => {
+            return Err(unknown(
+                "this build leaves out the Anthropic client; enable the `anthropic` feature",
+            ));
+        }
         other => {
             return Err(unknown(&format!(
                 "`{other}` is not a provider (known: openai, openai-responses, anthropic)"

@@ -5,6 +5,7 @@
 
 use agentry::prelude::*;
 use agentry::{Decision, RunQuery, RunStatus, RunStore};
+use agentry::{Message, ScriptedTurn};
 use agentry_store::SqliteStore;
 
 #[derive(Deserialize, JsonSchema)]

@@ -11,6 +11,7 @@
 
 use agentry::RunOutput;
 use agentry::prelude::*;
+use agentry::{Message, RunOptions, ScriptedTurn};
 use agentry_temporal::{Client, Placement, Server, Worker};
 use std::time::Instant;
 

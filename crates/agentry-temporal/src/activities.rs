@@ -1,5 +1,5 @@
 //! The activities: each runs one effect of a run with the in-process runtime's own code
-//! ([`agentry::effects`]), with its hooks, on a worker that hosts the run's agent.
+//! ([`agentry_runtime::effects`]), with its hooks, on a worker that hosts the run's agent.
 //!
 //! Every activity heartbeats each second, so a worker that dies is noticed within the run's
 //! heartbeat limit and the activity is retried elsewhere; a cancelled activity cancels the
@@ -16,8 +16,9 @@ use crate::wire::{
     SubAgentDone, ToolDone, ToolInput,
 };
 use crate::workflow::AgentRun;
-use agentry::effects::{CallOutcome, Lineage, RunEffects, StepOpening};
-use agentry::{AgentDef, AgentTool, Error, RunContext, RunEvent, RunSnapshot, Runtime, StopReason};
+use agentry_core::{AgentDef, AgentTool, Error, RunEngine, RunEvent, RunSnapshot, StopReason};
+use agentry_runtime::Runtime;
+use agentry_runtime::effects::{CallOutcome, Lineage, RunEffects, StepOpening};
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
@@ -219,7 +220,7 @@ enum Ends {
 /// for the workflow to stop the run.
 async fn heartbeating<T>(
     ctx: &ActivityContext,
-    run: RunContext,
+    run: RunEngine,
     ends: Ends,
     effect: impl Future<Output = Result<T, Error>>,
 ) -> Result<Effect<T>, ActivityError> {
@@ -230,11 +231,11 @@ async fn heartbeating<T>(
             biased;
             outcome = &mut effect => return Ok(outcome.map_err(|e| Failure::of(&e))),
             () = ctx.cancelled() => {
-                run.cancellation().cancel();
+                run.context().cancellation().cancel();
                 return Err(ActivityError::cancelled());
             }
             stop = run.deadline_passed(), if ends == Ends::AtDeadline => {
-                run.cancellation().cancel();
+                run.context().cancellation().cancel();
                 let deadline = Deadline::new(std::time::SystemTime::now(), stop);
                 return Ok(Err(Failure::interrupted(deadline)));
             }
@@ -286,7 +287,7 @@ impl AgentActivities {
             Err(e @ Error::DepthLimit { .. }) => return Ok(Err(Failure::of(&e))),
             Err(e) => return Err(non_retryable(e.to_string())),
         };
-        let run = effects.context().clone();
+        let run = effects.engine().clone();
         let this = self.clone();
         let run_id = input.run_id.clone();
         heartbeating(&ctx, run, Ends::AtDeadline, async move {
@@ -321,7 +322,7 @@ impl AgentActivities {
     ) -> Result<Effect<ModelStep>, ActivityError> {
         let run_id = input.run.snapshot.run_id.clone();
         let (mut effects, given, mut events) = self.open(input.run).await?;
-        let run = effects.context().clone();
+        let run = effects.engine().clone();
         heartbeating(&ctx, run, Ends::AtDeadline, async move {
             effects.report_added(input.report_from).await?;
             let opening = match effects.before_step(input.step).await? {
@@ -380,7 +381,7 @@ impl AgentActivities {
     ) -> Result<Effect<ToolDone>, ActivityError> {
         let run_id = input.run.snapshot.run_id.clone();
         let (mut effects, given, mut events) = self.open(input.run).await?;
-        let run = effects.context().clone();
+        let run = effects.engine().clone();
         heartbeating(&ctx, run, Ends::AtDeadline, async move {
             let outcome = effects.tool_call(input.index, input.decided).await?;
             self.keep(&run_id, &effects, given);
@@ -399,7 +400,7 @@ impl AgentActivities {
     ) -> Result<Effect<ToolDone>, ActivityError> {
         let run_id = input.run.snapshot.run_id.clone();
         let (mut effects, given, mut events) = self.open(input.run).await?;
-        let run = effects.context().clone();
+        let run = effects.engine().clone();
         heartbeating(&ctx, run, Ends::AtDeadline, async move {
             let outcome = effects
                 .sub_agent_finished(input.index, input.request, input.outcome)
@@ -419,7 +420,7 @@ impl AgentActivities {
     ) -> Result<Effect<BatchDone>, ActivityError> {
         let run_id = input.run.snapshot.run_id.clone();
         let (mut effects, given, mut events) = self.open(input.run).await?;
-        let run = effects.context().clone();
+        let run = effects.engine().clone();
         heartbeating(&ctx, run, Ends::AtDeadline, async move {
             let results = effects.after_tool_batch(input.results).await?;
             self.keep(&run_id, &effects, given);
@@ -443,7 +444,7 @@ impl AgentActivities {
     ) -> Result<Effect<StepEnd>, ActivityError> {
         let run_id = input.run.snapshot.run_id.clone();
         let (mut effects, given, mut events) = self.open(input.run).await?;
-        let run = effects.context().clone();
+        let run = effects.engine().clone();
         heartbeating(&ctx, run, Ends::AtDeadline, async move {
             effects.report_added(input.report_from).await?;
             let stop = effects.end_step(input.step).await?;
@@ -475,7 +476,7 @@ impl AgentActivities {
         let (mut effects, _given, mut events) = self.open(input.run).await?;
         self.cache.forget(&run_id);
         self.scopes.forget(&run_id);
-        let run = effects.context().clone();
+        let run = effects.engine().clone();
         heartbeating(&ctx, run, Ends::WithEffect, async move {
             effects.report_added(input.report_from).await?;
             if let Some(reason) = input.stop_event {

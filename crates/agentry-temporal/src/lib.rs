@@ -1,6 +1,6 @@
 //! agentry runs on Temporal: durable, distributed, and the same runs as in-process.
 //!
-//! A [`Worker`] hosts agents (their tools, sub-agents and hooks) and an `agentry::Runtime`
+//! A [`Worker`] hosts agents (their tools, sub-agents and hooks) and an `agentry_runtime::Runtime`
 //! whose runtime-scope hooks, default model and limits their runs use. A [`Client`] starts a
 //! run by agent name with the same input and options as the in-process runtime, and gets the
 //! same [`RunOutput`](agentry_core::RunOutput): output, state, history, usage, steps and stop
@@ -13,7 +13,7 @@
 //! [`agentry_core::RunMachine`], which decides the run's course (steps, skips, stops, retries,
 //! vetoes, the step limit, cancellations and deadlines) from what the effects returned. Every
 //! effect is an activity that runs the in-process runtime's own code for it,
-//! [`agentry::effects`], so hooks behave exactly as they do in-process:
+//! [`agentry_runtime::effects`], so hooks behave exactly as they do in-process:
 //!
 //! | activity | what runs in it |
 //! |---|---|

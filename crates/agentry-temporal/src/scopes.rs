@@ -4,9 +4,9 @@
 //! process or an MCP server lives as long as the run does there.
 
 use crate::recent::Recent;
-use agentry::Runtime;
-use agentry::effects::StoredScope;
-use agentry::hooks::HookSpecRecord;
+use agentry_core::hooks::HookSpecRecord;
+use agentry_runtime::Runtime;
+use agentry_runtime::effects::StoredScope;
 use std::sync::Mutex;
 
 /// The restored scopes of the runs a worker ran activities of lately, at most `capacity` runs
@@ -33,7 +33,7 @@ impl ScopeCache {
         run_id: &str,
         records: &[HookSpecRecord],
         runtime: &Runtime,
-    ) -> Result<StoredScope, agentry::Error> {
+    ) -> Result<StoredScope, agentry_core::Error> {
         if let Some(scope) = self.lock().get_mut(run_id)
             && scope.records == records
         {

@@ -8,6 +8,7 @@
 //!
 //! Run it with `cargo run -p agentry-tools --example tools_tour`.
 
+use agentry::hooks::{AfterTool, BeforeTool, ToolFailed};
 use agentry::prelude::*;
 use agentry_tools::{AbsolutePaths, Workspace, builtin};
 

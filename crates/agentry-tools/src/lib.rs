@@ -26,6 +26,7 @@
 //!
 //! ```
 //! use agentry::prelude::*;
+//! use agentry::Message;
 //! use agentry_tools::{Read, Workspace};
 //!
 //! # #[tokio::main(flavor = "current_thread")]

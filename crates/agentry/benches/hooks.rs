@@ -5,29 +5,14 @@ mod support;
 
 use agentry::hooks::{BeforeStep, Events, Hooks, on, on_sync};
 use agentry::prelude::*;
-use agentry::{FinishReason, ModelEvent, ModelStream, RunContext, RunContextSpec, RunInfo};
+use agentry::{FinishReason, ModelEvent, ModelStream, RunContext, RunContextSpec};
+use agentry::{Model, ModelRequest};
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures::executor::block_on;
 use std::hint::black_box;
-use std::sync::Arc;
 
 fn context() -> RunContext {
-    RunContext::new(RunContextSpec {
-        run_id: "bench".into(),
-        parent_run_id: None,
-        agent_name: Arc::from("bench"),
-        agent_path: Arc::from("bench"),
-        info: Arc::new(RunInfo::default()),
-        cancel: Default::default(),
-        state: Box::new(()),
-        observe_state: false,
-        events: None,
-        step: 0,
-        redactor: None,
-        record_events: false,
-        hook_timeout: std::time::Duration::from_secs(60),
-        depth: 0,
-    })
+    RunContext::detached(RunContextSpec::new("bench", "bench"))
 }
 
 fn sync_hooks(n: usize) -> Hooks {

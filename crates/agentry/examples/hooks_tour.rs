@@ -16,7 +16,11 @@
 //! quickstart`) runs an agent on a real model in-process.
 
 use agentry::Json;
+use agentry::hooks::{
+    AfterTool, BeforeTool, Events, Hook, HookFailed, HookResult, RunEnd, RunStart, StateChange,
+};
 use agentry::prelude::*;
+use agentry::{RunOptions, ScriptedTurn};
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -11,6 +11,7 @@
 //! (`opentelemetry-otlp`: `SpanExporter::builder().with_tonic().build()?` and
 //! `.with_batch_exporter(exporter)`), and every run shows up in Jaeger, Tempo or Honeycomb.
 
+use agentry::ScriptedTurn;
 use agentry::builtins::Telemetry;
 use agentry::prelude::*;
 use opentelemetry::trace::TracerProvider as _;

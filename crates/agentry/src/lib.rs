@@ -83,13 +83,16 @@
 
 pub mod builtins;
 pub mod prelude;
-mod runtime;
 
+pub use agentry_core::testing::{ScriptedModel, ScriptedTurn};
 pub use agentry_core::*;
-pub use agentry_models::{
-    self as models, Anthropic, OpenAi, OpenAiResponses, RetryPolicy, ScriptedModel, ScriptedTurn,
-};
-pub use runtime::{ResumeFrom, ResumeRequest, RunEvents, RunHandle, RunRequest, Runtime, effects};
+#[cfg(feature = "anthropic")]
+pub use agentry_models::Anthropic;
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+pub use agentry_models::{self as models, RetryPolicy};
+#[cfg(feature = "openai")]
+pub use agentry_models::{OpenAi, OpenAiResponses};
+pub use agentry_runtime::{ResumeFrom, ResumeRequest, RunEvents, RunHandle, RunRequest, Runtime};
 
 // The README and the book's chapters whose samples need only this crate (and its
 // dev-dependencies), compiled and run as doc tests by `cargo test --doc`.

@@ -1,22 +1,16 @@
-//! Everything an agent author usually needs: `use agentry::prelude::*;`.
+//! What almost every agent needs, in one import: `use agentry::prelude::*;`.
+//!
+//! Twenty names: the agent and its runtime, typed tools, the contexts hooks and tools receive,
+//! the hook constructors ([`on`]) and their tuning ([`HookExt`]: name, priority, policy), a run's output, events and stop reason, approval decisions,
+//! the in-memory store and the scripted model for tests, and the serde, schemars and futures
+//! names that agents' code uses with them. Everything else is one path away: hook events and
+//! hook traits in [`agentry::hooks`](crate::hooks), messages, models and stores at the crate
+//! root, compaction in [`agentry::agent`](crate::agent).
 
-pub use crate::agent::{CompactStrategy, Compaction, OnCompactError};
-pub use crate::hooks::{
-    AfterCompact, AfterModel, AfterStep, AfterSubAgent, AfterTool, ApprovalRequested,
-    ApprovalResolved, BeforeCompact, BeforeModel, BeforeStep, BeforeSubAgent, BeforeTool, BoxError,
-    CompactFailed, Custom, EventKind, Events, Hook, HookError, HookExt, HookFailed, HookFailure,
-    HookFinished, HookName, HookRegistration, HookResult, HookStarted, IntoHook, MessageAdded,
-    Next, Resolver, RunEnd, RunFailed, RunStart, StateChange, StepDecision, Stop, StoppedByHuman,
-    SubAgentFailed, TextDelta, Thinking, ToolCallRequest, ToolDecision, ToolFailed, on, on_mut,
-    on_sync,
-};
+pub use crate::hooks::{HookExt, on};
 pub use crate::{
-    Agent, AgentBuilder, Anthropic, Decision, Error, FinishReason, History, HookCtx, Json, Limit,
-    MemoryStore, Message, Model, ModelErrorKind, ModelParams, ModelRequest, ModelResponse, OpenAi,
-    OpenAiResponses, PendingApproval, RunContext, RunEvent, RunHandle, RunOptions, RunOutput,
-    RunSnapshot, RunStatus, RunStore, Runtime, ScriptedModel, ScriptedTurn, StateSource,
-    StopReason, Tool, ToolCtx, ToolFailure, ToolOutput, ToolResult, ToolSpec, TypedTool, Usage,
-    tool,
+    Agent, Decision, Error, HookCtx, MemoryStore, RunEvent, RunOutput, Runtime, ScriptedModel,
+    StopReason, ToolCtx, tool,
 };
 pub use futures::StreamExt;
 pub use schemars::JsonSchema;

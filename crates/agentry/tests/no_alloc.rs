@@ -3,13 +3,13 @@
 //! inside the measured section, so tests running in parallel do not disturb each other; every
 //! measured section runs on the test's own thread (current-thread tokio runtime, no spawns).
 
+use agentry::ScriptedTurn;
 use agentry::hooks::{BeforeTool, Events, Hooks, on, on_mut};
 use agentry::prelude::*;
-use agentry::{RunContext, RunContextSpec, RunInfo};
+use agentry::{RunContext, RunContextSpec, RunEngine};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::future::Future;
-use std::sync::Arc;
 
 struct Counting;
 
@@ -82,23 +82,15 @@ async fn measure_async<F: Future>(f: F) -> (F::Output, Allocs) {
     (r, stop_counting())
 }
 
-fn context() -> RunContext {
-    RunContext::new(RunContextSpec {
-        run_id: "run-1".into(),
-        parent_run_id: None,
-        agent_name: Arc::from("a"),
-        agent_path: Arc::from("a"),
-        info: Arc::new(RunInfo::default()),
-        cancel: Default::default(),
-        state: Box::new(()),
-        observe_state: false,
-        events: None,
+fn engine() -> RunEngine {
+    RunEngine::new(RunContextSpec {
         step: 1,
-        redactor: None,
-        record_events: false,
-        hook_timeout: std::time::Duration::from_secs(60),
-        depth: 0,
+        ..RunContextSpec::new("run-1", "a")
     })
+}
+
+fn context() -> RunContext {
+    engine().context().clone()
 }
 
 fn before_tool_event() -> BeforeTool {
@@ -143,7 +135,8 @@ fn wants_on_hooks_of_other_events_does_not_allocate() {
 
 #[tokio::test]
 async fn dispatching_an_event_without_hooks_does_not_allocate() {
-    let ctx = context();
+    let engine = engine();
+    let ctx = engine.context().clone();
     let empty = Hooks::new();
     let mut others = Hooks::new();
     others.add(on::after_tool(|ev, _ctx| async move { Ok(ev) }));
@@ -164,10 +157,10 @@ async fn dispatching_an_event_without_hooks_does_not_allocate() {
         assert_eq!(a.count, 0, "dispatch_decided to {hooks:?}: {a:?}");
     }
     // The context's per-call bookkeeping is free when nothing happened.
-    let (notices, a) = measure(|| ctx.take_notices());
+    let (notices, a) = measure(|| engine.take_notices());
     assert!(notices.is_empty());
     assert_eq!(a.count, 0, "{a:?}");
-    let (_, a) = measure(|| ctx.send_event(|_| unreachable!("nobody listens")));
+    let (_, a) = measure(|| engine.send_event(|_| unreachable!("nobody listens")));
     assert_eq!(a.count, 0, "{a:?}");
 }
 

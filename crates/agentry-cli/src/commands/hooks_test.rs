@@ -171,24 +171,15 @@ fn call_id(sample: &Map<String, Value>) -> String {
 
 /// The context of the sample's run: a run of its own, top-level unless `sub_agent`.
 fn context(agent: &str, sub_agent: bool) -> RunContext {
-    RunContext::new(RunContextSpec {
-        run_id: "hooks-test".into(),
+    RunContext::detached(RunContextSpec {
         parent_run_id: sub_agent.then(|| "hooks-test-parent".into()),
-        agent_name: Arc::from(agent),
-        agent_path: Arc::from(agent),
         info: Arc::new(RunInfo {
             session_id: Some("hooks-test".into()),
             ..RunInfo::default()
         }),
-        cancel: Default::default(),
-        state: Box::new(()),
-        observe_state: false,
-        events: None,
         step: 1,
-        redactor: None,
-        record_events: false,
-        hook_timeout: Duration::from_secs(60),
         depth: u32::from(sub_agent),
+        ..RunContextSpec::new("hooks-test", agent)
     })
 }
 

@@ -178,19 +178,19 @@ impl<Req: Clone + Send + 'static, Out: AroundOutput> Next<Req, Out> {
             let name = &entry.meta.name;
             if observed {
                 let ev = HookStarted::new(name.clone(), Out::KIND);
-                if let Err(e) = hooks.observe(ev, &ctx).await {
+                if let Err(e) = hooks.observe(ev, ctx.run()).await {
                     return Out::from_hook_error(e);
                 }
-                ctx.hook_opened(name, Out::KIND, entry.meta.advisory);
+                ctx.run().hook_opened(name, Out::KIND, entry.meta.advisory);
             }
             let t0 = Instant::now();
             let fallback = entry.meta.advisory.then(|| (next.clone(), req.clone()));
             let failure = match call_guarded(&entry, req, next, &ctx).await {
                 Ok(out) => {
                     if observed {
-                        ctx.hook_closed(name, Out::KIND);
+                        ctx.run().hook_closed(name, Out::KIND);
                         let ev = HookFinished::new(name.clone(), Out::KIND, t0.elapsed());
-                        if let Err(e) = hooks.observe(ev, &ctx).await {
+                        if let Err(e) = hooks.observe(ev, ctx.run()).await {
                             return Out::from_hook_error(e);
                         }
                     }
@@ -204,7 +204,7 @@ impl<Req: Clone + Send + 'static, Out: AroundOutput> Next<Req, Out> {
                 failure,
             };
             if observed {
-                ctx.hook_closed(name, Out::KIND);
+                ctx.run().hook_closed(name, Out::KIND);
                 let ev = HookFailed::new(
                     name.clone(),
                     Out::KIND,
@@ -212,7 +212,7 @@ impl<Req: Clone + Send + 'static, Out: AroundOutput> Next<Req, Out> {
                     err.failure.to_string(),
                     entry.meta.advisory,
                 );
-                if let Err(e) = hooks.observe(ev, &ctx).await {
+                if let Err(e) = hooks.observe(ev, ctx.run()).await {
                     return Out::from_hook_error(e);
                 }
             }

@@ -5,6 +5,7 @@
 use crate::common;
 
 use crate::common::*;
+use agentry::ToolFailure;
 use agentry::hooks::RegistryEvent;
 use agentry::prelude::*;
 use agentry_external::CommandHooks;

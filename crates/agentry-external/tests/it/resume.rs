@@ -6,6 +6,7 @@
 
 use crate::common::*;
 use agentry::Decision;
+use agentry::RunOptions;
 use agentry::prelude::*;
 use agentry_external::CommandHooks;
 use agentry_store::SqliteStore;

@@ -3,6 +3,7 @@
 
 use crate::common::*;
 use agentry::prelude::*;
+use agentry::{Message, RunOptions, ScriptedTurn, agent::Compaction};
 
 #[tokio::test]
 async fn user_prompt_submit_plain_stdout_and_additional_context_reach_the_model() {

@@ -3,6 +3,7 @@
 //! the call goes on) or, configured fail-closed, fails the run; none hangs or leaves a process.
 
 use crate::common::*;
+use agentry::RunOptions;
 use agentry::prelude::*;
 use agentry_external::{CommandHook, EventName};
 use std::time::{Duration, Instant};

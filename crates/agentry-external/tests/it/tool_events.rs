@@ -2,6 +2,7 @@
 //! and what each answer does to the call.
 
 use crate::common::*;
+use agentry::ToolFailure;
 use agentry::prelude::*;
 
 fn rm_then_done() -> ScriptedModel {

@@ -4,6 +4,7 @@
 //! `AGENTRY_TEST_PYTHON` (CI provides one); without it they print "skipped: ..." and return.
 
 use crate::common::*;
+use agentry::RunOptions;
 use agentry::prelude::*;
 use agentry_external::{CommandHooks, EventName, HookSettings, Webhook};
 use base64::Engine;

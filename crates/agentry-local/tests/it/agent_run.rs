@@ -2,6 +2,7 @@
 //! TextDelta hooks, the typed result, and a tool-declaring agent whose model answers in prose.
 
 use crate::common::smollm2;
+use agentry::ModelParams;
 use agentry::prelude::*;
 use std::sync::{Arc, Mutex};
 

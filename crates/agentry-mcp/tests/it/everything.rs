@@ -4,6 +4,7 @@
 
 use crate::common;
 
+use agentry::RunOptions;
 use agentry::prelude::*;
 use agentry::{RunEvent, ScriptedModel};
 use agentry_mcp::{McpServers, PROGRESS_EVENT, ServerSpec};

@@ -5,6 +5,7 @@
 
 use crate::common;
 
+use agentry::RunOptions;
 use agentry::builtins::ToolPolicy;
 use agentry::prelude::*;
 use agentry::{RunEvent, ScriptedModel};

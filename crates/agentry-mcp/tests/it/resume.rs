@@ -6,6 +6,7 @@
 
 use crate::common;
 
+use agentry::RunOptions;
 use agentry::ScriptedModel;
 use agentry::prelude::*;
 use agentry_mcp::McpServers;

@@ -7,7 +7,9 @@ mod failure;
 mod retry;
 mod stream;
 
-pub(crate) use config::{HttpConfig, KeyHeader, env_var, shared_builder_methods};
+#[cfg(feature = "openai")]
+pub(crate) use config::env_var;
+pub(crate) use config::{HttpConfig, KeyHeader, shared_builder_methods};
 pub(crate) use endpoint::{Endpoint, EnvNames};
 pub use retry::RetryPolicy;
 pub(crate) use stream::{DecodeError, Decoder, Flow, TurnEnd, turn_stream};

@@ -6,6 +6,10 @@
 
 use crate::aimock::{Aimock, sorted, weather_agent};
 use agentry::prelude::*;
+use agentry::{
+    Message, Model, Usage,
+    hooks::{Thinking, on_sync},
+};
 use agentry::{ModelParams, ThinkingBlock, ToolCall};
 use agentry_models::{Anthropic, OpenAi, OpenAiResponses};
 use futures::StreamExt;

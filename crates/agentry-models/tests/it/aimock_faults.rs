@@ -5,6 +5,7 @@
 //! cancellation, and keys kept out of everything a user can print.
 
 use crate::aimock::{Aimock, quick_retries, weather_agent};
+use agentry::Model;
 use agentry::prelude::*;
 use agentry::{ModelError, ModelErrorKind};
 use agentry_models::{Anthropic, OpenAi, OpenAiResponses, RetryPolicy};

@@ -5,6 +5,7 @@
 use crate::transcript_server::{Reply, TranscriptServer};
 use agentry::prelude::*;
 use agentry::{MemoryStore, RunStore};
+use agentry::{OpenAi, RunOptions};
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

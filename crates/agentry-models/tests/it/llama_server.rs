@@ -5,6 +5,7 @@
 //! starts the server and points `AGENTRY_LLAMA_SERVER` at it.
 
 use agentry::prelude::*;
+use agentry::{Model, ModelParams};
 use agentry_models::{Anthropic, OpenAi, OpenAiResponses};
 use futures::StreamExt;
 use std::sync::Arc;

@@ -6,6 +6,7 @@
 
 use crate::transcript_server::{Reply, TranscriptServer};
 use agentry::prelude::*;
+use agentry::{Anthropic, Model, OpenAi};
 use agentry::{ModelError, ModelErrorKind};
 use serde_json::Value;
 use std::time::{Duration, Instant};

@@ -7,6 +7,9 @@
 
 use crate::transcript_server::{Reply, TranscriptServer, split_after, split_at_bytes};
 use agentry::prelude::*;
+use agentry::{
+    Anthropic, Message, Model, ModelErrorKind, ModelRequest, OpenAi, OpenAiResponses, Usage,
+};
 use agentry::{FinishReason, ModelError, ModelEvent, ToolCall};
 use agentry_models::RetryPolicy;
 use std::time::{Duration, Instant};

@@ -3,6 +3,7 @@
 
 use agentry::prelude::*;
 use agentry::{EstimateCounter, TokenCounter, prompt_tokens};
+use agentry::{Model, OpenAi, OpenAiResponses, ScriptedTurn, agent::Compaction};
 use agentry_models::Tiktoken;
 use std::sync::{Arc, Mutex};
 

@@ -2,6 +2,7 @@
 
 mod checkpointer;
 mod options;
+mod reads;
 mod worker;
 
 use crate::rows::{self, SaveRow};
@@ -252,45 +253,6 @@ impl SqliteStore {
         }))
     }
 
-    async fn load_run(&self, run_id: &str) -> Result<Option<StoredRun>, StoreError> {
-        let (name, id) = (self.name.clone(), run_id.to_string());
-        let found = self
-            .worker
-            .call(move |conn| {
-                let failed = |e| error::sqlite(&name, format_args!("loading run `{id}`"), e);
-                let row: Option<(String, i64, i64)> = conn
-                    .prepare_cached("SELECT snapshot, lease, revision FROM runs WHERE run_id = ?1")
-                    .and_then(|mut q| {
-                        q.query_row([&id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-                            .optional()
-                    })
-                    .map_err(failed)?;
-                let Some(row) = row else {
-                    return Ok(None);
-                };
-                // Read with the record, in one go: the log holds every message it names.
-                let messages: Vec<(i64, String)> = conn
-                    .prepare_cached(
-                        "SELECT pos, body FROM run_messages \
-                         WHERE run_no = (SELECT position FROM runs WHERE run_id = ?1)",
-                    )
-                    .and_then(|mut q| {
-                        q.query_map([&id], |r| Ok((r.get(0)?, r.get(1)?)))?
-                            .collect::<Result<_, _>>()
-                    })
-                    .map_err(failed)?;
-                Ok(Some((row, messages)))
-            })
-            .await?;
-        let Some(((record, lease, revision), messages)) = found else {
-            return Ok(None);
-        };
-        let stored = (lease, revision);
-        rows::stored_run(&self.name, run_id, &record, stored, async || Ok(messages))
-            .await
-            .map(Some)
-    }
-
     async fn claim_run(
         &self,
         run_id: &str,
@@ -434,69 +396,6 @@ impl SqliteStore {
                 })
             })
             .await
-    }
-
-    async fn list_runs(&self, query: &RunQuery) -> Result<Vec<RunSummary>, StoreError> {
-        let name = self.name.clone();
-        let query = query.clone();
-        let found: Vec<rows::SummaryColumns> = self
-            .worker
-            .call(move |conn| {
-                conn.prepare_cached(
-                    "SELECT run_id, agent, session_id, parent_run_id, status, step, created_ms, \
-                     updated_ms FROM runs \
-                     WHERE (?1 IS NULL OR session_id = ?1) AND (?2 IS NULL OR agent = ?2) \
-                     AND (?3 IS NULL OR status = ?3) \
-                     ORDER BY position DESC LIMIT ?4",
-                )
-                .and_then(|mut q| {
-                    let limit = query.limit.map_or(-1, i64::from);
-                    let status = query.status.map(RunStatus::as_str);
-                    q.query_map(params![query.session_id, query.agent, status, limit], |r| {
-                        Ok((
-                            r.get(0)?,
-                            r.get(1)?,
-                            r.get(2)?,
-                            r.get(3)?,
-                            r.get(4)?,
-                            r.get(5)?,
-                            r.get(6)?,
-                            r.get(7)?,
-                        ))
-                    })?
-                    .collect::<Result<_, _>>()
-                })
-                .map_err(|e| error::sqlite(&name, "listing runs", e))
-            })
-            .await?;
-        found
-            .into_iter()
-            .map(|columns| rows::summary(&self.name, columns))
-            .collect()
-    }
-
-    async fn run_events(&self, run_id: &str) -> Result<Vec<StoredEvent>, StoreError> {
-        let (name, id) = (self.name.clone(), run_id.to_string());
-        let found: Vec<rows::EventColumns> = self
-            .worker
-            .call(move |conn| {
-                conn.prepare_cached(
-                    "SELECT seq, at_ms, kind, data FROM run_events \
-                     WHERE run_no = (SELECT position FROM runs WHERE run_id = ?1) ORDER BY seq",
-                )
-                .and_then(|mut q| {
-                    q.query_map([&id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
-                        .collect::<Result<_, _>>()
-                })
-                .map_err(|e| {
-                    error::sqlite(&name, format_args!("reading the events of run `{id}`"), e)
-                })
-            })
-            .await?;
-        found
-            .into_iter()
-            .map(|columns| rows::event(&self.name, run_id, columns))
-            .collect()
     }
 }
 

@@ -10,6 +10,7 @@ use agentry::builtins::{Recorder, ToolPolicy};
 use agentry::hooks::EventKind;
 use agentry::prelude::*;
 use agentry::{Decision, PendingApproval, RunQuery, RunStatus, RunStore};
+use agentry::{Message, RunOptions, ScriptedTurn, hooks::BeforeTool};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -6,6 +6,7 @@
 use crate::support::{Backend, Step, TempDir, results_in, take_over};
 use agentry::StoreError;
 use agentry::prelude::*;
+use agentry::{RunOptions, ScriptedTurn};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

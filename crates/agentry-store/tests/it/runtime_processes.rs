@@ -9,6 +9,7 @@
 use crate::support::{Backend, Step, TempDir, open_spec, results_in};
 use agentry::prelude::*;
 use agentry::{Decision, RunStatus, RunStore, StoreError};
+use agentry::{RunOptions, ScriptedTurn};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

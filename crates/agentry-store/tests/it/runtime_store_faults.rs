@@ -14,6 +14,7 @@ use crate::support;
 
 use crate::support::{Backend, Step, TempDir, results_in};
 use agentry::prelude::*;
+use agentry::{RunOptions, ScriptedTurn};
 use agentry::{RunStatus, RunStore, StoreError};
 use agentry_store::{PostgresStore, SqliteStore};
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@ use super::{AgentRun, Exit, Loop};
 use crate::activities::AgentActivities;
 use crate::events::WireEvent;
 use crate::wire::{Failure, ParentRun, RunRequest, RunResult, Settled, SubAgentDone, ToolDone};
-use agentry::effects::{SubAgentOutcome, SubAgentRequest};
+use agentry_runtime::effects::{SubAgentOutcome, SubAgentRequest};
 use temporalio_sdk::ChildWorkflowOptions;
 
 impl Loop {

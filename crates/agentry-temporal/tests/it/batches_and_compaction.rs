@@ -8,6 +8,7 @@ use agentry::RunOutput;
 use agentry::builtins::Recorder;
 use agentry::hooks::AfterToolBatch;
 use agentry::prelude::*;
+use agentry::{RunOptions, ScriptedTurn, agent::Compaction};
 use agentry_temporal::Worker;
 use futures::StreamExt;
 

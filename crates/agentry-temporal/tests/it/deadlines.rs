@@ -8,6 +8,7 @@ use crate::support::agents::{Log, results_in};
 use agentry::RunOutput;
 use agentry::builtins::Guards;
 use agentry::prelude::*;
+use agentry::{Message, RunOptions, ScriptedTurn, Tool};
 use agentry_temporal::Worker;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

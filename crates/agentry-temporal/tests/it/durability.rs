@@ -9,6 +9,7 @@ use crate::support::DevServer;
 use crate::support::agents::{Log, recording_runtime, results_in};
 use agentry::RunOutput;
 use agentry::prelude::*;
+use agentry::{RunOptions, ScriptedTurn};
 use agentry_temporal::{Placement, RunState, Worker};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -7,6 +7,7 @@ use crate::support::DevServer;
 use crate::support::agents::{Log, assistant, recording_runtime};
 use agentry::prelude::*;
 use agentry::{Decision, RunOutput};
+use agentry::{Message, RunOptions, ScriptedTurn};
 use agentry_temporal::{Placement, RunState, TemporalError, Worker};
 use futures::StreamExt;
 use std::sync::Arc;

@@ -8,7 +8,10 @@ use crate::support::DevServer;
 use crate::support::agents::results_in;
 use agentry::hooks::StoredHook;
 use agentry::prelude::*;
-use agentry::{ModelErrorKind, RunOutput};
+use agentry::{
+    History, Message, ModelErrorKind, RunOptions, ScriptedTurn,
+    hooks::{BoxError, HookRegistration, IntoHook},
+};
 use agentry_temporal::{TemporalError, Worker};
 use futures::StreamExt;
 use std::sync::Arc;

@@ -11,6 +11,7 @@ use crate::support::DevServer;
 use crate::support::agents::results_in;
 use agentry::RunOutput;
 use agentry::prelude::*;
+use agentry::{Message, RunOptions, ScriptedTurn};
 use agentry_temporal::{Placement, Server, Worker, WorkerStop};
 use std::io::Write;
 use std::path::{Path, PathBuf};

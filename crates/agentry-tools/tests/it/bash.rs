@@ -2,6 +2,7 @@
 //! group killed on timeout and on cancellation, so that no process is left behind.
 
 use crate::common::{Sandbox, call, ctx};
+use agentry::Tool;
 use agentry::prelude::*;
 use agentry_tools::Bash;
 use std::time::{Duration, Instant};

@@ -5,6 +5,7 @@
 
 use agentry::Decision;
 use agentry::prelude::*;
+use agentry::{Message, ModelRequest, ScriptedTurn, ToolResult, hooks::BeforeTool};
 use agentry_tools::{AbsolutePaths, Bash, Read, Workspace, Write};
 use std::sync::{Arc, Mutex};
 

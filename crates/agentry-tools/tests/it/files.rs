@@ -2,6 +2,7 @@
 //! edits that refuse ambiguous or empty changes.
 
 use crate::common::{Sandbox, call};
+use agentry::Tool;
 use agentry::prelude::*;
 use agentry_tools::{Edit, Read, Write};
 

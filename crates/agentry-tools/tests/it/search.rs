@@ -1,6 +1,7 @@
 //! Glob and Grep: .gitignore respected, newest first, caps; Grep's modes and flags.
 
 use crate::common::{Sandbox, call};
+use agentry::Tool;
 use agentry::prelude::*;
 use agentry_tools::{Glob, Grep};
 use std::time::{Duration, SystemTime};

@@ -2,6 +2,7 @@
 //! the size cap, the time limit, and what it refuses.
 
 use crate::common::call;
+use agentry::Tool;
 use agentry::prelude::*;
 use agentry_tools::WebFetch;
 use axum::Router;

@@ -2,6 +2,7 @@
 //! paths and symbolic links that lead out, with an error naming what was refused and the root.
 
 use crate::common::{Sandbox, call};
+use agentry::Tool;
 use agentry::prelude::*;
 use agentry_tools::{Edit, Error, Glob, Grep, Read, Workspace, Write};
 use std::os::unix::fs::symlink;

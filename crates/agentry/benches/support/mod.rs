@@ -1,5 +1,6 @@
 //! Pieces the benches share.
 
+use agentry::ScriptedTurn;
 use agentry::prelude::*;
 
 /// A model that calls `name(args)` in each of `steps` steps of a run, then answers `done`. The

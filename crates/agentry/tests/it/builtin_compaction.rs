@@ -6,6 +6,11 @@ use agentry::Role;
 use agentry::agent::CompactStrategy;
 use agentry::builtins::Recorder;
 use agentry::prelude::*;
+use agentry::{
+    History, Message, ModelErrorKind, ScriptedTurn, Tool,
+    agent::{Compaction, OnCompactError},
+    hooks::EventKind,
+};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 

@@ -2,6 +2,7 @@
 //! message, an accepted one ends the run, and after its bound the gate gives up.
 
 use agentry::Role;
+use agentry::ScriptedTurn;
 use agentry::builtins::FinishGate;
 use agentry::prelude::*;
 

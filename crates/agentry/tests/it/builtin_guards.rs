@@ -1,6 +1,7 @@
 //! The built-in guards in real runs: each stops at exactly its limit with a typed reason, the
 //! highest-priority stop wins, sub-agents' tokens count when asked, and the bundle's defaults.
 
+use agentry::ScriptedTurn;
 use agentry::builtins::{Guards, Price, PriceTable};
 use agentry::hooks::{HookExt, HookRegistration, IntoHook};
 use agentry::prelude::*;

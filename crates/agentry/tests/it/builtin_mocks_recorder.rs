@@ -2,6 +2,7 @@
 //! `mocked` in events and history, a closure mock sees the input, the tool policy still blocks
 //! before a mock, and the recorder's assertions pass and fail as they should.
 
+use agentry::Tool;
 use agentry::builtins::{Recorder, ToolMocks, ToolPolicy};
 use agentry::hooks::EventKind;
 use agentry::prelude::*;

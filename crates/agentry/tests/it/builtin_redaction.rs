@@ -5,6 +5,7 @@
 use agentry::Redact;
 use agentry::builtins::{Recorder, Redactor, Telemetry};
 use agentry::prelude::*;
+use agentry::{ModelErrorKind, Tool, hooks::AfterModel};
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
 use std::sync::{Arc, Mutex};

@@ -4,6 +4,7 @@
 
 use agentry::builtins::Telemetry;
 use agentry::prelude::*;
+use agentry::{ModelParams, RunOptions, ScriptedTurn};
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry::{SpanId, Value};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};

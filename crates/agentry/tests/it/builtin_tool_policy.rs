@@ -4,6 +4,7 @@
 
 use agentry::builtins::{ArgRule, ToolPolicy, ToolPolicyError};
 use agentry::prelude::*;
+use agentry::{Tool, hooks::on_sync};
 use std::sync::{Arc, Mutex};
 
 #[derive(Deserialize, JsonSchema)]

@@ -3,6 +3,7 @@
 use crate::common::*;
 use agentry::hooks::*;
 use agentry::prelude::*;
+use agentry::{ToolFailure, ToolResult};
 
 /// A `weather` tool that logs `tool:<city>` and a model that asks for three cities in one turn.
 fn three_cities(log: &Log, parallel: bool) -> (ScriptedModel, Agent) {

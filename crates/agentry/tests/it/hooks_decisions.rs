@@ -4,6 +4,7 @@
 use crate::common::*;
 use agentry::hooks::*;
 use agentry::prelude::*;
+use agentry::{Message, ModelResponse, ScriptedTurn, Tool, ToolFailure, ToolResult};
 use agentry::{ModelErrorKind, ToolCall};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -3,6 +3,7 @@
 //! on with the event as it was before that hook. Meta events report every hook's execution.
 
 use crate::common::*;
+use agentry::ModelRequest;
 use agentry::RunOutput;
 use agentry::hooks::*;
 use agentry::prelude::*;

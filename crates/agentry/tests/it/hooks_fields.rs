@@ -6,6 +6,9 @@
 use crate::common::*;
 use agentry::ThinkingBlock;
 use agentry::prelude::*;
+use agentry::{
+    Message, ModelErrorKind, ScriptedTurn, Tool, ToolFailure, ToolResult, hooks::on_sync,
+};
 
 /// The tool result the model received in its request `n`.
 fn result_sent(model: &ScriptedModel, n: usize) -> ToolResult {

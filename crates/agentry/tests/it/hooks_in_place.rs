@@ -4,6 +4,7 @@
 
 use agentry::hooks::*;
 use agentry::prelude::*;
+use agentry::{Tool, ToolResult};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

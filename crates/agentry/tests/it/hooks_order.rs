@@ -4,6 +4,7 @@
 use crate::common::*;
 use agentry::hooks::*;
 use agentry::prelude::*;
+use agentry::{RunOptions, ScriptedTurn, Tool, ToolFailure};
 
 fn agent_with(model: ScriptedModel) -> agentry::AgentBuilder<(), String> {
     Agent::builder("agent").model(model)

@@ -7,6 +7,7 @@ use crate::common::*;
 use agentry::hooks::*;
 use agentry::prelude::*;
 use agentry::{Decision, ScriptedTurn};
+use agentry::{Model, ModelRequest, Tool, ToolFailure};
 use proptest::prelude::*;
 use std::collections::HashMap;
 

@@ -15,8 +15,9 @@ use agentry::hooks::*;
 use agentry::prelude::*;
 use agentry::{
     FinishReason, Limit, ModelError, ModelErrorKind, PendingApproval, RunContext, RunContextSpec,
-    RunInfo, Usage,
+    Usage,
 };
+use agentry::{ModelRequest, ModelResponse, ScriptedTurn};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -163,21 +164,10 @@ case!(
 );
 
 fn context() -> RunContext {
-    RunContext::new(RunContextSpec {
-        run_id: "r".into(),
-        parent_run_id: None,
-        agent_name: "a".into(),
-        agent_path: "a".into(),
-        info: Arc::new(RunInfo::default()),
-        cancel: Default::default(),
-        state: Box::new(()),
-        observe_state: false,
-        events: None,
+    RunContext::detached(RunContextSpec {
         step: 1,
-        redactor: None,
-        record_events: false,
         hook_timeout: Duration::from_secs(10),
-        depth: 0,
+        ..RunContextSpec::new("r", "a")
     })
 }
 

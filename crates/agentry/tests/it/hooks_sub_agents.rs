@@ -5,6 +5,7 @@
 use crate::common::*;
 use agentry::prelude::*;
 use agentry::{AgentBuilder, ModelErrorKind};
+use agentry::{Message, RunOptions, ToolResult};
 
 const CHILD_EVENTS: [&str; 10] = [
     "RunStart",
@@ -451,7 +452,7 @@ fn fresh(run_id: &str, agent: &str, parent: Option<&str>) -> agentry::RunSnapsho
 
 #[tokio::test]
 async fn a_delegated_sub_agent_call_runs_the_same_hooks_as_one_run_in_process() {
-    use agentry::effects::{CallOutcome, Lineage, SubAgentOutcome};
+    use agentry_runtime::effects::{CallOutcome, Lineage, SubAgentOutcome};
     let build = |log: &Log| {
         let child = child_builder(&ScriptedModel::new().text("Paris"))
             .with(Recorder::new(log).tagged("ca").with_path())
@@ -541,7 +542,7 @@ async fn a_delegated_sub_agent_call_runs_the_same_hooks_as_one_run_in_process() 
 
 #[tokio::test]
 async fn a_delegated_sub_agent_past_the_nesting_limit_is_refused() {
-    use agentry::effects::Lineage;
+    use agentry_runtime::effects::Lineage;
     let child = child_builder(&ScriptedModel::new().text("Paris"))
         .build()
         .unwrap();

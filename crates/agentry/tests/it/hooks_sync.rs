@@ -3,6 +3,7 @@
 
 use agentry::hooks::*;
 use agentry::prelude::*;
+use agentry::{ScriptedTurn, Tool};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

@@ -2,27 +2,14 @@
 //! event as it left it) in the order the hooks ran, with the same outcome as a dispatch.
 
 use agentry::hooks::{AfterTool, BeforeTool, HookExt, Hooks, ToolDecision, on, on_sync};
-use agentry::{RunContext, RunContextSpec, RunInfo, ToolResult};
+use agentry::{RunContext, RunContextSpec, ToolResult};
 use serde_json::json;
-use std::sync::Arc;
 use std::time::Duration;
 
 fn context() -> RunContext {
-    RunContext::new(RunContextSpec {
-        run_id: "run-1".into(),
-        parent_run_id: None,
-        agent_name: Arc::from("a"),
-        agent_path: Arc::from("a"),
-        info: Arc::new(RunInfo::default()),
-        cancel: Default::default(),
-        state: Box::new(()),
-        observe_state: false,
-        events: None,
+    RunContext::detached(RunContextSpec {
         step: 1,
-        redactor: None,
-        record_events: false,
-        hook_timeout: Duration::from_secs(60),
-        depth: 0,
+        ..RunContextSpec::new("run-1", "a")
     })
 }
 

@@ -6,6 +6,14 @@
 //! statuses).
 
 use agentry::prelude::*;
+use agentry::{
+    AgentBuilder, FinishReason, Limit, PendingApproval, RunStatus, Tool, ToolSpec,
+    hooks::{
+        AfterCompact, ApprovalRequested, ApprovalResolved, BeforeCompact, BoxError, CompactFailed,
+        EventKind, Events, Hook, HookError, HookFailure, HookRegistration, HookResult, Stop,
+        StoppedByHuman, on_sync,
+    },
+};
 use std::sync::{Arc, Mutex};
 
 #[derive(Deserialize, JsonSchema)]

@@ -5,6 +5,7 @@
 use agentry::builtins::Redactor;
 use agentry::prelude::*;
 use agentry::{Decision, RunStore};
+use agentry::{Message, ScriptedTurn};
 
 #[derive(Deserialize, JsonSchema)]
 struct Cmd {

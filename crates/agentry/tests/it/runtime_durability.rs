@@ -7,6 +7,7 @@ use agentry::{
     Checkpoint, MemoryStore, RunQuery, RunStatus, RunStore, RunSummary, StoreError, StoredEvent,
     StoredRun,
 };
+use agentry::{Message, ModelErrorKind, ModelRequest, RunOptions, ScriptedTurn, hooks::RunEnd};
 use futures::future::BoxFuture;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};

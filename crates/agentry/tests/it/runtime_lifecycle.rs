@@ -3,6 +3,7 @@
 
 use agentry::prelude::*;
 use agentry::{MemoryStore, RunStore, StateError};
+use agentry::{Message, RunHandle, RunOptions, ScriptedTurn, StateSource, Tool};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 

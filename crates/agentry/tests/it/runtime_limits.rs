@@ -10,6 +10,7 @@ use agentry::prelude::*;
 use agentry::{
     Limit, MemoryStore, ModelErrorKind, ModelEvent, ModelRequest, ModelStream, RunStore, TypedTool,
 };
+use agentry::{Model, RunOptions, ToolFailure};
 use futures::StreamExt;
 use std::future::Future;
 use std::sync::Arc;

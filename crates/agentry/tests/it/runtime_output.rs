@@ -1,6 +1,7 @@
 //! Structured output through the in-process runtime: typed answers, answers sent back with the
 //! validation error, fenced JSON, and the retry limit.
 
+use agentry::Message;
 use agentry::prelude::*;
 
 #[derive(Debug, PartialEq, Deserialize, JsonSchema)]

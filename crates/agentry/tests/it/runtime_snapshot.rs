@@ -4,6 +4,7 @@
 use agentry::hooks::IntoHook;
 use agentry::prelude::*;
 use agentry::{MemoryStore, RunSnapshot, RunStore, SNAPSHOT_VERSION, ToolCall};
+use agentry::{Message, RunOptions, ScriptedTurn, Usage};
 use std::ops::RangeInclusive;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

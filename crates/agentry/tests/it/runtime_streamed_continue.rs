@@ -2,6 +2,7 @@
 //! `start` does; `RunEvent::HookDecision` says which hook decided what about a tool call.
 
 use agentry::prelude::*;
+use agentry::{Message, RunHandle, ScriptedTurn, hooks::on_sync};
 use std::time::Duration;
 
 #[derive(Deserialize, JsonSchema)]

@@ -1,6 +1,7 @@
 //! Tool sources: tools known only at run time, asked for before each step (never during one),
 //! stored with a run's checkpoints when they are data, and built again on resume.
 
+use agentry::RunOptions;
 use agentry::hooks::BoxError;
 use agentry::prelude::*;
 use agentry::{StoredToolSource, Tool, ToolInfo, ToolSet, ToolSource};

@@ -2,6 +2,7 @@
 //! failing tools, and several calls of one turn (concurrent or not).
 
 use agentry::prelude::*;
+use agentry::{Message, ScriptedTurn, Tool, ToolFailure, ToolResult};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -4,6 +4,7 @@
 
 use agentry::hooks::*;
 use agentry::prelude::*;
+use agentry::{ToolFailure, ToolResult};
 use agentry_external::CommandHooks;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

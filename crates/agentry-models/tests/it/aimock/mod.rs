@@ -6,6 +6,7 @@
 //! `.ci/run` installs it: `~/.cache/agentry-tools/node_modules/@copilotkit/aimock/dist/cli.js`.
 #![allow(dead_code)]
 
+use agentry::Model;
 use agentry::prelude::*;
 use serde_json::Value;
 use std::path::PathBuf;

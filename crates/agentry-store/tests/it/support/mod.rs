@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use agentry::prelude::*;
+use agentry::{Message, ModelRequest};
 use sqlx::Connection;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool};
 use std::path::{Path, PathBuf};

@@ -2,6 +2,7 @@
 //! they saw and decided.
 
 use agentry::prelude::*;
+use agentry::{Message, ModelRequest, ScriptedTurn};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 

@@ -1,11 +1,10 @@
 //! Shared test support: a workspace in a fresh temporary directory, and calling a tool directly.
 #![allow(dead_code)]
 
+use agentry::RunContextSpec;
+use agentry::Tool;
 use agentry::prelude::*;
-use agentry::{RunContextSpec, RunInfo};
 use agentry_tools::Workspace;
-use std::sync::Arc;
-use std::time::Duration;
 
 /// A temporary directory with a `root` directory inside (the workspace) and room beside it for
 /// things outside the workspace.
@@ -44,23 +43,13 @@ impl Sandbox {
 
 /// A context for calling a tool outside a run.
 pub fn ctx(tool: &str) -> ToolCtx {
-    let run = RunContext::new(RunContextSpec {
-        run_id: "run-1".into(),
-        parent_run_id: None,
-        agent_name: Arc::from("a"),
-        agent_path: Arc::from("a"),
-        info: Arc::new(RunInfo::default()),
-        cancel: Default::default(),
-        state: Box::new(()),
-        observe_state: false,
-        events: None,
-        step: 1,
-        redactor: None,
-        record_events: false,
-        hook_timeout: Duration::from_secs(60),
-        depth: 0,
-    });
-    ToolCtx::new(run, Arc::from("call-1"), Arc::from(tool))
+    ToolCtx::detached(
+        RunContextSpec {
+            step: 1,
+            ..RunContextSpec::new("run-1", "a")
+        },
+        tool,
+    )
 }
 
 /// Calls `tool` with `input`: its text, or its failure's message.

@@ -5,6 +5,7 @@
 
 use agentry::hooks::*;
 use agentry::prelude::*;
+use agentry::{History, Message, StateSource, Tool, ToolFailure, ToolResult};
 use std::future::Ready;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
