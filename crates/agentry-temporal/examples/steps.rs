@@ -11,7 +11,7 @@
 
 use agentry::RunOutput;
 use agentry::prelude::*;
-use agentry::{Message, RunOptions, ScriptedTurn};
+use agentry::{Message, ScriptedTurn};
 use agentry_temporal::{Client, Placement, Server, Worker};
 use std::time::Instant;
 
@@ -77,10 +77,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let worker = worker.spawn();
     let client = Client::connect(server).await?.placement(placement);
     // Warm-up: the worker's first poll and the connection.
-    let _: RunOutput<(), String> = client.run("bench", "go", RunOptions::new()).await?;
+    let _: RunOutput<(), String> = client.run("bench", "go").await?;
 
     let start = Instant::now();
-    let out: RunOutput<(), String> = client.run("bench", "go", RunOptions::new()).await?;
+    let out: RunOutput<(), String> = client.run("bench", "go").await?;
     let remote_us = start.elapsed().as_secs_f64() * 1e6 / steps as f64;
     assert_eq!(out.messages.to_vec(), local.messages.to_vec());
     // What each activity carried before deltas: the whole history, this big at the run's end.
@@ -89,7 +89,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let start = Instant::now();
     let mut handles = Vec::with_capacity(runs);
     for _ in 0..runs {
-        handles.push(client.start("bench", "go", RunOptions::new()).await?);
+        handles.push(client.run("bench", "go").start().await?);
     }
     for handle in &handles {
         let out: RunOutput<(), String> = handle.result().await?;

@@ -12,8 +12,8 @@ use crate::events::{Recording, WireEvent};
 use crate::scopes::ScopeCache;
 use crate::wire::{
     BatchDone, BatchInput, BeginInput, Begun, Deadline, Effect, EndStepInput, Ending, Failure,
-    Finish, FinishInput, ModelStep, Opening, RunPlan, RunView, Settled, StepEnd, StepInput,
-    SubAgentDone, ToolDone, ToolInput,
+    Finish, FinishInput, ModelStep, Opening, RunPlan, RunView, StepEnd, StepInput, SubAgentDone,
+    ToolDone, ToolInput,
 };
 use crate::workflow::AgentRun;
 use agentry_core::{AgentDef, AgentTool, Error, RunEngine, RunEvent, RunSnapshot, StopReason};
@@ -510,14 +510,8 @@ fn tool_done(
     effects: &RunEffects,
     events: &mut Collected,
 ) -> Result<ToolDone, Error> {
-    let settled = match outcome {
-        CallOutcome::Done(result) => Settled::Done(result),
-        CallOutcome::Pending(pending) => Settled::Pending(pending),
-        CallOutcome::Stop { result, reason } => Settled::Stop { result, reason },
-        CallOutcome::SubAgent(request) => Settled::SubAgent(request),
-    };
     Ok(ToolDone {
-        settled,
+        settled: outcome,
         state: effects.state()?,
         events: events.take(),
         deadline: deadline(effects),

@@ -4,11 +4,15 @@
 use crate::TemporalError;
 use crate::connect::Server;
 use crate::reading::Reader;
-use crate::wire::{FinishedRun, Limits, Placement, RunRequest, RunResult, default_continue_after};
+use crate::wire::{Limits, Placement, RunResult, WorkflowInput, default_continue_after};
 use crate::workflow::{AgentRun, WORKFLOW_TYPE};
 use agentry_core::{Decision, PendingApproval, RunEvent, RunOptions, RunOutput};
+use futures::future::BoxFuture;
 use futures::{Stream, StreamExt};
 use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::future::IntoFuture;
+use std::marker::PhantomData;
 use temporalio_client::errors::{WorkflowGetResultError, WorkflowUpdateError};
 use temporalio_client::{
     WorkflowCancelOptions, WorkflowExecuteUpdateOptions, WorkflowExecutionStatus,
@@ -94,19 +98,26 @@ impl Client {
         self
     }
 
-    /// Starts a run of the agent a worker hosts as `agent` on `input`. The run id (the
-    /// workflow id) is `options.run_id`, or a fresh UUID; a run id already running is an error.
-    ///
-    /// Run-scope hooks and tool sources travel to the workers when they are data
-    /// (`RunOptions::with_stored`, `RunOptions::with_stored_tools`: command hooks, MCP servers),
-    /// which build them again with their runtime's restorers (`Runtime::restores`,
-    /// `Runtime::restores_tools`). Closures cannot travel: options with run-scope hooks or tool
-    /// sources that are not data are an error (register those on the worker's runtime or the
-    /// agent).
-    pub async fn start(
+    /// A run of the agent a worker hosts as `agent` on `input`, as a request: await it for the
+    /// run's result, or [`start`](RunRequest::start) it for a [`RunHandle`];
+    /// [`with`](RunRequest::with) gives it options. The same shape as the in-process
+    /// `Runtime::run`. The result is a text agent's (`RunOutput<(), String>`) unless
+    /// [`typed`](RunRequest::typed) says otherwise.
+    pub fn run(&self, agent: &str, input: impl Into<String>) -> RunRequest<'_> {
+        RunRequest {
+            client: self,
+            agent: agent.to_string(),
+            input: input.into(),
+            options: RunOptions::new(),
+            _types: PhantomData,
+        }
+    }
+
+    /// Starts a run (see [`RunRequest::start`]).
+    async fn start(
         &self,
-        agent: &str,
-        input: impl Into<String>,
+        agent: String,
+        input: String,
         options: RunOptions,
     ) -> Result<RunHandle, TemporalError> {
         // Each stored hook or source is one registration and one record.
@@ -118,9 +129,9 @@ impl Client {
         let run_id = options
             .run_id
             .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-        let request = RunRequest {
-            agent: agent.to_string(),
-            input: input.into(),
+        let request = WorkflowInput {
+            agent,
+            input,
             session_id: options.session_id,
             user_id: options.user_id,
             tags: options.tags,
@@ -142,17 +153,6 @@ impl Client {
                 message: e.to_string(),
             })?;
         Ok(self.handle(&run_id))
-    }
-
-    /// Runs `agent` on `input` to the end: [`start`](Self::start), then
-    /// [`RunHandle::result`].
-    pub async fn run<S: DeserializeOwned, O: DeserializeOwned>(
-        &self,
-        agent: &str,
-        input: impl Into<String>,
-        options: RunOptions,
-    ) -> Result<RunOutput<S, O>, TemporalError> {
-        self.start(agent, input, options).await?.result().await
     }
 
     /// A handle on the run `run_id` (started by any client).
@@ -256,7 +256,7 @@ impl RunHandle {
 
     fn typed<S: DeserializeOwned, O: DeserializeOwned>(
         &self,
-        run: FinishedRun,
+        run: RunOutput<Value, Value>,
     ) -> Result<RunOutput<S, O>, TemporalError> {
         let type_error = |what, ty, e: serde_json::Error| TemporalError::Type {
             run_id: self.run_id.clone(),
@@ -264,27 +264,16 @@ impl RunHandle {
             ty,
             message: e.to_string(),
         };
-        let state = serde_json::from_value::<S>(run.state)
-            .map_err(|e| type_error("state", std::any::type_name::<S>(), e))?;
-        let output = match run.output {
-            Some(v) => Some(
-                serde_json::from_value::<O>(v)
-                    .map_err(|e| type_error("output", std::any::type_name::<O>(), e))?,
-            ),
-            None => None,
-        };
-        Ok(RunOutput {
-            run_id: self.run_id.clone(),
-            output,
-            text: run.text,
-            state,
-            messages: run.messages,
-            usage: run.usage,
-            retried_usage: run.retried_usage,
-            steps: run.steps,
-            model_calls: run.model_calls,
-            stop: run.stop,
-        })
+        run.try_map(
+            |state| {
+                serde_json::from_value::<S>(state)
+                    .map_err(|e| type_error("state", std::any::type_name::<S>(), e))
+            },
+            |output| {
+                serde_json::from_value::<O>(output)
+                    .map_err(|e| type_error("output", std::any::type_name::<O>(), e))
+            },
+        )
     }
 
     /// Cancels the run: the effect under way is interrupted, and the run ends with
@@ -404,5 +393,73 @@ impl RunHandle {
                 },
                 other => self.interaction(other),
             })
+    }
+}
+
+/// A run on Temporal about to start: made by [`Client::run`]. Await it for the run's result, or
+/// [`start`](Self::start) it for a handle.
+///
+/// Run-scope hooks and tool sources travel to the workers when they are data
+/// (`RunOptions::with_stored`, `RunOptions::with_stored_tools`: command hooks, MCP servers),
+/// which build them again with their runtime's restorers (`Runtime::restores`,
+/// `Runtime::restores_tools`). Closures cannot travel: options with run-scope hooks or tool
+/// sources that are not data are an error (register those on the worker's runtime or the
+/// agent).
+#[must_use = "a run request does nothing until it is awaited or started"]
+pub struct RunRequest<'c, S = (), O = String> {
+    client: &'c Client,
+    agent: String,
+    input: String,
+    options: RunOptions,
+    _types: PhantomData<fn() -> (S, O)>,
+}
+
+impl<S, O> std::fmt::Debug for RunRequest<'_, S, O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunRequest")
+            .field("agent", &self.agent)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'c, S, O> RunRequest<'c, S, O> {
+    /// The run with these options (its id, session, user, tags, metadata, stored hooks).
+    pub fn with(mut self, options: RunOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The run's result read as state `S2` and output `O2` (what the worker's agent holds).
+    pub fn typed<S2, O2>(self) -> RunRequest<'c, S2, O2> {
+        RunRequest {
+            client: self.client,
+            agent: self.agent,
+            input: self.input,
+            options: self.options,
+            _types: PhantomData,
+        }
+    }
+
+    /// Starts the run and returns its handle once the workflow is started. The run id (the
+    /// workflow id) is the options' `run_id`, or a fresh UUID; a run id already running is an
+    /// error.
+    pub async fn start(self) -> Result<RunHandle, TemporalError> {
+        self.client
+            .start(self.agent, self.input, self.options)
+            .await
+    }
+}
+
+impl<'c, S, O> IntoFuture for RunRequest<'c, S, O>
+where
+    S: DeserializeOwned + Send + 'c,
+    O: DeserializeOwned + Send + 'c,
+{
+    type Output = Result<RunOutput<S, O>, TemporalError>;
+    type IntoFuture = BoxFuture<'c, Self::Output>;
+
+    /// Starts the run and waits for its result.
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move { self.start().await?.result().await })
     }
 }

@@ -3,7 +3,10 @@
 use crate::{History, StopReason, Usage};
 
 /// The result of a run: output, final state, history, usage, steps and why it stopped.
-#[derive(Clone, Debug)]
+///
+/// Its serde form (with the state and the output as JSON, `RunOutput<Value, Value>`) is how a
+/// run's result travels: a Temporal workflow's result, an HTTP answer.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct RunOutput<S, O> {
     /// The run id.
     pub run_id: String,
@@ -30,6 +33,27 @@ pub struct RunOutput<S, O> {
 }
 
 impl<S, O> RunOutput<S, O> {
+    /// The same result with its state and output converted (a result that travelled as JSON,
+    /// typed again); the first conversion that fails is the error.
+    pub fn try_map<S2, O2, E>(
+        self,
+        state: impl FnOnce(S) -> Result<S2, E>,
+        output: impl FnOnce(O) -> Result<O2, E>,
+    ) -> Result<RunOutput<S2, O2>, E> {
+        Ok(RunOutput {
+            run_id: self.run_id,
+            output: self.output.map(output).transpose()?,
+            text: self.text,
+            state: state(self.state)?,
+            messages: self.messages,
+            usage: self.usage,
+            retried_usage: self.retried_usage,
+            steps: self.steps,
+            model_calls: self.model_calls,
+            stop: self.stop,
+        })
+    }
+
     /// The output, or a panic naming the stop reason: for tests and examples.
     pub fn expect_output(self) -> O {
         match self.output {

@@ -70,8 +70,9 @@ pub enum StepOpening {
     Stop(StopReason),
 }
 
-/// How one tool call settled.
-#[derive(Clone, Debug, PartialEq)]
+/// How one tool call settled. Its serde form is what durable engines record (a Temporal
+/// activity's result).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum CallOutcome {
     /// With a result the model will see.
     Done(ToolResult),

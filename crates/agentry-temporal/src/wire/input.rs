@@ -10,7 +10,7 @@ use std::time::Duration;
 
 /// The workflow's input: which agent, on what, with which run options and time limits.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) struct RunRequest {
+pub(crate) struct WorkflowInput {
     /// The agent's name, as the worker registered it.
     pub agent: String,
     /// The input.

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::events::WireEvent;
-use agentry_core::{History, StopReason, Usage};
+use agentry_core::RunOutput;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -10,7 +10,7 @@ use serde_json::Value;
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) enum RunResult {
     /// The run ended (with an answer or another stop reason).
-    Finished(Box<FinishedRun>),
+    Finished(Box<RunOutput<Value, Value>>),
     /// The run failed with this error.
     Failed(String),
     /// The run failed in a way that fails its parent run too (a hook's failure, the nesting
@@ -38,29 +38,6 @@ impl RunResult {
             other => other,
         }
     }
-}
-
-/// A run that ended.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) struct FinishedRun {
-    /// The output (a JSON string for text agents).
-    pub output: Option<Value>,
-    /// The text of the last model turn.
-    pub text: String,
-    /// The final state.
-    pub state: Value,
-    /// The whole history.
-    pub messages: History,
-    /// Tokens used.
-    pub usage: Usage,
-    /// Tokens of responses AfterModel hooks rejected.
-    pub retried_usage: Usage,
-    /// Steps taken.
-    pub steps: u32,
-    /// Model turns accepted.
-    pub model_calls: u32,
-    /// Why it stopped.
-    pub stop: StopReason,
 }
 
 /// What one activity settles with: its result, or the error that fails the run (a hook's

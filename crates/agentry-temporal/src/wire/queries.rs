@@ -44,7 +44,7 @@ pub(crate) struct Identity {
 
 impl Identity {
     /// The identity of `request`'s run `run_id`.
-    pub(crate) fn of(run_id: &str, request: &RunRequest) -> Self {
+    pub(crate) fn of(run_id: &str, request: &WorkflowInput) -> Self {
         Identity {
             run_id: run_id.to_string(),
             agent: request.agent.clone(),

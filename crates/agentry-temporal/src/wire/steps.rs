@@ -6,7 +6,7 @@ use crate::events::WireEvent;
 use agentry_core::{
     Decision, Message, ModelResponse, PendingApproval, StopReason, ToolResult, Usage,
 };
-use agentry_runtime::effects::{BatchPlan, Folded, SubAgentOutcome, SubAgentRequest};
+use agentry_runtime::effects::{BatchPlan, CallOutcome, Folded, SubAgentOutcome, SubAgentRequest};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -32,7 +32,7 @@ pub(crate) struct BeginInput {
     /// The run id.
     pub run_id: String,
     /// The request.
-    pub request: RunRequest,
+    pub request: WorkflowInput,
 }
 
 /// A run started: its input and state after RunStart hooks, and its plan.
@@ -120,25 +120,6 @@ pub(crate) struct ToolInput {
     pub decided: Option<(PendingApproval, Decision)>,
 }
 
-/// How a tool call settled.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(crate) enum Settled {
-    /// With a result.
-    Done(ToolResult),
-    /// Waiting for a person.
-    Pending(PendingApproval),
-    /// Rejected; the run stops.
-    Stop {
-        /// The call's result.
-        result: ToolResult,
-        /// Why.
-        reason: String,
-    },
-    /// A sub-agent call: the workflow runs it as a child workflow, then closes the call with
-    /// [`SubAgentDone`].
-    SubAgent(SubAgentRequest),
-}
-
 /// A sub-agent call to close with how its child run ended.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct SubAgentDone {
@@ -156,7 +137,7 @@ pub(crate) struct SubAgentDone {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct ToolDone {
     /// How it settled.
-    pub settled: Settled,
+    pub settled: CallOutcome,
     /// The state after the call.
     pub state: Value,
     /// The run events its effects sent.

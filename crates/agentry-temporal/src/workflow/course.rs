@@ -4,8 +4,8 @@
 use super::{Exit, Loop};
 use crate::activities::AgentActivities;
 use crate::wire::{
-    BeginInput, EndStepInput, Ending, Failure, ModelStep, Opening as StepOpened, RunRequest,
-    StepEnd, StepInput,
+    BeginInput, EndStepInput, Ending, Failure, ModelStep, Opening as StepOpened, StepEnd,
+    StepInput, WorkflowInput,
 };
 use agentry_core::hooks::Events;
 use agentry_core::run::machine::{
@@ -15,7 +15,7 @@ use agentry_core::{OutputSpec, RunEvent};
 use serde_json::Value;
 
 impl Loop {
-    pub(super) async fn body(&mut self, request: RunRequest) -> Result<Ending, Exit> {
+    pub(super) async fn body(&mut self, request: WorkflowInput) -> Result<Ending, Exit> {
         let input = BeginInput {
             run_id: self.id.run_id.clone(),
             request,

@@ -3,7 +3,8 @@
 
 use super::{Exit, Loop};
 use crate::activities::AgentActivities;
-use crate::wire::{Ending, Finish, FinishInput, FinishedRun, RunResult};
+use crate::wire::{Ending, Finish, FinishInput, RunResult};
+use agentry_core::RunOutput;
 use agentry_core::hooks::Events;
 use agentry_core::run::machine::Interruption;
 use agentry_core::{RunEvent, StopReason};
@@ -91,7 +92,8 @@ impl Loop {
             stop: finish.stop.clone(),
             agent_path: self.id.agent.as_str().into(),
         });
-        RunResult::Finished(Box::new(FinishedRun {
+        RunResult::Finished(Box::new(RunOutput {
+            run_id: self.id.run_id.clone(),
             output: finish.output,
             text: self.machine.last_text(),
             state: finish.state,

@@ -7,7 +7,7 @@ use crate::events::WireEvent;
 use crate::ledger::Ledger;
 use crate::wire::{
     Carried, CarriesDeadline, Deadline, Effect, Ending, EventPage, Failure, Identity, Limits,
-    Placement, RunPlan, RunRequest, RunResult, RunView,
+    Placement, RunPlan, RunResult, RunView, WorkflowInput,
 };
 use agentry_core::hooks::Events;
 use agentry_core::{
@@ -58,7 +58,7 @@ impl AgentRun {
     #[run(name = "agentry.run")]
     pub(crate) async fn run(
         ctx: &mut WorkflowContext<Self>,
-        request: RunRequest,
+        request: WorkflowInput,
     ) -> WorkflowResult<RunResult> {
         let run_id = ctx.workflow_id().to_string();
         let mut request = request;
@@ -112,7 +112,7 @@ impl AgentRun {
         let child = request.parent.is_some();
         let result = match outcome {
             Err(Exit::Continue) => {
-                let next = RunRequest {
+                let next = WorkflowInput {
                     input: String::new(),
                     carried: Some(Box::new(run.carry())),
                     ..request

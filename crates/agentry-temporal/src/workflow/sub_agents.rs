@@ -3,7 +3,8 @@
 use super::{AgentRun, Exit, Loop};
 use crate::activities::AgentActivities;
 use crate::events::WireEvent;
-use crate::wire::{Failure, ParentRun, RunRequest, RunResult, Settled, SubAgentDone, ToolDone};
+use crate::wire::{Failure, ParentRun, RunResult, SubAgentDone, ToolDone, WorkflowInput};
+use agentry_runtime::effects::CallOutcome;
 use agentry_runtime::effects::{SubAgentOutcome, SubAgentRequest};
 use temporalio_sdk::ChildWorkflowOptions;
 
@@ -12,13 +13,13 @@ impl Loop {
     /// child workflows, concurrently too, and closes each with how its child ended.
     pub(super) async fn run_sub_agents(
         &mut self,
-        settled: &mut [Option<Settled>],
+        settled: &mut [Option<CallOutcome>],
     ) -> Result<(), Exit> {
         let handed: Vec<(usize, SubAgentRequest)> = settled
             .iter()
             .enumerate()
             .filter_map(|(index, s)| match s {
-                Some(Settled::SubAgent(request)) => Some((index, request.clone())),
+                Some(CallOutcome::SubAgent(request)) => Some((index, request.clone())),
                 _ => None,
             })
             .collect();
@@ -73,7 +74,7 @@ impl Loop {
         &mut self,
         index: usize,
         request: SubAgentRequest,
-    ) -> Result<Settled, Exit> {
+    ) -> Result<CallOutcome, Exit> {
         let call_id = self.machine.pending_calls()[index].id.clone();
         let outcome = self.child_run(&call_id, &request).await?;
         let input = SubAgentDone {
@@ -104,7 +105,7 @@ impl Loop {
             Some(parent) => parent.root_run_id.clone(),
             None => self.id.run_id.clone(),
         };
-        let child = RunRequest {
+        let child = WorkflowInput {
             agent: format!("{}/{}", self.id.agent, request.agent),
             input: request.task.clone(),
             session_id: self.id.session_id.clone(),

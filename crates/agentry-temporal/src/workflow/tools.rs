@@ -3,10 +3,11 @@
 
 use super::{Exit, Loop};
 use crate::activities::AgentActivities;
-use crate::wire::{BatchDone, BatchInput, Settled, ToolDone, ToolInput};
+use crate::wire::{BatchDone, BatchInput, ToolDone, ToolInput};
 use agentry_core::hooks::Events;
 use agentry_core::run::machine::ToolsRan;
 use agentry_core::{Decision, PendingApproval, RunEvent, ToolResult};
+use agentry_runtime::effects::CallOutcome;
 
 impl Loop {
     /// Runs the calls of the pending turn, each an activity (concurrently when the agent allows
@@ -15,14 +16,14 @@ impl Loop {
     pub(super) async fn run_tools(&mut self) -> Result<ToolsRan, Exit> {
         let batch = self.machine.batch.clone();
         let count = self.machine.pending_calls().len();
-        let mut settled: Vec<Option<Settled>> = vec![None; count];
+        let mut settled: Vec<Option<CallOutcome>> = vec![None; count];
         let mut decided: Vec<Option<(PendingApproval, Decision)>> = vec![None; count];
         // BeforeToolBatch hooks' plan: the blocked calls never run; the others start in its order.
         let order: Vec<usize> = match &batch {
             Some(plan) => {
                 for (index, result) in &plan.blocked {
                     if let Some(slot) = settled.get_mut(*index) {
-                        *slot = Some(Settled::Done(result.clone()));
+                        *slot = Some(CallOutcome::Done(result.clone()));
                     }
                 }
                 plan.order.clone()
@@ -33,7 +34,12 @@ impl Loop {
             let todo: Vec<usize> = order
                 .iter()
                 .copied()
-                .filter(|&i| !matches!(settled[i], Some(Settled::Done(_) | Settled::Stop { .. })))
+                .filter(|&i| {
+                    !matches!(
+                        settled[i],
+                        Some(CallOutcome::Done(_) | CallOutcome::Stop { .. })
+                    )
+                })
                 .collect();
             let parallel = self.plan.parallel_tool_calls && self.state.is_null() && todo.len() > 1;
             if parallel {
@@ -74,7 +80,7 @@ impl Loop {
                     self.absorb(done.events);
                     settled[index] = Some(match done.settled {
                         // Run now, before the next call starts, as in-process.
-                        Settled::SubAgent(request) => self.sub_agent(index, request).await?,
+                        CallOutcome::SubAgent(request) => self.sub_agent(index, request).await?,
                         other => other,
                     });
                 }
@@ -82,7 +88,7 @@ impl Loop {
             self.run_sub_agents(&mut settled).await?;
             let calls = self.machine.pending_calls().to_vec();
             let stopped = settled.iter().find_map(|s| match s {
-                Some(Settled::Stop { result, reason }) => {
+                Some(CallOutcome::Stop { result, reason }) => {
                     Some((result.call_id.clone(), reason.clone()))
                 }
                 _ => None,
@@ -92,7 +98,7 @@ impl Loop {
                     .iter()
                     .zip(&settled)
                     .map(|(call, s)| match s {
-                        Some(Settled::Done(result) | Settled::Stop { result, .. }) => {
+                        Some(CallOutcome::Done(result) | CallOutcome::Stop { result, .. }) => {
                             result.clone()
                         }
                         _ => {
@@ -109,7 +115,7 @@ impl Loop {
             let waiting: Vec<PendingApproval> = settled
                 .iter()
                 .filter_map(|s| match s {
-                    Some(Settled::Pending(p)) => Some(p.clone()),
+                    Some(CallOutcome::Pending(p)) => Some(p.clone()),
                     _ => None,
                 })
                 .collect();
@@ -117,7 +123,7 @@ impl Loop {
                 let results = settled
                     .into_iter()
                     .map(|s| match s {
-                        Some(Settled::Done(result)) => result,
+                        Some(CallOutcome::Done(result)) => result,
                         _ => unreachable!("every call settled with a result"),
                     })
                     .collect();
@@ -127,7 +133,7 @@ impl Loop {
             self.machine.settled = settled
                 .iter()
                 .filter_map(|s| match s {
-                    Some(Settled::Done(result)) => Some(result.clone()),
+                    Some(CallOutcome::Done(result)) => Some(result.clone()),
                     _ => None,
                 })
                 .collect();

@@ -8,7 +8,7 @@ use agentry::RunOutput;
 use agentry::builtins::Recorder;
 use agentry::hooks::AfterToolBatch;
 use agentry::prelude::*;
-use agentry::{RunOptions, ScriptedTurn, agent::Compaction};
+use agentry::{ScriptedTurn, agent::Compaction};
 use agentry_temporal::Worker;
 use futures::StreamExt;
 
@@ -102,7 +102,7 @@ async fn batch_hooks_block_reorder_and_rewrite_as_in_process() {
     let remote: RunOutput<(), String> = dev
         .client("batches")
         .await
-        .run("planner", "weather?", RunOptions::new())
+        .run("planner", "weather?")
         .await
         .unwrap();
     worker.stop().unwrap();
@@ -193,10 +193,7 @@ async fn an_agent_that_compacts_its_history_runs_as_in_process() {
         .agent(&researcher(&recorder))
         .spawn();
     let client = dev.client("compaction").await;
-    let handle = client
-        .start("researcher", "Research.", RunOptions::new())
-        .await
-        .unwrap();
+    let handle = client.run("researcher", "Research.").start().await.unwrap();
     let mut compactions = Vec::new();
     let mut events = std::pin::pin!(handle.events());
     while let Some(event) = events.next().await {

@@ -100,7 +100,8 @@ async fn stops_alike(queue: &str, noticed: Noticed, runtime: impl Fn(&Log) -> Ru
     let client = dev.client(queue).await;
     let started = Instant::now();
     let remote: RunOutput<(), String> = client
-        .run("waiter", "wait for it", RunOptions::new().run_id(queue))
+        .run("waiter", "wait for it")
+        .with(RunOptions::new().run_id(queue))
         .await
         .unwrap();
     let took = started.elapsed();
@@ -170,7 +171,8 @@ async fn a_run_that_ends_before_its_deadline_is_not_stopped_by_it() {
     let out: RunOutput<(), String> = dev
         .client("in-time")
         .await
-        .run("quick", "go", RunOptions::new().run_id("in-time"))
+        .run("quick", "go")
+        .with(RunOptions::new().run_id("in-time"))
         .await
         .unwrap();
     worker.stop().unwrap();
@@ -215,7 +217,9 @@ async fn a_deadline_does_not_run_while_the_run_waits_for_a_person() {
         .spawn();
     let client = dev.client("paused").await;
     let handle = client
-        .start("signer", "sign it", RunOptions::new().run_id("paused"))
+        .run("signer", "sign it")
+        .with(RunOptions::new().run_id("paused"))
+        .start()
         .await
         .unwrap();
     let started = Instant::now();
@@ -281,7 +285,8 @@ async fn a_parents_deadline_interrupts_its_sub_agent_as_in_process() {
     let remote: RunOutput<(), String> = dev
         .client("parent-deadline")
         .await
-        .run("boss", "go", RunOptions::new().run_id("boss"))
+        .run("boss", "go")
+        .with(RunOptions::new().run_id("boss"))
         .await
         .unwrap();
     let took = started.elapsed();

@@ -130,7 +130,9 @@ async fn a_run_that_continues_as_new_ends_as_an_uninterrupted_run() {
     // A threshold this low continues the run after every step or two.
     let client = dev.client("can").await.continue_as_new_after(20);
     let handle = client
-        .start("stepper", "go", RunOptions::new().run_id("can-1"))
+        .run("stepper", "go")
+        .with(RunOptions::new().run_id("can-1"))
+        .start()
         .await
         .unwrap();
     let out: RunOutput<(), String> = handle.result().await.unwrap();
@@ -208,7 +210,9 @@ async fn a_stateful_run_carries_its_state_across_continue_as_new() {
         .spawn();
     let client = dev.client("can-state").await.continue_as_new_after(20);
     let handle = client
-        .start("tallier", "go", RunOptions::new().run_id("can-state-1"))
+        .run("tallier", "go")
+        .with(RunOptions::new().run_id("can-state-1"))
+        .start()
         .await
         .unwrap();
     let out: RunOutput<Tally, String> = handle.result().await.unwrap();
@@ -239,7 +243,9 @@ async fn a_server_restart_mid_run_loses_nothing_and_redoes_no_completed_step() {
         .spawn();
     let client = dev.client("restart").await;
     let handle = client
-        .start("stepper", "go", RunOptions::new().run_id("restart-1"))
+        .run("stepper", "go")
+        .with(RunOptions::new().run_id("restart-1"))
+        .start()
         .await
         .unwrap();
     tokio::time::timeout(Duration::from_secs(60), gate.reached.notified())
@@ -317,7 +323,9 @@ async fn thousand_runs(queue: &str, placement: Placement) {
         let run_id = format!("{queue}-{i}");
         handles.push(
             client
-                .start("stepper", "go", RunOptions::new().run_id(run_id))
+                .run("stepper", "go")
+                .with(RunOptions::new().run_id(run_id))
+                .start()
                 .await
                 .unwrap(),
         );
@@ -389,7 +397,9 @@ async fn a_stopping_worker_does_not_wait_for_a_hung_call_and_another_takes_it_up
         .spawn();
     let client = dev.client("grace").await;
     let handle = client
-        .start("hanger", "go", RunOptions::new().run_id("grace"))
+        .run("hanger", "go")
+        .with(RunOptions::new().run_id("grace"))
+        .start()
         .await
         .unwrap();
     let started = Instant::now();
@@ -456,7 +466,8 @@ async fn a_deadline_carries_across_continue_as_new() {
     // Continued as a new execution after every step or so.
     let client = dev.client("dcan").await.continue_as_new_after(20);
     let out: RunOutput<(), String> = client
-        .run("napper", "nap", RunOptions::new().run_id("dcan"))
+        .run("napper", "nap")
+        .with(RunOptions::new().run_id("dcan"))
         .await
         .unwrap();
     worker.stop().unwrap();

@@ -46,11 +46,9 @@ async fn a_run_with_tools_hooks_and_a_sub_agent_matches_the_in_process_run() {
         .spawn();
     let client = dev.client("parity").await;
     let handle = client
-        .start(
-            "assistant",
-            "What is 2 + 3?",
-            RunOptions::new().run_id("parity-1"),
-        )
+        .run("assistant", "What is 2 + 3?")
+        .with(RunOptions::new().run_id("parity-1"))
+        .start()
         .await
         .unwrap();
     let remote: RunOutput<(), String> = handle.result().await.unwrap();
@@ -110,10 +108,7 @@ async fn a_run_with_tools_hooks_and_a_sub_agent_matches_the_in_process_run() {
     .await;
     assert_eq!(listed.unwrap().status, RunState::Ended);
     // An agent the worker does not host fails the run with an error that names it.
-    let err = client
-        .run::<(), String>("nobody", "hi", RunOptions::new())
-        .await
-        .unwrap_err();
+    let err = client.run("nobody", "hi").await.unwrap_err();
     assert!(
         matches!(&err, TemporalError::RunFailed { error, .. } if error.contains("no agent `nobody`")),
         "{err}"
@@ -210,7 +205,8 @@ async fn a_run_on_temporal_streams_the_events_of_the_in_process_run() {
         let worker = Worker::new(dev.server(name), runtime).agent(&agent).spawn();
         let client = dev.client(name).await.placement(placement);
         let handle = client
-            .start("assistant", "What is 2 + 3?", RunOptions::new())
+            .run("assistant", "What is 2 + 3?")
+            .start()
             .await
             .unwrap();
         let events: Vec<RunEvent> = handle.events().map(|e| e.unwrap()).collect().await;
@@ -244,7 +240,9 @@ async fn each_placement_gives_the_in_process_run_and_records_its_activities_as_i
         let client = dev.client(name).await.placement(placement);
         let id = format!("placement-{name}");
         let remote: RunOutput<(), String> = client
-            .start("assistant", "What is 2 + 3?", RunOptions::new().run_id(&id))
+            .run("assistant", "What is 2 + 3?")
+            .with(RunOptions::new().run_id(&id))
+            .start()
             .await
             .unwrap()
             .result()
@@ -324,10 +322,7 @@ async fn a_cancelled_run_stops_mid_tool_call_and_ends_cancelled() {
         .agent(&agent)
         .spawn();
     let client = dev.client("cancel").await;
-    let handle = client
-        .start("waiter", "wait", RunOptions::new())
-        .await
-        .unwrap();
+    let handle = client.run("waiter", "wait").start().await.unwrap();
     until("the tool to start", async || {
         started.load(Ordering::SeqCst) == 1
     })
@@ -395,10 +390,7 @@ async fn an_approval_waits_across_a_worker_restart_and_the_call_runs_once_decide
         .agent(&agent)
         .spawn();
     let client = dev.client("approval").await;
-    let handle = client
-        .start("cleaner", "clean up", RunOptions::new())
-        .await
-        .unwrap();
+    let handle = client.run("cleaner", "clean up").start().await.unwrap();
     let mut pending = Vec::new();
     until("the call to wait for approval", async || {
         pending = handle.pending().await.unwrap();
@@ -458,10 +450,7 @@ async fn a_rejected_call_gives_the_model_the_reason() {
         .agent(&agent)
         .spawn();
     let client = dev.client("reject").await;
-    let handle = client
-        .start("cleaner", "clean up", RunOptions::new())
-        .await
-        .unwrap();
+    let handle = client.run("cleaner", "clean up").start().await.unwrap();
     until("the call to wait for approval", async || {
         !handle.pending().await.unwrap().is_empty()
     })
@@ -519,10 +508,7 @@ async fn a_long_streamed_answer_reaches_the_stream_whole() {
         .agent(&agent)
         .spawn();
     let client = dev.client("long").await;
-    let handle = client
-        .start("talker", "talk", RunOptions::new())
-        .await
-        .unwrap();
+    let handle = client.run("talker", "talk").start().await.unwrap();
     let mut streamed = String::new();
     let mut count = 0;
     let mut events = std::pin::pin!(handle.events());

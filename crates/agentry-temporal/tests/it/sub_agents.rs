@@ -124,7 +124,8 @@ async fn sub_agents_run_as_child_workflows_and_end_as_in_process() {
         .spawn();
     let client = dev.client("children").await;
     let remote: RunOutput<(), String> = client
-        .run("boss", "go", RunOptions::new().run_id("boss-1"))
+        .run("boss", "go")
+        .with(RunOptions::new().run_id("boss-1"))
         .await
         .unwrap();
     worker.stop().unwrap();
@@ -186,12 +187,7 @@ async fn tower_fails(dev: &DevServer, queue: &str, runtime: Runtime) -> Temporal
     let worker = Worker::new(dev.server(queue), runtime)
         .agent(&tower())
         .spawn();
-    let failed = dev
-        .client(queue)
-        .await
-        .run::<(), String>("top", "go", RunOptions::new())
-        .await
-        .unwrap_err();
+    let failed = dev.client(queue).await.run("top", "go").await.unwrap_err();
     worker.stop().unwrap();
     failed
 }
@@ -208,7 +204,8 @@ async fn nesting_past_the_limit_and_a_sub_agent_hook_failure_fail_the_parent() {
     let out: RunOutput<(), String> = dev
         .client("tower")
         .await
-        .run("top", "go", RunOptions::new().run_id("tower-1"))
+        .run("top", "go")
+        .with(RunOptions::new().run_id("tower-1"))
         .await
         .unwrap();
     worker.stop().unwrap();
@@ -281,7 +278,9 @@ async fn cancelling_a_run_cancels_its_sub_agent_mid_call() {
     let handle = dev
         .client("child-cancel")
         .await
-        .start("parent", "go", RunOptions::new().run_id("parent-1"))
+        .run("parent", "go")
+        .with(RunOptions::new().run_id("parent-1"))
+        .start()
         .await
         .unwrap();
     let start = Instant::now();
@@ -380,7 +379,8 @@ async fn stored_run_scope_hooks_travel_to_the_workers_and_to_sub_agents() {
         .spawn();
     let client = dev.client("stored").await;
     let remote: RunOutput<(), String> = client
-        .run("asks", "go", options().run_id("stored-1"))
+        .run("asks", "go")
+        .with(options().run_id("stored-1"))
         .await
         .unwrap();
     worker.stop().unwrap();
@@ -390,11 +390,9 @@ async fn stored_run_scope_hooks_travel_to_the_workers_and_to_sub_agents() {
 
     // A closure cannot travel: the client says so before anything starts.
     let refused = client
-        .start(
-            "asks",
-            "go",
-            RunOptions::new().with(on::run_start(|ev, _ctx| std::future::ready(Ok(ev)))),
-        )
+        .run("asks", "go")
+        .with(RunOptions::new().with(on::run_start(|ev, _ctx| std::future::ready(Ok(ev)))))
+        .start()
         .await
         .unwrap_err();
     assert!(
@@ -446,7 +444,9 @@ async fn a_sub_agents_events_reach_its_parents_stream_as_they_happen_and_once() 
         .spawn();
     let client = dev.client("live").await;
     let handle = client
-        .start("lead", "lead on", RunOptions::new().run_id("lead-1"))
+        .run("lead", "lead on")
+        .with(RunOptions::new().run_id("lead-1"))
+        .start()
         .await
         .unwrap();
     let mut events = std::pin::pin!(handle.events());

@@ -168,7 +168,9 @@ async fn killed_while(
     let mut first = spawn_worker(&target, &dir, Some(3));
     let client = dev.client(QUEUE).await.placement(placement);
     let handle = client
-        .start(agent, "go", RunOptions::new().run_id(run_id))
+        .run(agent, "go")
+        .with(RunOptions::new().run_id(run_id))
+        .start()
         .await
         .unwrap();
     let start = Instant::now();

@@ -129,7 +129,9 @@ pub async fn run(cli: &Cli, args: &RunArgs, color: bool) -> Result<Exit, Failure
         options = options.session(session.clone());
     }
     let handle = client
-        .start(agent.name(), prompt, options)
+        .run(agent.name(), prompt)
+        .with(options)
+        .start()
         .await
         .map_err(|e| failed(e.to_string()))?;
     let mut render = renderer(cli, color);
