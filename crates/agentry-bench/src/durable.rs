@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 /// The store a durable workload checkpoints to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum StoreKind {
+pub(crate) enum StoreKind {
     /// A fresh SQLite file in a temporary directory.
     Sqlite,
     /// The PostgreSQL database at `$AGENTRY_TEST_POSTGRES_URL`.
@@ -14,7 +14,7 @@ pub enum StoreKind {
 }
 
 /// Removes a sample's SQLite directory when dropped.
-pub struct TempDir(PathBuf);
+pub(crate) struct TempDir(PathBuf);
 
 impl Drop for TempDir {
     fn drop(&mut self) {
@@ -24,7 +24,7 @@ impl Drop for TempDir {
 
 impl StoreKind {
     /// A runtime on a new store of this kind, and whatever must live as long as it.
-    pub async fn runtime(self) -> (Runtime, Option<TempDir>) {
+    pub(crate) async fn runtime(self) -> (Runtime, Option<TempDir>) {
         match self {
             StoreKind::Sqlite => {
                 let dir = std::env::temp_dir().join(format!(

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 /// The kind of no-op hook W4 measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum ExternalKind {
+pub(crate) enum ExternalKind {
     /// An async closure in the process.
     Closure,
     /// A persistent hook process (Python) answering JSON lines.
@@ -25,7 +25,7 @@ pub enum ExternalKind {
 
 /// Sets the webhook's signing secret in the environment, where the hook reads it. Call it before
 /// any thread is started.
-pub fn set_secret() {
+pub(crate) fn set_secret() {
     // SAFETY: called at the start of `main`, before the tokio runtime or any other thread
     // exists, so nothing reads the environment concurrently.
     unsafe {
@@ -107,7 +107,7 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 
 /// Dispatches `events` BeforeTool events (after `warmup` unmeasured ones) and reports the
 /// latency of each.
-pub async fn run(kind: ExternalKind, events: u32, current_thread: bool) -> Value {
+pub(crate) async fn run(kind: ExternalKind, events: u32, current_thread: bool) -> Value {
     let dir = std::env::temp_dir().join(format!("agentry-w4-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("creating the bench's directory");
     let hooks = hooks(kind, &dir).await;

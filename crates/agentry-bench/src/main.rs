@@ -7,6 +7,7 @@
 //! agentry-bench --workload w6 [--events N] [--current-thread]
 //! ```
 //! Prints one JSON object on its last stdout line.
+#![warn(missing_docs, unreachable_pub)]
 
 mod durable;
 mod external;

@@ -64,7 +64,7 @@ impl ServerHandler for EchoServer {
 }
 
 /// Serves the echo tool on stdin and stdout until the client goes away.
-pub async fn serve_echo() {
+pub(crate) async fn serve_echo() {
     let running = EchoServer
         .serve(agentry_mcp::process_stdio())
         .await
@@ -132,7 +132,7 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 }
 
 /// Calls the echo tool `calls` times natively and `calls` times through the MCP server.
-pub async fn run(calls: u32, current_thread: bool) -> Value {
+pub(crate) async fn run(calls: u32, current_thread: bool) -> Value {
     let native = tool("echo", "Returns its text.", |a: Text, _ctx| async move {
         Ok(a.text)
     });

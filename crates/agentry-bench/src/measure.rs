@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 /// User plus system CPU time of this process.
-pub fn cpu_time() -> Duration {
+pub(crate) fn cpu_time() -> Duration {
     // SAFETY: getrusage writes into the struct we pass and reads nothing else.
     let usage = unsafe {
         let mut usage: libc::rusage = std::mem::zeroed();
@@ -25,16 +25,16 @@ fn status_kib(field: &str) -> u64 {
 }
 
 /// Current resident set size, KiB.
-pub fn rss_kib() -> u64 {
+pub(crate) fn rss_kib() -> u64 {
     status_kib("VmRSS:")
 }
 
 /// Peak resident set size since the last [`reset_peak`], KiB.
-pub fn peak_rss_kib() -> u64 {
+pub(crate) fn peak_rss_kib() -> u64 {
     status_kib("VmHWM:")
 }
 
 /// Resets the kernel's peak-RSS mark to the current RSS (Linux `clear_refs` 5).
-pub fn reset_peak() {
+pub(crate) fn reset_peak() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }

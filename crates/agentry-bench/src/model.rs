@@ -5,7 +5,7 @@ use agentry::{FinishReason, Model, ModelEvent, ModelRequest, ModelStream, ToolCa
 use futures::StreamExt;
 
 /// Echo-calling model for a run of `steps` tool steps.
-pub struct EchoScript {
+pub(crate) struct EchoScript {
     pub steps: u32,
     /// Yield to the scheduler once per call, so that concurrent runs (W3) really interleave
     /// instead of each finishing on its first poll.

@@ -12,7 +12,7 @@ struct Echo {
 
 /// Which kind of no-op hook W2 registers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum HookKind {
+pub(crate) enum HookKind {
     /// Synchronous closure hooks (`on_sync`): run in place, no allocation.
     Sync,
     /// Async closure hooks (`on`): a future per invocation, held inline (no allocation).
@@ -24,7 +24,7 @@ pub enum HookKind {
 
 /// The agent of every workload: the echo tool, the `bench` system prompt, `hooks` no-op hooks on
 /// each of BeforeModel, AfterModel, BeforeTool and AfterTool.
-pub fn agent(steps: u32, hooks: u32, kind: HookKind, yield_per_call: bool) -> Agent {
+pub(crate) fn agent(steps: u32, hooks: u32, kind: HookKind, yield_per_call: bool) -> Agent {
     let echo = tool(
         "echo",
         "Returns its text argument.",
@@ -61,7 +61,7 @@ pub fn agent(steps: u32, hooks: u32, kind: HookKind, yield_per_call: bool) -> Ag
 }
 
 /// Runs one agent to the end and checks it ended with `done` after `steps + 1` model calls.
-pub async fn run_checked(runtime: &Runtime, agent: &Agent, steps: u32) {
+pub(crate) async fn run_checked(runtime: &Runtime, agent: &Agent, steps: u32) {
     let out = runtime
         .run(agent, "go")
         .await
@@ -84,13 +84,13 @@ pub async fn run_checked(runtime: &Runtime, agent: &Agent, steps: u32) {
 }
 
 /// One timed sample.
-pub struct Sample {
+pub(crate) struct Sample {
     pub wall: Duration,
     pub cpu: Duration,
 }
 
 /// Times `runs` concurrent runs of `steps` steps (one run for W1/W2).
-pub async fn sample(runtime: &Runtime, agent: &Agent, steps: u32, runs: u32) -> Sample {
+pub(crate) async fn sample(runtime: &Runtime, agent: &Agent, steps: u32, runs: u32) -> Sample {
     let cpu0 = crate::measure::cpu_time();
     let t0 = Instant::now();
     if runs == 1 {
@@ -113,7 +113,7 @@ pub async fn sample(runtime: &Runtime, agent: &Agent, steps: u32, runs: u32) -> 
 }
 
 /// The median of some durations.
-pub fn median(mut v: Vec<Duration>) -> Duration {
+pub(crate) fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
 }

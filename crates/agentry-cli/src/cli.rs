@@ -8,7 +8,7 @@ use std::path::PathBuf;
 /// and run management.
 #[derive(Parser)]
 #[command(name = "agentry", version, about, long_about = None, after_help = EXIT_CODES)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// The config file (default: agentry.toml in this directory or the nearest parent; without
     /// one, an assistant on the local model with read-only tools).
     #[arg(short = 'c', long = "config", global = true, value_name = "FILE")]
@@ -25,7 +25,7 @@ pub struct Cli {
 }
 
 /// The exit codes, shown in `--help`.
-pub const EXIT_CODES: &str = "\
+pub(crate) const EXIT_CODES: &str = "\
 Exit codes:
   0    the run ended with a final answer (or the command succeeded)
   1    the run failed, or the command could not do what it was asked
@@ -37,7 +37,7 @@ Exit codes:
 
 /// When to colour output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
+pub(crate) enum ColorChoice {
     /// On a terminal, unless NO_COLOR is set.
     Auto,
     /// Always.
@@ -48,7 +48,7 @@ pub enum ColorChoice {
 
 /// The commands.
 #[derive(Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Run an agent on a prompt, live.
     Run(RunArgs),
     /// A conversation: each line you type is a turn of one session.
@@ -146,7 +146,7 @@ pub enum Command {
 
 /// `agentry run`.
 #[derive(Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// The agent (default: the config's default agent).
     #[arg(short, long)]
     pub agent: Option<String>,
@@ -167,7 +167,7 @@ pub struct RunArgs {
 
 /// `agentry chat`.
 #[derive(Args)]
-pub struct ChatArgs {
+pub(crate) struct ChatArgs {
     /// The agent (default: the config's default agent).
     #[arg(short, long)]
     pub agent: Option<String>,
@@ -178,7 +178,7 @@ pub struct ChatArgs {
 
 /// `agentry runs`.
 #[derive(Args)]
-pub struct RunsArgs {
+pub(crate) struct RunsArgs {
     /// Only runs with this status: running, awaiting_approval, finished, failed, cancelled.
     #[arg(long)]
     pub status: Option<String>,
@@ -195,7 +195,7 @@ pub struct RunsArgs {
 
 /// `agentry mcp ...`.
 #[derive(Subcommand)]
-pub enum McpCommand {
+pub(crate) enum McpCommand {
     /// Serve agents as MCP tools over stdio (each a tool whose input is the prompt), for Claude
     /// Code, Claude Desktop or any MCP client.
     Serve {
@@ -207,7 +207,7 @@ pub enum McpCommand {
 
 /// `agentry hooks ...`.
 #[derive(Subcommand)]
-pub enum HooksCommand {
+pub(crate) enum HooksCommand {
     /// List the hooks each agent runs with.
     List,
     /// Run an agent's hooks (the runtime's and its own) on a sample event, and print what each
@@ -229,7 +229,7 @@ pub enum HooksCommand {
 }
 
 /// The sample fields `hooks test` reads, shown in its `--help`.
-pub const HOOKS_TEST_HELP: &str = "\
+pub(crate) const HOOKS_TEST_HELP: &str = "\
 The sample's fields, as hook scripts read them:
   tool_name, tool_input, tool_use_id   tool events and PermissionRequest
   tool_response                        PostToolUse
@@ -242,7 +242,7 @@ Example:
 
 /// `agentry models ...`.
 #[derive(Subcommand)]
-pub enum ModelsCommand {
+pub(crate) enum ModelsCommand {
     /// The catalog of local models, and what the cache holds.
     List,
     /// Download a catalog model into the cache and check its pinned sha256.
@@ -256,7 +256,7 @@ pub enum ModelsCommand {
 
 /// `agentry models bench`.
 #[derive(Args)]
-pub struct BenchArgs {
+pub(crate) struct BenchArgs {
     /// The catalog id, or the path of a .gguf file (default: the default model).
     pub model: Option<String>,
     /// Tokens of prompt to process before generating (at least the chat template's own).
@@ -276,7 +276,7 @@ pub struct BenchArgs {
 
 /// `agentry config ...`.
 #[derive(Subcommand)]
-pub enum ConfigCommand {
+pub(crate) enum ConfigCommand {
     /// Check the config: parse it, build every agent, tool and hook, open the store.
     Check,
     /// Print the JSON Schema of agentry.toml.

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 /// How an agent's model is priced.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Price {
+pub(crate) enum Price {
     /// The model runs here (the local model, a GGUF file, scripted turns): no charge.
     Local,
     /// US dollars per million tokens.
@@ -26,7 +26,7 @@ pub enum Price {
 impl Price {
     /// The price of the model `spec` names: local specs cost nothing, hosted ones what `prices`
     /// says (`None` when it says nothing).
-    pub fn of(spec: &str, prices: &BTreeMap<String, PriceConfig>) -> Option<Price> {
+    pub(crate) fn of(spec: &str, prices: &BTreeMap<String, PriceConfig>) -> Option<Price> {
         let spec = spec.trim();
         if spec == "local" || spec.starts_with("local:") || spec.starts_with("scripted:") {
             return Some(Price::Local);
@@ -40,7 +40,7 @@ impl Price {
     }
 
     /// What `usage` costs, in US dollars.
-    pub fn cost(&self, usage: &Usage) -> f64 {
+    pub(crate) fn cost(&self, usage: &Usage) -> f64 {
         match *self {
             Price::Local => 0.0,
             Price::PerMillion {
@@ -66,7 +66,7 @@ impl Price {
 
 /// A run's cost as the summary shows it.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Cost {
+pub(crate) struct Cost {
     /// US dollars.
     pub usd: f64,
     /// True when the model ran here.
@@ -84,7 +84,7 @@ impl std::fmt::Display for Cost {
 }
 
 /// The cost of `usage` at `price`.
-pub fn of(price: Option<Price>, usage: &Usage) -> Option<Cost> {
+pub(crate) fn of(price: Option<Price>, usage: &Usage) -> Option<Cost> {
     price.map(|p| Cost {
         usd: p.cost(usage),
         local: p == Price::Local,

@@ -11,14 +11,14 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::time::Instant;
 
 /// How the person at the terminal is asked.
-pub struct Prompter {
+pub(crate) struct Prompter {
     /// Ask inline (stdin and stderr are a terminal and `--no-prompt` was not given).
     pub interactive: bool,
 }
 
 impl Prompter {
     /// Inline prompts when stdin and stderr are terminals, unless `disabled`.
-    pub fn detect(disabled: bool) -> Self {
+    pub(crate) fn detect(disabled: bool) -> Self {
         Prompter {
             interactive: !disabled
                 && std::io::stdin().is_terminal()
@@ -27,7 +27,7 @@ impl Prompter {
     }
 
     /// Asks for a decision on each pending call; `None` when the person leaves it for later.
-    pub fn decide(&self, pending: &[PendingApproval]) -> Option<Vec<Decision>> {
+    pub(crate) fn decide(&self, pending: &[PendingApproval]) -> Option<Vec<Decision>> {
         let mut decisions = Vec::new();
         let stdin = std::io::stdin();
         let mut lines = stdin.lock().lines();
@@ -82,7 +82,7 @@ impl Prompter {
 }
 
 /// Renders `handle` to its end, continuing it after inline approvals; returns the exit code.
-pub async fn drive(
+pub(crate) async fn drive(
     project: &Project,
     agent: &CliAgent,
     mut handle: RunHandle<(), Value>,
@@ -151,7 +151,7 @@ pub async fn drive(
 }
 
 /// The exit code of a run's end, with a hint for what can follow.
-pub fn finish_hint(out: &RunOutput<(), Value>) -> Exit {
+pub(crate) fn finish_hint(out: &RunOutput<(), Value>) -> Exit {
     match &out.stop {
         StopReason::FinalAnswer | StopReason::Recovered { .. } => Exit::Ok,
         StopReason::Cancelled => {

@@ -4,7 +4,7 @@ use agentry::{Error, StoreError};
 
 /// How `agentry` exits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Exit {
+pub(crate) enum Exit {
     /// The run ended with a final answer, or the command succeeded.
     Ok,
     /// The run failed, or the command could not do what it was asked.
@@ -23,7 +23,7 @@ pub enum Exit {
 
 impl Exit {
     /// The process exit code.
-    pub fn code(self) -> i32 {
+    pub(crate) fn code(self) -> i32 {
         match self {
             Exit::Ok => 0,
             Exit::Failed => 1,
@@ -36,7 +36,7 @@ impl Exit {
     }
 
     /// The code for a run's error.
-    pub fn of_error(e: &Error) -> Exit {
+    pub(crate) fn of_error(e: &Error) -> Exit {
         match e {
             Error::Store(StoreError::Leased { .. } | StoreError::Conflict { .. }) => Exit::Leased,
             _ => Exit::Failed,

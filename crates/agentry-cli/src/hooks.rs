@@ -11,7 +11,7 @@ use regex::Regex;
 use serde_json::{Value, json};
 
 /// One hook built from config, with the name `agentry hooks list` shows.
-pub struct BuiltHook {
+pub(crate) struct BuiltHook {
     /// What it is (`guards`, `tool_policy`, `command hooks of .claude/settings.json`).
     pub name: String,
     /// What it does, in a few words.
@@ -25,7 +25,7 @@ pub struct BuiltHook {
 /// Builds the hooks of one `[hooks]` table (`scope` names it in errors: `hooks`,
 /// `agents.NAME.hooks`). Redaction is not among them: it is the runtime's redactor
 /// ([`redactor`]) as well as a hook.
-pub fn build(
+pub(crate) fn build(
     hooks: &HooksConfig,
     scope: &str,
     file: &LoadedConfig,
@@ -193,7 +193,7 @@ fn policy_summary(p: &ToolPolicyConfig) -> String {
 }
 
 /// The redactor `[hooks.redaction]` declares.
-pub fn redactor(r: &RedactionConfig) -> Result<Redactor, String> {
+pub(crate) fn redactor(r: &RedactionConfig) -> Result<Redactor, String> {
     let mut redactor = if r.without_defaults {
         Redactor::without_defaults()
     } else {

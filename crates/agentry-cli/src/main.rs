@@ -1,5 +1,6 @@
 //! `agentry`: run agents from a config file, live in the terminal, with hooks, approvals and
 //! run management. `agentry --help` lists the commands and exit codes.
+#![warn(missing_docs, unreachable_pub)]
 
 #[macro_use]
 mod output;

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 /// Loads models once per spec: agents that name the same model share it.
 #[derive(Default)]
-pub struct Models {
+pub(crate) struct Models {
     loaded: Mutex<HashMap<String, Arc<dyn Model>>>,
     /// Show no progress (`--json`).
     pub quiet: bool,
@@ -25,7 +25,7 @@ pub struct Models {
 
 impl Models {
     /// A loader; `quiet` shows no progress, `check_only` loads nothing.
-    pub fn new(quiet: bool, check_only: bool) -> Self {
+    pub(crate) fn new(quiet: bool, check_only: bool) -> Self {
         Models {
             loaded: Mutex::default(),
             quiet,
@@ -35,7 +35,11 @@ impl Models {
 
     /// The model `spec` names; `scripted:` and `local:` file paths are relative to `file`'s
     /// directory.
-    pub async fn get(&self, spec: &str, file: &LoadedConfig) -> Result<Arc<dyn Model>, String> {
+    pub(crate) async fn get(
+        &self,
+        spec: &str,
+        file: &LoadedConfig,
+    ) -> Result<Arc<dyn Model>, String> {
         if let Some(model) = self.loaded.lock().expect("not poisoned").get(spec) {
             return Ok(model.clone());
         }

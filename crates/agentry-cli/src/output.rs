@@ -19,7 +19,7 @@ macro_rules! outln {
 }
 
 /// Writes one line to stdout; ends the process when stdout is closed.
-pub fn line(args: std::fmt::Arguments<'_>) {
+pub(crate) fn line(args: std::fmt::Arguments<'_>) {
     let mut out = std::io::stdout().lock();
     let written = out.write_fmt(args).and_then(|()| out.write_all(b"\n"));
     match written {

@@ -5,14 +5,14 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 
 /// A progress display for one piece of work measured in bytes.
-pub struct Progress {
+pub(crate) struct Progress {
     bar: Option<ProgressBar>,
     quiet: bool,
 }
 
 impl Progress {
     /// Progress of `label`; `quiet` shows nothing at all (for `--json`).
-    pub fn bytes(label: impl Into<String>, quiet: bool) -> Self {
+    pub(crate) fn bytes(label: impl Into<String>, quiet: bool) -> Self {
         let label = label.into();
         let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
             let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
@@ -33,7 +33,7 @@ impl Progress {
     }
 
     /// `done` of `total` bytes so far.
-    pub fn update(&self, done: u64, total: u64) {
+    pub(crate) fn update(&self, done: u64, total: u64) {
         if let Some(bar) = &self.bar {
             if total > 0 && bar.length() != Some(total) {
                 bar.set_length(total);
@@ -43,7 +43,7 @@ impl Progress {
     }
 
     /// The work is done: the bar is replaced by `message`.
-    pub fn finish(self, message: &str) {
+    pub(crate) fn finish(self, message: &str) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
@@ -54,13 +54,13 @@ impl Progress {
 }
 
 /// A spinner while something of unknown length happens (the model thinking).
-pub struct Spinner {
+pub(crate) struct Spinner {
     bar: Option<ProgressBar>,
 }
 
 impl Spinner {
     /// A spinner on stderr when it is a terminal and `enabled`.
-    pub fn new(enabled: bool) -> Self {
+    pub(crate) fn new(enabled: bool) -> Self {
         Spinner {
             bar: (enabled && std::io::stderr().is_terminal()).then(|| {
                 let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
@@ -73,7 +73,7 @@ impl Spinner {
     }
 
     /// Shows the spinner with `message`.
-    pub fn start(&self, message: &str) {
+    pub(crate) fn start(&self, message: &str) {
         if let Some(bar) = &self.bar {
             bar.set_message(message.to_owned());
             bar.enable_steady_tick(std::time::Duration::from_millis(100));
@@ -81,7 +81,7 @@ impl Spinner {
     }
 
     /// Hides it (before output is printed).
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         if let Some(bar) = &self.bar {
             bar.disable_steady_tick();
             bar.finish_and_clear();

@@ -18,13 +18,13 @@ use std::sync::Arc;
 
 /// The agent type every configured agent has: no typed state, output as JSON (a text answer
 /// is a JSON string).
-pub type CliAgent = Agent<(), Value>;
+pub(crate) type CliAgent = Agent<(), Value>;
 
 /// The name of the agent used when the file declares none.
-pub const DEFAULT_AGENT: &str = "assistant";
+pub(crate) const DEFAULT_AGENT: &str = "assistant";
 
 /// What `agentry` works with: the config, the store, the runtime and the agents.
-pub struct Project {
+pub(crate) struct Project {
     /// The file.
     pub file: LoadedConfig,
     /// The store runs are checkpointed to.
@@ -52,7 +52,7 @@ pub struct Project {
 impl Project {
     /// Builds everything `file` declares: opens the store, loads the models, builds tools and
     /// hooks. Errors name the place in the file.
-    pub async fn open(file: LoadedConfig, models: &Models) -> Result<Project, ConfigError> {
+    pub(crate) async fn open(file: LoadedConfig, models: &Models) -> Result<Project, ConfigError> {
         let config = &file.config;
         let (store, store_label) = open_store(&file).await?;
         let mut runtime = Runtime::new()
@@ -180,7 +180,7 @@ impl Project {
     }
 
     /// Run options with what every run of this project carries (its MCP servers).
-    pub fn run_options(&self) -> RunOptions {
+    pub(crate) fn run_options(&self) -> RunOptions {
         match &self.mcp {
             Some(servers) => RunOptions::new().with_stored_tools(servers.clone()),
             None => RunOptions::new(),
@@ -188,12 +188,12 @@ impl Project {
     }
 
     /// What `usage` cost on agent `agent`'s model, when its price is known.
-    pub fn cost(&self, agent: &str, usage: &agentry::Usage) -> Option<Cost> {
+    pub(crate) fn cost(&self, agent: &str, usage: &agentry::Usage) -> Option<Cost> {
         cost::of(self.prices.get(agent).copied(), usage)
     }
 
     /// The agent named `name`, or the default one.
-    pub fn agent(&self, name: Option<&str>) -> Result<&CliAgent, String> {
+    pub(crate) fn agent(&self, name: Option<&str>) -> Result<&CliAgent, String> {
         let name = name.unwrap_or(&self.default_agent);
         self.agents.get(name).ok_or_else(|| {
             format!(

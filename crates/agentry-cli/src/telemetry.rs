@@ -16,7 +16,7 @@ use tracing_subscriber::Layer;
 use tracing_subscriber::layer::SubscriberExt;
 
 /// The exporter in use; flushed and stopped by [`Telemetry::shutdown`].
-pub struct Telemetry {
+pub(crate) struct Telemetry {
     provider: SdkTracerProvider,
 }
 
@@ -27,7 +27,7 @@ impl Telemetry {
     /// Starts exporting when the command runs agents and the config has a `[telemetry]` table
     /// (or `OTEL_EXPORTER_OTLP_ENDPOINT` is set). A config that cannot be read is left to the
     /// command to report; a telemetry set-up that fails is an error.
-    pub fn start(cli: &Cli) -> Result<Option<Telemetry>, String> {
+    pub(crate) fn start(cli: &Cli) -> Result<Option<Telemetry>, String> {
         let runs_agents = matches!(
             cli.command,
             Command::Run(_)
@@ -89,7 +89,7 @@ impl Telemetry {
     }
 
     /// Sends the spans still buffered and stops the exporter.
-    pub fn shutdown(self) {
+    pub(crate) fn shutdown(self) {
         if let Err(e) = self.provider.shutdown() {
             eprintln!("warning: telemetry: the last spans may not have been exported: {e}");
         }

@@ -2,11 +2,11 @@
 
 use crate::config::{AgentConfig, ConfigError, LoadedConfig};
 use agentry::Tool;
-pub use agentry_tools::Workspace;
+pub(crate) use agentry_tools::Workspace;
 use std::sync::Arc;
 
 /// The workspace `[workspace] root` names (default: the config file's directory).
-pub fn workspace(file: &LoadedConfig) -> Result<Workspace, ConfigError> {
+pub(crate) fn workspace(file: &LoadedConfig) -> Result<Workspace, ConfigError> {
     let root = match &file.config.workspace.root {
         Some(root) => file.resolve(root),
         None => file.base_dir.clone(),
@@ -15,7 +15,7 @@ pub fn workspace(file: &LoadedConfig) -> Result<Workspace, ConfigError> {
 }
 
 /// The tools agent `name` lists (the read-only ones when it lists none).
-pub fn for_agent(
+pub(crate) fn for_agent(
     name: &str,
     agent: &AgentConfig,
     file: &LoadedConfig,

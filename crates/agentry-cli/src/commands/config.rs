@@ -7,10 +7,10 @@ use crate::exit::Exit;
 use serde_json::json;
 
 /// The starter file `agentry init` writes.
-pub const STARTER: &str = include_str!("../../starter.toml");
+pub(super) const STARTER: &str = include_str!("../../starter.toml");
 
 /// `agentry init`.
-pub fn init(force: bool) -> Result<Exit, Failure> {
+pub(super) fn init(force: bool) -> Result<Exit, Failure> {
     let path = std::path::Path::new(crate::config::FILE_NAME);
     if path.exists() && !force {
         return Err(failed(format!(
@@ -28,7 +28,7 @@ pub fn init(force: bool) -> Result<Exit, Failure> {
 }
 
 /// `agentry config schema`.
-pub fn schema() -> Result<Exit, Failure> {
+pub(super) fn schema() -> Result<Exit, Failure> {
     let text = serde_json::to_string_pretty(&config_schema()).map_err(|e| failed(e.to_string()))?;
     outln!("{text}");
     Ok(Exit::Ok)
@@ -36,7 +36,7 @@ pub fn schema() -> Result<Exit, Failure> {
 
 /// `agentry config check`: parses the file, builds every agent, tool and hook (without
 /// loading models) and opens the store.
-pub async fn check(cli: &Cli) -> Result<Exit, Failure> {
+pub(super) async fn check(cli: &Cli) -> Result<Exit, Failure> {
     let project = open(cli, true).await?;
     if cli.json {
         outln!(
@@ -66,7 +66,7 @@ pub async fn check(cli: &Cli) -> Result<Exit, Failure> {
 }
 
 /// `agentry hooks list`.
-pub async fn hooks_list(cli: &Cli) -> Result<Exit, Failure> {
+pub(super) async fn hooks_list(cli: &Cli) -> Result<Exit, Failure> {
     let project = open(cli, true).await?;
     if cli.json {
         let runtime: Vec<_> = project

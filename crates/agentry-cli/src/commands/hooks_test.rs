@@ -33,7 +33,7 @@ const EVENTS: &[(&str, &str)] = &[
 ];
 
 /// `agentry hooks test`.
-pub async fn test(
+pub(super) async fn test(
     cli: &Cli,
     event: &str,
     input: Option<&Path>,

@@ -11,7 +11,7 @@ use serde_json::json;
 use std::time::{Duration, Instant};
 
 /// `agentry runs`.
-pub async fn runs(cli: &Cli, args: &RunsArgs) -> Result<Exit, Failure> {
+pub(super) async fn runs(cli: &Cli, args: &RunsArgs) -> Result<Exit, Failure> {
     let project = open(cli, true).await?;
     let mut query = RunQuery::all().limit(args.limit);
     if let Some(status) = &args.status {
@@ -102,7 +102,7 @@ pub(super) async fn load(project: &Project, run: &str) -> Result<StoredRun, Fail
 }
 
 /// `agentry show RUN [--events]`.
-pub async fn show(cli: &Cli, run: &str, events: bool) -> Result<Exit, Failure> {
+pub(super) async fn show(cli: &Cli, run: &str, events: bool) -> Result<Exit, Failure> {
     let project = open(cli, true).await?;
     let stored = load(&project, run).await?;
     let snap = &stored.snapshot;
@@ -241,7 +241,7 @@ async fn continue_decided(
 }
 
 /// `agentry approve RUN [CALL]`.
-pub async fn approve(
+pub(super) async fn approve(
     cli: &Cli,
     run: &str,
     call: Option<&str>,
@@ -262,7 +262,7 @@ pub(super) fn rejection(reason: &str, stop: bool) -> impl Fn(&str) -> Decision +
 }
 
 /// `agentry reject RUN [CALL] --reason R [--stop]`.
-pub async fn reject(
+pub(super) async fn reject(
     cli: &Cli,
     run: &str,
     call: Option<&str>,
@@ -276,7 +276,7 @@ pub async fn reject(
 }
 
 /// `agentry resume RUN`.
-pub async fn resume(cli: &Cli, run: &str, color: bool) -> Result<Exit, Failure> {
+pub(super) async fn resume(cli: &Cli, run: &str, color: bool) -> Result<Exit, Failure> {
     let project = open(cli, false).await?;
     let stored = load(&project, run).await?;
     let agent = project
@@ -290,7 +290,7 @@ pub async fn resume(cli: &Cli, run: &str, color: bool) -> Result<Exit, Failure> 
 
 /// `agentry cancel RUN`: a paused run is stopped (its calls rejected); an interrupted one is
 /// claimed and ended as cancelled. A run another process drives is left to it.
-pub async fn cancel(cli: &Cli, run: &str) -> Result<Exit, Failure> {
+pub(super) async fn cancel(cli: &Cli, run: &str) -> Result<Exit, Failure> {
     let project = open(cli, true).await?;
     let stored = load(&project, run).await?;
     let agent = project

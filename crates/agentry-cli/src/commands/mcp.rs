@@ -7,7 +7,7 @@ use agentry_mcp::AgentServer;
 
 /// Serves the configured agents (or those named) as MCP tools on stdio until the client
 /// disconnects. Progress and errors go to stderr: stdout is the protocol's.
-pub async fn serve(cli: &Cli, names: &[String]) -> Result<Exit, Failure> {
+pub(super) async fn serve(cli: &Cli, names: &[String]) -> Result<Exit, Failure> {
     let project = open(cli, false).await?;
     let mut server = AgentServer::new(project.runtime.clone());
     let chosen: Vec<&String> = if names.is_empty() {

@@ -17,7 +17,7 @@ use crate::project::Project;
 use crate::render::{Live, Ndjson, Render};
 
 /// Runs the command `cli` names.
-pub async fn run(cli: Cli, color: bool) -> Exit {
+pub(crate) async fn run(cli: Cli, color: bool) -> Exit {
     let result = match &cli.command {
         Command::Run(args) if args.temporal => temporal::run(&cli, args, color).await,
         Command::Run(args) => run::run(&cli, args, color).await,
@@ -89,10 +89,10 @@ pub async fn run(cli: Cli, color: bool) -> Exit {
 }
 
 /// A command's failure: how to exit and what to say.
-pub type Failure = (Exit, String);
+pub(crate) type Failure = (Exit, String);
 
 /// A failure with exit code 1.
-pub fn failed(message: impl Into<String>) -> Failure {
+pub(crate) fn failed(message: impl Into<String>) -> Failure {
     (Exit::Failed, message.into())
 }
 

@@ -25,7 +25,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 /// `agentry replay RUN`.
-pub async fn replay(cli: &Cli, run: &str, agent: Option<&str>) -> Result<Exit, Failure> {
+pub(super) async fn replay(cli: &Cli, run: &str, agent: Option<&str>) -> Result<Exit, Failure> {
     let project = open(cli, true).await?;
     let stored = super::manage::load(&project, run).await?;
     let events = project

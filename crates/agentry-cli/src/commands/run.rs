@@ -24,7 +24,7 @@ pub(super) fn prompt(args: &RunArgs) -> Result<String, Failure> {
 }
 
 /// `agentry run PROMPT`.
-pub async fn run(cli: &Cli, args: &RunArgs, color: bool) -> Result<Exit, Failure> {
+pub(super) async fn run(cli: &Cli, args: &RunArgs, color: bool) -> Result<Exit, Failure> {
     let prompt = prompt(args)?;
     let project = open(cli, false).await?;
     let agent = project
@@ -41,7 +41,7 @@ pub async fn run(cli: &Cli, args: &RunArgs, color: bool) -> Result<Exit, Failure
 }
 
 /// `agentry chat`: each line typed is a run of one session.
-pub async fn chat(cli: &Cli, args: &ChatArgs, color: bool) -> Result<Exit, Failure> {
+pub(super) async fn chat(cli: &Cli, args: &ChatArgs, color: bool) -> Result<Exit, Failure> {
     let project = open(cli, false).await?;
     let agent = project
         .agent(args.agent.as_deref())

@@ -6,11 +6,11 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 /// The file name looked for when no `-c` is given.
-pub const FILE_NAME: &str = "agentry.toml";
+pub(crate) const FILE_NAME: &str = "agentry.toml";
 
 /// A config file, read and parsed.
 #[derive(Clone, Debug)]
-pub struct LoadedConfig {
+pub(crate) struct LoadedConfig {
     /// What it declares.
     pub config: Config,
     /// The file it came from; `None` when no file was found (the defaults).
@@ -23,7 +23,7 @@ pub struct LoadedConfig {
 
 /// A config that cannot be used.
 #[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
+pub(crate) enum ConfigError {
     /// The file could not be read.
     #[error("cannot read {path}: {source}")]
     Read {
@@ -47,7 +47,7 @@ pub enum ConfigError {
 
 /// An error at a place in a file: `file:line:column: message`, then the line with a caret.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Located {
+pub(crate) struct Located {
     /// The file, as shown.
     pub file: String,
     /// 1-based line.
@@ -80,7 +80,12 @@ impl fmt::Display for Located {
 }
 
 /// Places `message` at byte range `span` of `text`.
-pub fn locate(file: &str, text: &str, span: Range<usize>, message: impl Into<String>) -> Located {
+pub(super) fn locate(
+    file: &str,
+    text: &str,
+    span: Range<usize>,
+    message: impl Into<String>,
+) -> Located {
     let start = span.start.min(text.len());
     let before = &text[..start];
     let line = before.matches('\n').count() + 1;
@@ -103,7 +108,7 @@ pub fn locate(file: &str, text: &str, span: Range<usize>, message: impl Into<Str
 impl LoadedConfig {
     /// Reads `path`, or else `agentry.toml` in the current directory or the nearest parent that
     /// has one; with neither, the defaults (one agent on the local model with read-only tools).
-    pub fn find(path: Option<&Path>) -> Result<LoadedConfig, ConfigError> {
+    pub(crate) fn find(path: Option<&Path>) -> Result<LoadedConfig, ConfigError> {
         match path {
             Some(path) => Self::read(path),
             None => {
@@ -129,7 +134,7 @@ impl LoadedConfig {
     }
 
     /// Reads and parses one file.
-    pub fn read(path: &Path) -> Result<LoadedConfig, ConfigError> {
+    pub(crate) fn read(path: &Path) -> Result<LoadedConfig, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.to_owned(),
             source,
@@ -144,7 +149,11 @@ impl LoadedConfig {
     }
 
     /// Parses `text` as the file `path` (which need not exist).
-    pub fn parse(text: &str, path: &Path, base_dir: PathBuf) -> Result<LoadedConfig, ConfigError> {
+    pub(crate) fn parse(
+        text: &str,
+        path: &Path,
+        base_dir: PathBuf,
+    ) -> Result<LoadedConfig, ConfigError> {
         let shown = path.display().to_string();
         let config: Config = toml::from_str(text).map_err(|e| {
             let message = e.message().trim_end().to_owned();
@@ -165,7 +174,7 @@ impl LoadedConfig {
     }
 
     /// The file as shown in messages.
-    pub fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         match &self.path {
             Some(p) => p.display().to_string(),
             None => "(no agentry.toml: the defaults)".to_owned(),
@@ -173,7 +182,7 @@ impl LoadedConfig {
     }
 
     /// An error at `span` of this file.
-    pub fn error_at(&self, span: Range<usize>, message: impl Into<String>) -> ConfigError {
+    pub(crate) fn error_at(&self, span: Range<usize>, message: impl Into<String>) -> ConfigError {
         if self.path.is_none() || self.text.is_empty() {
             return ConfigError::Invalid {
                 path: self.shown(),
@@ -184,7 +193,7 @@ impl LoadedConfig {
     }
 
     /// An error with no one place.
-    pub fn error(&self, message: impl Into<String>) -> ConfigError {
+    pub(crate) fn error(&self, message: impl Into<String>) -> ConfigError {
         ConfigError::Invalid {
             path: self.shown(),
             message: message.into(),
@@ -192,7 +201,7 @@ impl LoadedConfig {
     }
 
     /// `p` resolved against the config file's directory.
-    pub fn resolve(&self, p: &str) -> PathBuf {
+    pub(crate) fn resolve(&self, p: &str) -> PathBuf {
         let path = Path::new(p);
         if path.is_absolute() {
             path.to_owned()

@@ -8,12 +8,12 @@ mod duration;
 mod load;
 mod types;
 
-pub use duration::HumanDuration;
-pub use load::{ConfigError, FILE_NAME, LoadedConfig};
-pub use types::*;
+pub(crate) use duration::HumanDuration;
+pub(crate) use load::{ConfigError, FILE_NAME, LoadedConfig};
+pub(crate) use types::*;
 
 /// The JSON Schema of `agentry.toml`.
-pub fn schema() -> serde_json::Value {
+pub(crate) fn schema() -> serde_json::Value {
     let generator = schemars::generate::SchemaSettings::draft07().into_generator();
     serde_json::to_value(generator.into_root_schema_for::<Config>())
         .expect("a schema serializes to JSON")

@@ -14,7 +14,7 @@ use toml::Spanned;
     title = "agentry.toml",
     description = "Agents, hooks, tools, MCP servers and the store of an agentry project."
 )]
-pub struct Config {
+pub(crate) struct Config {
     /// The agent `agentry run` runs when `--agent` is not given (default: the only agent, or
     /// the first one in the file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -66,7 +66,7 @@ pub struct Config {
 /// Where runs on Temporal go.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct TemporalConfig {
+pub(crate) struct TemporalConfig {
     /// The server's frontend (`http://127.0.0.1:7233`); `${VAR}` is expanded.
     pub address: String,
     /// The namespace (default `default`).
@@ -86,7 +86,7 @@ pub struct TemporalConfig {
 /// Where a run's activities run on Temporal.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum PlacementConfig {
+pub(crate) enum PlacementConfig {
     /// Scheduled by the server on any worker.
     #[default]
     Scheduled,
@@ -99,7 +99,7 @@ pub enum PlacementConfig {
 /// Where run traces go.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct TelemetryConfig {
+pub(crate) struct TelemetryConfig {
     /// The OTLP/HTTP endpoint (`http://127.0.0.1:4318`: spans are posted to its `/v1/traces`
     /// as protobuf); default `OTEL_EXPORTER_OTLP_ENDPOINT`, else `http://localhost:4318`.
     /// `${VAR}` is replaced by the environment variable's value.
@@ -117,7 +117,7 @@ pub struct TelemetryConfig {
 /// A hosted model's price, in US dollars per million tokens.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct PriceConfig {
+pub(crate) struct PriceConfig {
     /// Prompt tokens.
     pub input: f64,
     /// Completion tokens (reasoning included).
@@ -133,7 +133,7 @@ pub struct PriceConfig {
 /// Options of each built-in tool.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ToolsConfig {
+pub(crate) struct ToolsConfig {
     /// `Bash`: runs a shell command in the workspace.
     #[serde(rename = "Bash", default, skip_serializing_if = "Option::is_none")]
     pub bash: Option<agentry_tools::BashOptions>,
@@ -159,7 +159,7 @@ pub struct ToolsConfig {
 
 impl ToolsConfig {
     /// The options given for `tool`, as JSON (`null` when none).
-    pub fn options(&self, tool: &str) -> Value {
+    pub(crate) fn options(&self, tool: &str) -> Value {
         let value = serde_json::to_value(self).unwrap_or(Value::Null);
         value.get(tool).cloned().unwrap_or(Value::Null)
     }
@@ -168,7 +168,7 @@ impl ToolsConfig {
 /// One agent.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct AgentConfig {
+pub(crate) struct AgentConfig {
     /// The model, as `provider:model`: `local` (the embedded default), `local:<catalog id>`,
     /// `local:<file.gguf>`, `openai:gpt-4.1-mini`, `anthropic:claude-sonnet-4-5`,
     /// `openai-responses:o4-mini`, or `scripted:<turns.json>` (model turns played back, for
@@ -214,7 +214,7 @@ pub struct AgentConfig {
 /// History compaction.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct CompactionConfig {
+pub(crate) struct CompactionConfig {
     /// `summarize` (a model call summarises older messages) or `window` (they are dropped).
     pub strategy: CompactionStrategy,
     /// Compact once the prompt passes this many tokens.
@@ -230,7 +230,7 @@ pub struct CompactionConfig {
 /// How older messages are folded.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
-pub enum CompactionStrategy {
+pub(crate) enum CompactionStrategy {
     /// A model call summarises them.
     Summarize,
     /// They are dropped.
@@ -240,7 +240,7 @@ pub enum CompactionStrategy {
 /// The workspace.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct WorkspaceConfig {
+pub(crate) struct WorkspaceConfig {
     /// The root directory, relative to the config file (default: the config file's directory,
     /// or the current directory when there is no file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -251,7 +251,7 @@ pub struct WorkspaceConfig {
 /// processes, webhooks) in Claude Code's settings format.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct HooksConfig {
+pub(crate) struct HooksConfig {
     /// Step, token, time and cost limits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guards: Option<GuardsConfig>,
@@ -283,7 +283,7 @@ pub struct HooksConfig {
 /// The guards hook.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct GuardsConfig {
+pub(crate) struct GuardsConfig {
     /// Stop after this many steps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_steps: Option<u32>,
@@ -298,7 +298,7 @@ pub struct GuardsConfig {
 /// The tool policy hook.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ToolPolicyConfig {
+pub(crate) struct ToolPolicyConfig {
     /// What a tool no pattern names gets: `allow` (the default) or `deny`.
     #[serde(default)]
     pub default: PolicyDefault,
@@ -319,7 +319,7 @@ pub struct ToolPolicyConfig {
 /// A tool policy's default.
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
-pub enum PolicyDefault {
+pub(crate) enum PolicyDefault {
     /// Tools no pattern names run.
     #[default]
     Allow,
@@ -330,7 +330,7 @@ pub enum PolicyDefault {
 /// A rule on one argument of some tools.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ArgRuleConfig {
+pub(crate) struct ArgRuleConfig {
     /// Tool name pattern (glob).
     pub tools: String,
     /// JSON Pointer to the argument (`/command`).
@@ -346,7 +346,7 @@ pub struct ArgRuleConfig {
 /// The redaction hook.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct RedactionConfig {
+pub(crate) struct RedactionConfig {
     /// Regexes whose matches are masked (besides the built-in key and token patterns).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub patterns: Vec<String>,
@@ -370,7 +370,7 @@ pub struct RedactionConfig {
 /// The finish gate hook: a final answer that fails a check is sent back to the model.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct FinishGateConfig {
+pub(crate) struct FinishGateConfig {
     /// A regex the final answer must match.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub must_match: Option<String>,
@@ -385,7 +385,7 @@ pub struct FinishGateConfig {
 /// The store.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct StoreConfig {
+pub(crate) struct StoreConfig {
     /// `sqlite:<file>` (default `sqlite:.agentry/runs.db`, relative to the config file) or a
     /// `postgres://` URL. `${VAR}` is replaced by the environment variable's value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -400,7 +400,7 @@ pub struct StoreConfig {
 /// Run limits.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct LimitsConfig {
+pub(crate) struct LimitsConfig {
     /// The longest one hook may take.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hook_timeout: Option<HumanDuration>,

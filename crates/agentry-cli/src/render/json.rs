@@ -9,13 +9,13 @@ use std::time::Duration;
 
 /// Renders a run as NDJSON: each event in its JSON form (`{"type": kind, ...}`, see
 /// [`RunEvent`]), and a last `{"type": "result", ...}` (or `{"type": "error", ...}`) line.
-pub struct Ndjson {
+pub(crate) struct Ndjson {
     out: Box<dyn Write + Send>,
 }
 
 impl Ndjson {
     /// A renderer writing to `out`.
-    pub fn new(out: Box<dyn Write + Send>) -> Self {
+    pub(crate) fn new(out: Box<dyn Write + Send>) -> Self {
         Ndjson { out }
     }
 

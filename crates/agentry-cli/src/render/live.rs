@@ -11,7 +11,7 @@ use std::io::Write;
 use std::time::Duration;
 
 /// Renders a run for a person.
-pub struct Live {
+pub(crate) struct Live {
     out: Box<dyn Write + Send>,
     color: bool,
     /// The top-level agent's path: events of sub-agents are marked with theirs.
@@ -35,7 +35,7 @@ const WAIT: Style = AnsiColor::Yellow.on_default().bold();
 impl Live {
     /// A renderer writing to `out`; `color` adds ANSI styles; `spinner` shows one on stderr
     /// while the model thinks (on a terminal).
-    pub fn new(out: Box<dyn Write + Send>, color: bool, spinner: bool) -> Self {
+    pub(crate) fn new(out: Box<dyn Write + Send>, color: bool, spinner: bool) -> Self {
         Live {
             out,
             color,

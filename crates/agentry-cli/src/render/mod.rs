@@ -4,9 +4,9 @@ mod json;
 mod live;
 mod short;
 
-pub use json::Ndjson;
-pub use live::Live;
-pub use short::{cut_line, short_content, short_input, short_result};
+pub(crate) use json::Ndjson;
+pub(crate) use live::Live;
+pub(crate) use short::{cut_line, short_content, short_input, short_result};
 
 use crate::cost::Cost;
 use agentry::{RunEvent, RunOutput};
@@ -14,7 +14,7 @@ use serde_json::Value;
 use std::time::Duration;
 
 /// Something that shows a run's events and its end.
-pub trait Render {
+pub(crate) trait Render {
     /// Shows one event.
     fn event(&mut self, event: &RunEvent);
     /// Shows how the run ended.

@@ -8,7 +8,7 @@ const WIDTH: usize = 100;
 
 /// A tool input in a line: the field that says what the call does for the built-in tools
 /// (`command`, `file_path`, `pattern`, `url`), else compact JSON; cut to a line.
-pub fn short_input(tool: &str, input: &Value) -> String {
+pub(crate) fn short_input(tool: &str, input: &Value) -> String {
     let key = match tool {
         "Bash" => Some("command"),
         "Read" | "Write" | "Edit" => Some("file_path"),
@@ -24,12 +24,12 @@ pub fn short_input(tool: &str, input: &Value) -> String {
 }
 
 /// A tool result in a line: its first line and how many more there are.
-pub fn short_result(result: &ToolResult) -> String {
+pub(crate) fn short_result(result: &ToolResult) -> String {
     short_content(&result.content)
 }
 
 /// Tool output in a line: its first line and how many more there are.
-pub fn short_content(content: &str) -> String {
+pub(crate) fn short_content(content: &str) -> String {
     let content = content.trim();
     let lines = content.lines().count();
     let first = content.lines().next().unwrap_or("");
@@ -44,7 +44,7 @@ pub fn short_content(content: &str) -> String {
 }
 
 /// `text` on one line, cut to the display width.
-pub fn cut_line(text: &str) -> String {
+pub(crate) fn cut_line(text: &str) -> String {
     cut(text)
 }
 

@@ -15,7 +15,11 @@ use std::time::{Duration, Instant};
 /// `args.prompt_tokens` tokens and the generation of `args.tokens` tokens after it. The figures
 /// are printed as they are measured (with the generated text), or with `--json` as one object
 /// at the end.
-pub async fn bench(cli: &Cli, args: &BenchArgs, cache: &ModelCache) -> Result<Exit, Failure> {
+pub(super) async fn bench(
+    cli: &Cli,
+    args: &BenchArgs,
+    cache: &ModelCache,
+) -> Result<Exit, Failure> {
     let report = Report { json: cli.json };
     let mut builder = match args.model.as_deref() {
         Some(name) if is_file(name) => LocalModel::builder(name),

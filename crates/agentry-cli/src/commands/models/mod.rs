@@ -10,7 +10,7 @@ use agentry_local::{CATALOG, CatalogModel, DEFAULT_MODEL, FetchProgress, Fetcher
 use serde_json::json;
 
 /// `agentry models ...`.
-pub async fn models(cli: &Cli, command: &ModelsCommand) -> Result<Exit, Failure> {
+pub(super) async fn models(cli: &Cli, command: &ModelsCommand) -> Result<Exit, Failure> {
     let cache = ModelCache::from_env();
     match command {
         ModelsCommand::List => {

@@ -62,7 +62,7 @@ async fn client(project: &Project) -> Result<Client, Failure> {
 }
 
 /// `agentry worker`: hosts every agent of the config until Ctrl-C or SIGTERM.
-pub async fn worker(cli: &Cli) -> Result<Exit, Failure> {
+pub(crate) async fn worker(cli: &Cli) -> Result<Exit, Failure> {
     let project = open(cli, false).await?;
     let server = server(&project)?;
     let mut worker = Worker::new(server.clone(), project.runtime.clone());
@@ -117,7 +117,7 @@ async fn shutdown_signal() {
 }
 
 /// `agentry run --temporal PROMPT`: starts the run on the server and follows it here.
-pub async fn run(cli: &Cli, args: &RunArgs, color: bool) -> Result<Exit, Failure> {
+pub(crate) async fn run(cli: &Cli, args: &RunArgs, color: bool) -> Result<Exit, Failure> {
     let prompt = prompt(args)?;
     let project = open(cli, false).await?;
     let agent = project
@@ -148,7 +148,7 @@ pub async fn run(cli: &Cli, args: &RunArgs, color: bool) -> Result<Exit, Failure
 }
 
 /// `agentry approve RUN [CALL] --temporal`.
-pub async fn approve(
+pub(crate) async fn approve(
     cli: &Cli,
     run: &str,
     call: Option<&str>,
@@ -158,7 +158,7 @@ pub async fn approve(
 }
 
 /// `agentry reject RUN [CALL] --temporal --reason R [--stop]`.
-pub async fn reject(
+pub(crate) async fn reject(
     cli: &Cli,
     run: &str,
     call: Option<&str>,

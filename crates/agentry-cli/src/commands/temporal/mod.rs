@@ -14,7 +14,7 @@ use crate::exit::Exit;
 mod enabled;
 
 #[cfg(feature = "temporal")]
-pub use enabled::{approve, reject, run, worker};
+pub(super) use enabled::{approve, reject, run, worker};
 
 /// What an `agentry` without Temporal support answers.
 #[cfg(not(feature = "temporal"))]
@@ -27,19 +27,19 @@ fn unsupported() -> Failure {
 
 /// `agentry worker`.
 #[cfg(not(feature = "temporal"))]
-pub async fn worker(_cli: &Cli) -> Result<Exit, Failure> {
+pub(super) async fn worker(_cli: &Cli) -> Result<Exit, Failure> {
     Err(unsupported())
 }
 
 /// `agentry run --temporal`.
 #[cfg(not(feature = "temporal"))]
-pub async fn run(_cli: &Cli, _args: &RunArgs, _color: bool) -> Result<Exit, Failure> {
+pub(super) async fn run(_cli: &Cli, _args: &RunArgs, _color: bool) -> Result<Exit, Failure> {
     Err(unsupported())
 }
 
 /// `agentry approve RUN --temporal`.
 #[cfg(not(feature = "temporal"))]
-pub async fn approve(
+pub(super) async fn approve(
     _cli: &Cli,
     _run: &str,
     _call: Option<&str>,
@@ -50,7 +50,7 @@ pub async fn approve(
 
 /// `agentry reject RUN --temporal`.
 #[cfg(not(feature = "temporal"))]
-pub async fn reject(
+pub(super) async fn reject(
     _cli: &Cli,
     _run: &str,
     _call: Option<&str>,
