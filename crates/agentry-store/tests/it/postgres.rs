@@ -3,7 +3,8 @@
 //! The tests need a PostgreSQL server whose URL is in `AGENTRY_TEST_POSTGRES_URL` (a user that
 //! may create databases, e.g. `postgres://postgres@127.0.0.1:5432/postgres`). Each test creates
 //! a database of its own and drops it at the end, so they can run in parallel. Without the
-//! variable, or with the server unreachable, each test says so and passes without running.
+//! variable, or with the server unreachable, each test says it is skipped and returns without
+//! running; under `CI=true` (as `.ci/run` sets it) it fails instead.
 
 use crate::support::*;
 

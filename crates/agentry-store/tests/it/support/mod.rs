@@ -60,6 +60,10 @@ impl TestDatabase {
     /// A new, empty database on the test server, or `None` (said on stderr) without one.
     pub async fn create() -> Option<TestDatabase> {
         let Ok(server) = std::env::var(URL_VAR) else {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "CI=true but {URL_VAR} is not set (.ci/run starts a server and sets it)"
+            );
             eprintln!(
                 "skipping: no Postgres server at ${URL_VAR} (unset); set {URL_VAR}, e.g. \
                  postgres://postgres@127.0.0.1:5432/postgres"
@@ -69,6 +73,11 @@ impl TestDatabase {
         let mut admin = match admin(&server).await {
             Ok(admin) => admin,
             Err(why) => {
+                assert!(
+                    std::env::var("CI").as_deref() != Ok("true"),
+                    "CI=true but the Postgres server at {} is unreachable: {why}",
+                    where_(&server)
+                );
                 eprintln!(
                     "skipping: no Postgres server at {}: {why}; set {URL_VAR}",
                     where_(&server)
