@@ -4,13 +4,15 @@
 
 use super::driver::Driver;
 use super::effects::Folded;
+use super::limits::Limits;
+use super::scope::Scope;
 use agentry_core::agent::{
     CompactPlan, CompactStrategy, Compaction, OnCompactError, SUMMARY_HEADING, transcript,
 };
 use agentry_core::hooks::{AfterCompact, BeforeCompact, CompactFailed, Events};
 use agentry_core::{
-    Error, EstimateCounter, Message, ModelError, ModelErrorKind, ModelRequest, ModelResponse,
-    RunEvent, TokenCounter, message_tokens, prompt_tokens,
+    AgentDef, Error, EstimateCounter, Message, Model, ModelError, ModelErrorKind, ModelRequest,
+    ModelResponse, RunEvent, RunMachine, TokenCounter, message_tokens, prompt_tokens,
 };
 use std::sync::Arc;
 
@@ -29,6 +31,34 @@ impl Driver {
     /// Compacts the history when the agent has a compaction and the prompt passed its threshold;
     /// returns what it folded, if it did.
     pub(crate) async fn compact_phase(&mut self) -> Result<Option<Folded>, Error> {
+        CompactPhase {
+            def: &self.def,
+            scope: &self.scope,
+            model: &self.model,
+            limits: &self.rt.limits,
+            machine: &mut self.machine,
+            prompt_size: &mut self.prompt_size,
+        }
+        .run()
+        .await
+    }
+}
+
+/// The compaction phase of one step, borrowing from its run what it needs: the agent, the
+/// hooks, the model and its limits, and (to write) the run's machine and the prompt's running
+/// size.
+struct CompactPhase<'d> {
+    def: &'d Arc<AgentDef>,
+    scope: &'d Scope,
+    model: &'d Arc<dyn Model>,
+    limits: &'d Limits,
+    machine: &'d mut RunMachine,
+    prompt_size: &'d mut Option<PromptSize>,
+}
+
+impl CompactPhase<'_> {
+    /// Folds older messages into one when the prompt passed the agent's threshold.
+    async fn run(mut self) -> Result<Option<Folded>, Error> {
         let def = self.def.clone();
         let Some(compaction) = def.compaction.as_ref() else {
             return Ok(None);
@@ -69,7 +99,7 @@ impl Driver {
         self.machine
             .messages
             .replace_range(plan.start, plan.end, Message::user(summary.clone()));
-        if let Some(size) = &mut self.prompt_size {
+        if let Some(size) = self.prompt_size.as_mut() {
             size.counted = 0;
             size.tokens = 0;
         }
@@ -111,7 +141,7 @@ impl Driver {
             .collect(),
         );
         request.system = Some(compaction.summary_instructions().clone());
-        let limit = self.rt.limits.model_turn_timeout;
+        let limit = self.limits.model_turn_timeout;
         let call =
             agentry_core::deadline::within(limit, ModelResponse::complete(&*model, &request));
         let outcome = call

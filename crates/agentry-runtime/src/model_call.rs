@@ -2,14 +2,15 @@
 //! TextDelta and Thinking hooks, AfterModel (with retries).
 
 use super::driver::Driver;
+use super::limits::Limits;
 use super::scope::Scope;
 use agentry_core::deadline::{Elapsed, within};
 use agentry_core::hooks::{
     AfterModel, BeforeModel, Event, Events, ModelOutcome, Next, Terminal, TextDelta, Thinking,
 };
 use agentry_core::{
-    Error, FinishReason, Message, Model, ModelError, ModelErrorKind, ModelEvent, ModelRequest,
-    ModelResponse, RunEvent, ThinkingBlock,
+    AgentDef, Error, FinishReason, Message, Model, ModelError, ModelErrorKind, ModelEvent,
+    ModelRequest, ModelResponse, RunEvent, RunMachine, ThinkingBlock,
 };
 use futures::StreamExt;
 use std::future::Future;
@@ -21,6 +22,37 @@ use tokio::time::{Instant, Sleep};
 impl Driver {
     /// Asks the model (or a hook) for the next turn of step `step`.
     pub(crate) async fn model_phase(&mut self, step: u32) -> Result<ModelResponse, Error> {
+        ModelPhase {
+            def: &self.def,
+            scope: &self.scope,
+            model: &self.model,
+            model_name: &self.model_name,
+            limits: &self.rt.limits,
+            machine: &mut self.machine,
+            model_open: &mut self.model_open,
+        }
+        .run(step)
+        .await
+    }
+}
+
+/// The model phase of one step, borrowing from its run what it needs: the agent, the hooks, the
+/// model and its limits, and (to write) the run's machine and whether a BeforeModel is open.
+struct ModelPhase<'d> {
+    def: &'d AgentDef,
+    scope: &'d Scope,
+    model: &'d Arc<dyn Model>,
+    model_name: &'d Arc<str>,
+    limits: &'d Limits,
+    machine: &'d mut RunMachine,
+    /// True between BeforeModel and AfterModel (a run interrupted meanwhile closes it).
+    model_open: &'d mut bool,
+}
+
+impl ModelPhase<'_> {
+    /// The turn of step `step`: BeforeModel, the model call (or a hook's answer), AfterModel,
+    /// and again with the hooks' feedback while AfterModel asks for a retry.
+    async fn run(self, step: u32) -> Result<ModelResponse, Error> {
         let mut retries = 0;
         loop {
             let request = ModelRequest {
@@ -34,7 +66,7 @@ impl Driver {
                 let mut ev = Some(BeforeModel::new(request));
                 self.scope.run_hooks(&mut ev).await?;
                 // Open until AfterModel: a run interrupted meanwhile closes it.
-                self.model_open = self.scope.wants(Events::AFTER_MODEL);
+                *self.model_open = self.scope.wants(Events::AFTER_MODEL);
                 ev.expect("hooks give the event back").into_parts()
             } else {
                 (request, None)
@@ -52,7 +84,7 @@ impl Driver {
             } else {
                 self.model_name.clone()
             };
-            self.model_open = false;
+            *self.model_open = false;
             let mut slot = Some(AfterModel::from_model(model, response));
             self.scope.run_hooks(&mut slot).await?;
             let ev = slot.expect("hooks give the event back");
@@ -83,11 +115,11 @@ impl Driver {
 
     /// One model turn, through the around-model middleware, within the turn timeout.
     async fn call_model(&self, request: ModelRequest) -> Result<ModelResponse, Error> {
-        let limit = self.rt.limits.model_turn_timeout;
-        let idle = self.rt.limits.model_idle_timeout;
+        let limit = self.limits.model_turn_timeout;
+        let idle = self.limits.model_idle_timeout;
         let turn = async move {
             if !self.scope.wants(Events::AROUND_MODEL) {
-                return stream_model(&*self.model, &self.scope, &request, idle).await;
+                return stream_model(&*self.model, self.scope, &request, idle).await;
             }
             let chain: Arc<[_]> = self.scope.hooks.around_model().into();
             let model = self.model.clone();
