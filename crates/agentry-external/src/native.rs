@@ -11,8 +11,9 @@
 //! `hookSpecificOutput.updatedToolOutput` replaces AfterTool's content; `continue: false` stops
 //! the run.
 
-use crate::event_name::EventName;
-use crate::fire::Merged;
+use crate::claude::EventName;
+use crate::command::Merged;
+use crate::hooks::Engine;
 use agentry_core::hooks::*;
 use serde_json::{Map, Value, json};
 
@@ -32,6 +33,24 @@ pub(crate) trait Native: Event {
 
 fn put(m: &mut Map<String, Value>, key: &str, value: impl serde::Serialize) {
     m.insert(key.into(), json!(value));
+}
+
+impl Engine {
+    /// Fires the handlers registered under the agentry event's own name, and applies what they
+    /// decided.
+    pub(crate) async fn native<E: Native>(&self, mut ev: E, ctx: &HookCtx) -> HookResult<E> {
+        let event = EventName::Agentry(E::KIND);
+        if !self.has(event) {
+            return Ok(ev);
+        }
+        let site = self.claude.site(ctx);
+        let target = ev.target().map(str::to_string);
+        let merged = self
+            .fire(event, target.as_deref(), &site, |m| ev.fields(m))
+            .await?;
+        ev.apply(merged);
+        Ok(ev)
+    }
 }
 
 /// `text` with the context the commands of `kind` gave after it.
