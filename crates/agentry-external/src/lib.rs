@@ -58,7 +58,8 @@
 //!   resolved in `prepare`, over the shared `client`) and its signature (`signing`).
 //! - shared: [`HandlerSpec`] (`handler`), [`Matcher`] (`matcher`), a handler's `if` rule
 //!   (`condition`), [`SettingsError`] (`error`), and agentry's own events under their own names
-//!   (`native`).
+//!   (`native/`: their fields are their JSON form, the events' `Serialize` in agentry-core; what
+//!   an answer does to each is here).
 
 #![warn(missing_docs, unreachable_pub)]
 

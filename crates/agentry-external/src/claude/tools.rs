@@ -165,16 +165,20 @@ impl Engine {
             return Ok(());
         }
         let site = self.claude.site(ctx);
-        let calls: Vec<Value> = crate::native::batch_results(ev)
-            .into_iter()
-            .map(|mut r| {
+        // The event's own `tool_results`, each tool under its Claude Code name, as `tool_calls`.
+        let mut calls = match serde_json::to_value(ev).expect("an event serializes") {
+            Value::Object(mut fields) => fields.remove("tool_results"),
+            _ => None,
+        }
+        .unwrap_or_default();
+        if let Value::Array(results) = &mut calls {
+            for r in results {
                 let name = r["tool_name"].as_str().unwrap_or_default().to_string();
                 r["tool_name"] = json!(self.claude.tool_names.claude_name(&name));
-                r
-            })
-            .collect();
+            }
+        }
         self.fire(EventName::PostToolBatch, None, &site, |m| {
-            m.insert("tool_calls".into(), Value::Array(calls));
+            m.insert("tool_calls".into(), calls);
         })
         .await?;
         Ok(())
