@@ -23,7 +23,7 @@ pub use settings::HookSettings;
 pub use tool_names::{ToolAlias, ToolNames};
 
 pub(crate) use payload::common_fields;
-pub(crate) use site::{Site, default_state_dir, safe_session_id};
+pub(crate) use site::{Site, default_state_dir};
 
 use memo::RunMemo;
 use std::collections::{HashMap, HashSet};

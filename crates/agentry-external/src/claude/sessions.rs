@@ -2,8 +2,8 @@
 //! (and again after its history was compacted), SessionEnd when it ends, with the run of a
 //! top-level run without a session id, or when its owner says so ([`Sessions::end`]).
 
-use super::site::session_id;
-use super::{ClaudeState, EventName, Site, safe_session_id};
+use super::site::{safe_session_id, session_id};
+use super::{ClaudeState, EventName, Site};
 use crate::hooks::Engine;
 use agentry_core::hooks::{BoxError, HookCtx, HookResult};
 use serde_json::json;

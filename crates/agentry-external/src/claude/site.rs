@@ -56,7 +56,7 @@ pub(super) fn session_id(ctx: &HookCtx) -> String {
 
 /// A session id as a file name may hold it: characters other than ASCII letters, digits, `-`,
 /// `_` and `.` become `_`.
-pub(crate) fn safe_session_id(raw: &str) -> String {
+pub(super) fn safe_session_id(raw: &str) -> String {
     raw.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
