@@ -41,43 +41,45 @@
 //! `${VAR}` templates resolved from the environment at each delivery, never stored or shown;
 //! failed deliveries of events that decide nothing are retried with backoff; `failClosed` makes
 //! a webhook's failure fail the run.
+//!
+//! # The crate's parts
+//! - `hooks/`: [`CommandHooks`] and its options; the engine its parts share; the agentry hook it
+//!   registers as, which hands each event to the Claude Code events it maps to, then to the
+//!   handlers registered under the event's own name; what it stores with a run; settings files
+//!   watched for changes ([`SettingsWatch`]).
+//! - `claude/`: Claude Code's protocol: [`EventName`] and what each maps to, [`HookSettings`],
+//!   [`ToolNames`], the JSONL transcript, [`Sessions`], the fields every payload carries, and
+//!   one file per family of its events (tools, prompt, stop, sub-agents, compaction, approvals).
+//! - `command/`: running handlers: [`CommandSpec`] and [`CommandHook`]; a command per event in
+//!   its own process group (`process`) or a [`PersistentSpec`] process (`persistent/`); firing an
+//!   event at the handlers that match (`fire`, `deliver`, `background`, `env`); reading an answer
+//!   (`reply`, `accepts`) and merging the answers (`merged`).
+//! - `webhook/`: [`WebhookSpec`] and [`Webhook`]; a delivery (`deliver`, with its headers and key
+//!   resolved in `prepare`, over the shared `client`) and its signature (`signing`).
+//! - shared: [`HandlerSpec`] (`handler`), [`Matcher`] (`matcher`), a handler's `if` rule
+//!   (`condition`), [`SettingsError`] (`error`), and agentry's own events under their own names
+//!   (`native/`: their fields are their JSON form, the events' `Serialize` in agentry-core; what
+//!   an answer does to each is here).
 
 #![warn(missing_docs, unreachable_pub)]
 
-mod command_hooks;
+mod claude;
+mod command;
 mod condition;
 mod error;
-mod event_name;
-mod fire;
+mod handler;
+mod hooks;
 mod matcher;
 mod native;
-mod persistent;
-mod plugin;
-mod process;
-mod reply;
-mod sessions;
-mod settings;
-mod signing;
-mod spec;
-mod tool_names;
-mod transcript;
-mod watch;
 mod webhook;
-mod webhook_hook;
-mod webhook_spec;
 
-pub use command_hooks::{CommandHook, CommandHooks};
+pub use claude::{EventName, HookSettings, Sessions, ToolAlias, ToolNames};
+pub use command::{CommandHook, CommandSpec, PersistentSpec, Shell};
 pub use error::SettingsError;
-pub use event_name::EventName;
+pub use handler::HandlerSpec;
+pub use hooks::{CommandHooks, SettingsWatch};
 pub use matcher::Matcher;
-pub use persistent::PersistentSpec;
-pub use sessions::Sessions;
-pub use settings::HookSettings;
-pub use spec::{CommandSpec, HandlerSpec, Shell};
-pub use tool_names::{ToolAlias, ToolNames};
-pub use watch::SettingsWatch;
-pub use webhook_hook::Webhook;
-pub use webhook_spec::{MAX_RETRIES, WebhookSpec};
+pub use webhook::{MAX_RETRIES, Webhook, WebhookSpec};
 
 // The book's chapters whose samples use this crate, compiled and run as doc tests by
 // `cargo test --doc`.

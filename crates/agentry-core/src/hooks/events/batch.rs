@@ -1,7 +1,7 @@
 //! The payloads of the tool-batch events: BeforeToolBatch and AfterToolBatch, around all the
 //! tool calls of one model turn.
 
-use super::Decides;
+use super::{Decides, form};
 use crate::{Message, ToolCall, ToolResult};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -9,11 +9,15 @@ use std::sync::Arc;
 /// The tool calls of one model turn are about to run. A hook sees them together and may block
 /// some (each gets the reason as its error result and never runs: no BeforeTool fires for it) or
 /// set the order they start in. The results stay in the order the model asked for them.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct BeforeToolBatch {
+    #[serde(rename = "tool_calls", serialize_with = "form::batch_calls")]
     turn: Arc<Message>,
+    #[serde(skip)]
     blocked: Vec<(String, String)>,
+    #[serde(skip)]
     order: Option<Vec<String>>,
+    #[serde(skip)]
     marks: u32,
 }
 
@@ -86,8 +90,9 @@ impl Decides for BeforeToolBatch {
 
 /// The tool calls of one model turn all have their results (before they are added to the
 /// history). Observe them together.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct AfterToolBatch {
+    #[serde(rename = "tool_results", serialize_with = "form::batch_results")]
     results: Vec<ToolResult>,
 }
 

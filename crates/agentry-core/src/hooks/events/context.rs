@@ -1,23 +1,28 @@
 //! The payloads of the `context` event group: BeforeCompact, AfterCompact, CompactFailed.
 
-use super::Decides;
+use super::{Decides, form};
 use crate::agent::{CompactPlan, OnCompactError};
 use crate::{History, ModelError};
+use serde::Serialize;
 
 /// The history is about to be compacted. A hook may veto this compaction (the step goes on with
 /// the history as it is) or change the plan: fold more or fewer messages, or switch strategy.
 /// A changed plan is moved onto safe boundaries (see [`CompactPlan::aligned`]).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct BeforeCompact {
     /// The prompt's size, in tokens, as counted.
     tokens: usize,
     /// The threshold it passed.
     threshold: usize,
     /// The history as it stands (shared, not copied).
+    #[serde(serialize_with = "form::count")]
     messages: History,
     /// What will be folded, and how.
+    #[serde(skip)]
     pub plan: CompactPlan,
+    #[serde(skip)]
     veto: Option<String>,
+    #[serde(skip)]
     marks: u32,
 }
 impl BeforeCompact {
@@ -67,9 +72,10 @@ impl Decides for BeforeCompact {
 
 /// The history was compacted: the folded messages are about to be replaced by one user message
 /// with `summary`. A hook may rewrite the summary.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct AfterCompact {
     /// What was folded, and how.
+    #[serde(skip)]
     plan: CompactPlan,
     /// The prompt's size before, in tokens.
     tokens_before: usize,
@@ -101,15 +107,20 @@ impl Decides for AfterCompact {}
 
 /// The summarising call failed. A hook may supply the summary itself, or change what the run
 /// does next (`policy`: go on uncompacted, or fail).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct CompactFailed {
     /// The failure.
+    #[serde(serialize_with = "form::message")]
     error: ModelError,
     /// What was to be folded.
+    #[serde(skip)]
     plan: CompactPlan,
     /// What happens next unless a hook recovers: the compaction's configured policy.
+    #[serde(skip)]
     pub policy: OnCompactError,
+    #[serde(skip)]
     recovery: Option<String>,
+    #[serde(skip)]
     marks: u32,
 }
 impl CompactFailed {

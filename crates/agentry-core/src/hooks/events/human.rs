@@ -1,16 +1,20 @@
 //! The payloads of the `human` event group: ApprovalRequested, ApprovalResolved, StoppedByHuman.
 
-use super::Decides;
+use super::{Decides, form};
 use crate::{Decision, PendingApproval};
+use serde::Serialize;
 
 /// A tool call needs approval. A hook may decide it at once (an auto-approver for read-only
 /// tools, a policy that rejects outside office hours); otherwise the run pauses with the call
 /// pending until a person decides.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct ApprovalRequested {
     /// The call, its input and why approval is needed.
+    #[serde(flatten, serialize_with = "form::pending")]
     pending: PendingApproval,
+    #[serde(skip)]
     decision: Option<Decision>,
+    #[serde(skip)]
     marks: u32,
 }
 impl ApprovalRequested {
@@ -57,8 +61,9 @@ impl Decides for ApprovalRequested {
     }
 }
 
-/// Who decided an approval.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Who decided an approval: as JSON, `"person"` or `{"hook": "<name>"}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Resolver {
     /// A person, through `Runtime::decide`.
     Person,
@@ -67,9 +72,10 @@ pub enum Resolver {
 }
 
 /// An approval was decided. Observe it (audit logs).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct ApprovalResolved {
     /// The call that was pending.
+    #[serde(flatten, serialize_with = "form::decided_call")]
     pending: PendingApproval,
     /// The decision.
     decision: Decision,
@@ -102,9 +108,10 @@ impl ApprovalResolved {
 impl Decides for ApprovalResolved {}
 
 /// A person (or a hook) rejected a call and stopped the run.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct StoppedByHuman {
     /// The call they rejected.
+    #[serde(rename = "tool_use_id")]
     call_id: String,
     /// Their reason.
     reason: String,

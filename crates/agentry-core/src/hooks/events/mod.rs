@@ -1,8 +1,49 @@
 //! The typed payloads of hook events, one module per group of DESIGN's table. What a hook may
 //! change is a public field or a method.
+//!
+//! # The JSON form
+//! Every event a hook outside the process can handle serializes (`serde::Serialize`) to one JSON
+//! object: what command hooks and webhooks receive for the event under its own name
+//! (`agentry-external` adds the fields common to every payload beside it). Keys are snake_case;
+//! a call is named as hook scripts know it (`tool_name`, `tool_input`, `tool_use_id`); the
+//! decisions hooks took and the engine's bookkeeping are not part of it. Dispatch never
+//! serializes: an event costs nothing more until a hook asks for its JSON.
+//!
+//! | group | event | fields |
+//! |---|---|---|
+//! | run | [`RunStart`] | `input` |
+//! | | [`RunEnd`] | `stop` (a [`StopReason`](crate::StopReason)), `output` (or null), `usage`, `steps` |
+//! | | [`RunFailed`] | `error` (its message) |
+//! | step | [`BeforeStep`] | `step` |
+//! | | [`AfterStep`] | `step`, `usage`, `model_calls` |
+//! | | [`Stop`] | `reason` (a [`StopReason`](crate::StopReason)), `step`, `output` (or null) |
+//! | model | [`BeforeModel`] | `system` (or null), `messages`, `tools` (their names), `params` |
+//! | | [`AfterModel`] | `model`, `text`, `tool_calls`, `usage`, `finish_reason` |
+//! | | [`TextDelta`], [`Thinking`] | `text` |
+//! | tool | [`BeforeTool`] | `tool_name`, `tool_input`, `tool_use_id` |
+//! | | [`AfterTool`] | `tool_name`, `tool_input`, `tool_use_id`, `content`, `is_error`, `mocked` |
+//! | | [`ToolFailed`] | `tool_name`, `tool_input`, `tool_use_id`, `error` |
+//! | batch | [`BeforeToolBatch`] | `tool_calls`: `[{tool_name, tool_input, tool_use_id}]`, each input parsed from its arguments (their text when they are not JSON) |
+//! | | [`AfterToolBatch`] | `tool_results`: `[{tool_use_id, tool_name, tool_response, is_error}]` |
+//! | sub-agent | [`BeforeSubAgent`] | `agent`, `tool_use_id`, `input` |
+//! | | [`AfterSubAgent`] | `agent`, `child_run_id`, `input`, `output` |
+//! | | [`SubAgentFailed`] | `agent`, `input`, `error` |
+//! | human | [`ApprovalRequested`] | `tool_name`, `tool_input`, `tool_use_id`, `reason` |
+//! | | [`ApprovalResolved`] | `tool_name`, `tool_input`, `tool_use_id`, `decision` (a [`Decision`](crate::Decision)), `by` ([`Resolver`]) |
+//! | | [`StoppedByHuman`] | `tool_use_id`, `reason`, `by` ([`Resolver`]) |
+//! | context | [`BeforeCompact`] | `tokens`, `threshold`, `messages` (how many) |
+//! | | [`AfterCompact`] | `tokens_before`, `summary` |
+//! | | [`CompactFailed`] | `error` (its message) |
+//! | state | [`StateChange`] | `previous`, `current`, `source` |
+//! | | [`MessageAdded`] | `message` |
+//! | | [`Custom`] | `name`, `data` |
+//!
+//! Compaction plans and policies are not part of the form. The meta events ([`HookStarted`],
+//! [`HookFinished`], [`HookFailed`]) observe hooks themselves and have none.
 
 mod batch;
 mod context;
+mod form;
 mod human;
 mod meta;
 mod model;
@@ -39,3 +80,6 @@ pub trait Decides {
         0
     }
 }
+
+#[cfg(test)]
+mod tests;

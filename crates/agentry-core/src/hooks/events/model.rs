@@ -1,15 +1,19 @@
 //! The `model` group: BeforeModel, AfterModel, TextDelta, Thinking.
 
-use super::Decides;
+use super::{Decides, form};
 use crate::{ModelRequest, ModelResponse};
+use serde::Serialize;
 use std::sync::Arc;
 
 /// A model call is about to be made. Hooks may rewrite the request or answer it themselves.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct BeforeModel {
     /// The request (system prompt, messages, tools, parameters).
+    #[serde(flatten, serialize_with = "form::request")]
     pub request: ModelRequest,
+    #[serde(skip)]
     response: Option<Box<ModelResponse>>,
+    #[serde(skip)]
     marks: u32,
 }
 impl BeforeModel {
@@ -45,14 +49,17 @@ impl Decides for BeforeModel {
 }
 
 /// A model call returned. Hooks may rewrite the response or ask for a retry with feedback.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct AfterModel {
     /// The response.
+    #[serde(flatten, serialize_with = "form::response")]
     pub response: ModelResponse,
     /// The name of the model that answered (`Model::name`; empty when a BeforeModel hook
     /// answered in its place).
     model: Arc<str>,
+    #[serde(skip)]
     retry: Option<String>,
+    #[serde(skip)]
     marks: u32,
 }
 impl AfterModel {
@@ -98,11 +105,13 @@ impl Decides for AfterModel {
 
 /// The model streamed a piece of text. Hooks observe it, may rewrite it (only what they let
 /// through is recorded and streamed), or abort the stream (the piece is then dropped).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct TextDelta {
     /// The piece of text; a hook may change it.
     pub text: String,
+    #[serde(skip)]
     abort: Option<String>,
+    #[serde(skip)]
     marks: u32,
 }
 impl TextDelta {
@@ -114,8 +123,8 @@ impl TextDelta {
             marks: 0,
         }
     }
-    /// Aborts the stream; the run stops with [`StopReason::Aborted`] unless an AfterModel hook
-    /// asks for a retry.
+    /// Aborts the stream; the run stops with [`StopReason::Aborted`](crate::StopReason::Aborted)
+    /// unless an AfterModel hook asks for a retry.
     pub fn abort(&mut self, reason: impl Into<String>) {
         self.abort = Some(reason.into());
         self.marks += 1;
@@ -136,11 +145,13 @@ impl Decides for TextDelta {
 
 /// The model streamed a piece of reasoning. Hooks observe it, may rewrite it, or abort the
 /// stream, as for [`TextDelta`].
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct Thinking {
     /// The piece of reasoning.
     pub text: String,
+    #[serde(skip)]
     abort: Option<String>,
+    #[serde(skip)]
     marks: u32,
 }
 impl Thinking {

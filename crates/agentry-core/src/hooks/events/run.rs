@@ -1,12 +1,13 @@
 //! The `run` group: RunStart, RunEnd, RunFailed.
 
-use super::Decides;
+use super::{Decides, form};
 use crate::{Error, StopReason, Usage};
+use serde::Serialize;
 use serde_json::Value;
 use std::sync::Arc;
 
 /// A run starts. Hooks may rewrite the input; the state can be changed through the context.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct RunStart {
     /// The user input that starts the run.
     pub input: String,
@@ -14,7 +15,7 @@ pub struct RunStart {
 impl Decides for RunStart {}
 
 /// A run ended (not after a failure: see [`RunFailed`]).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct RunEnd {
     /// Why it ended.
     stop: StopReason,
@@ -56,11 +57,14 @@ impl RunEnd {
 impl Decides for RunEnd {}
 
 /// A run failed. A hook may recover with an output; the run then ends normally.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct RunFailed {
     /// The failure.
+    #[serde(serialize_with = "form::message")]
     error: Arc<Error>,
+    #[serde(skip)]
     recovery: Option<Value>,
+    #[serde(skip)]
     marks: u32,
 }
 impl RunFailed {

@@ -2,11 +2,12 @@
 
 use super::Decides;
 use crate::{Message, StateSource};
+use serde::Serialize;
 use serde_json::Value;
 use std::sync::Arc;
 
 /// The state changed.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct StateChange {
     /// The state before.
     previous: Value,
@@ -47,7 +48,7 @@ impl StateChange {
 impl Decides for StateChange {}
 
 /// A message was added to the history.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct MessageAdded {
     /// The message.
     message: Arc<Message>,
@@ -66,7 +67,7 @@ impl MessageAdded {
 impl Decides for MessageAdded {}
 
 /// A tool or hook emitted a custom event.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct Custom {
     /// The event name.
     name: String,

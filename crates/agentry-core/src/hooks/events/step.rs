@@ -2,6 +2,7 @@
 
 use super::Decides;
 use crate::{StopReason, Usage};
+use serde::Serialize;
 use serde_json::Value;
 
 /// What a BeforeStep hook decided.
@@ -16,11 +17,13 @@ pub enum StepDecision {
 }
 
 /// A step is about to start. Hooks may skip it or stop the run.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct BeforeStep {
     /// The step number (1-based).
     step: u32,
+    #[serde(skip)]
     decision: Option<StepDecision>,
+    #[serde(skip)]
     marks: u32,
 }
 impl BeforeStep {
@@ -68,7 +71,7 @@ impl Decides for BeforeStep {
 }
 
 /// A step ended. Hooks may stop the run after it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct AfterStep {
     /// The step number.
     step: u32,
@@ -76,7 +79,9 @@ pub struct AfterStep {
     usage: Usage,
     /// Model calls made by the run so far.
     model_calls: u32,
+    #[serde(skip)]
     stop: Option<StepDecision>,
+    #[serde(skip)]
     marks: u32,
 }
 impl AfterStep {
@@ -137,7 +142,7 @@ impl Decides for AfterStep {
 
 /// The run is about to stop. A hook may veto a natural stop (a final answer) by adding a message;
 /// the run then goes on with that message as the next user turn.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct Stop {
     /// Why the run is stopping.
     reason: StopReason,
@@ -146,7 +151,9 @@ pub struct Stop {
     /// The final answer, when the run stops with one (text as a JSON string, a structured
     /// output as its JSON value).
     output: Option<Value>,
+    #[serde(skip)]
     veto: Option<String>,
+    #[serde(skip)]
     marks: u32,
 }
 impl Stop {

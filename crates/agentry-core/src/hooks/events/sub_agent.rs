@@ -1,17 +1,21 @@
 //! The `sub-agent` group: BeforeSubAgent, AfterSubAgent, SubAgentFailed.
 
 use super::Decides;
+use serde::Serialize;
 
 /// A sub-agent is about to run. Hooks may rewrite its input or block it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct BeforeSubAgent {
     /// The sub-agent's name.
     agent: String,
     /// The tool call that asked for it.
+    #[serde(rename = "tool_use_id")]
     call_id: String,
     /// Its input.
     pub input: String,
+    #[serde(skip)]
     blocked: Option<String>,
+    #[serde(skip)]
     marks: u32,
 }
 impl BeforeSubAgent {
@@ -55,11 +59,12 @@ impl Decides for BeforeSubAgent {
 }
 
 /// A sub-agent returned. Hooks may rewrite the output the parent sees.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct AfterSubAgent {
     /// The sub-agent's name.
     agent: String,
     /// The child run's id.
+    #[serde(rename = "child_run_id")]
     run_id: String,
     /// Its input.
     input: String,
@@ -93,7 +98,7 @@ impl AfterSubAgent {
 impl Decides for AfterSubAgent {}
 
 /// A sub-agent failed. A hook may recover with an output.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct SubAgentFailed {
     /// The sub-agent's name.
     agent: String,
@@ -101,8 +106,11 @@ pub struct SubAgentFailed {
     input: String,
     /// What went wrong.
     error: String,
+    #[serde(skip)]
     recovery: Option<String>,
+    #[serde(skip)]
     rewritten: Option<String>,
+    #[serde(skip)]
     marks: u32,
 }
 impl SubAgentFailed {

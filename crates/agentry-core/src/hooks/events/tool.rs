@@ -1,7 +1,8 @@
 //! The `tool` group: BeforeTool, AfterTool, ToolFailed.
 
-use super::Decides;
+use super::{Decides, form};
 use crate::{ToolCallRef, ToolInfo, ToolResult};
+use serde::Serialize;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -20,14 +21,20 @@ pub enum ToolDecision {
 
 /// A tool call is about to run. Hooks may rewrite the input, block the call, or answer it with a
 /// mock. The first decision stands; the hooks after it see the decided event read-only.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct BeforeTool {
+    #[serde(flatten, serialize_with = "form::call")]
     call: ToolCallRef,
     /// The input the tool will receive (validated against its schema after the hooks).
+    #[serde(rename = "tool_input")]
     pub input: Value,
+    #[serde(skip)]
     decision: Option<ToolDecision>,
+    #[serde(skip)]
     marks: u32,
+    #[serde(skip)]
     approved: bool,
+    #[serde(skip)]
     info: Option<Arc<ToolInfo>>,
 }
 impl BeforeTool {
@@ -119,16 +126,20 @@ impl Decides for BeforeTool {
 
 /// A tool call returned (or was blocked, mocked or rejected). Hooks may rewrite what the model
 /// sees (`content`, `is_error`); which call it answers (its id and tool name) cannot change.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct AfterTool {
+    #[serde(rename = "tool_use_id")]
     call_id: String,
+    #[serde(rename = "tool_name")]
     name: String,
+    #[serde(rename = "tool_input")]
     input: Value,
     /// The content the model will see.
     pub content: String,
     /// True when the content reports a failure (the model is told it is an error).
     pub is_error: bool,
     mocked: bool,
+    #[serde(skip)]
     info: Option<Arc<ToolInfo>>,
 }
 impl AfterTool {
@@ -198,16 +209,22 @@ impl AfterTool {
 impl Decides for AfterTool {}
 
 /// A tool call failed (an error or a panic). A hook may recover with a result.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct ToolFailed {
+    #[serde(flatten, serialize_with = "form::call")]
     call: ToolCallRef,
     /// The input the tool received.
+    #[serde(rename = "tool_input")]
     input: Value,
     /// What went wrong.
     error: String,
+    #[serde(skip)]
     recovery: Option<String>,
+    #[serde(skip)]
     rewritten: Option<String>,
+    #[serde(skip)]
     marks: u32,
+    #[serde(skip)]
     info: Option<Arc<ToolInfo>>,
 }
 impl ToolFailed {

@@ -1,7 +1,7 @@
 //! Running one command: in its own process group, with the payload on stdin, its output read
 //! within limits, and the whole group killed when it overruns its time or is abandoned.
 
-use crate::spec::{CommandSpec, Shell};
+use super::spec::{CommandSpec, Shell};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use std::io;

@@ -1,9 +1,9 @@
 //! One webhook built in Rust: an event, a matcher and a URL, registered like any hook.
 
-use crate::command_hooks::CommandHooks;
+use super::spec::WebhookSpec;
+use crate::claude::EventName;
 use crate::error::SettingsError;
-use crate::event_name::EventName;
-use crate::webhook_spec::WebhookSpec;
+use crate::hooks::CommandHooks;
 use agentry_core::hooks::{HookRegistration, IntoHook};
 use std::path::PathBuf;
 use std::time::Duration;

@@ -5,14 +5,12 @@
 //! object is that decision; any other status, a body that is not a JSON object, a connection
 //! error or a timeout is a non-blocking error (an HTTP status never blocks).
 
-use crate::command_hooks::Inner;
-use crate::event_name::EventName;
-use crate::process::Finished;
-use crate::reply;
-use crate::signing::SigningKey;
-use crate::webhook_spec::WebhookSpec;
-use agentry_core::env_template::{self, Syntax, Unset};
-use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use super::client::chain;
+use super::prepare::{Prepared, prepare};
+use super::spec::{MAX_RETRIES, WebhookSpec};
+use crate::claude::EventName;
+use crate::command::{Finished, decides};
+use reqwest::header::HeaderValue;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// The wait before the first retry; each later one doubles, up to [`MAX_BACKOFF`].
@@ -20,7 +18,7 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(250);
 const MAX_BACKOFF: Duration = Duration::from_secs(8);
 
 /// The longest wait before retry number `retry` (0 for the first).
-pub(crate) fn longest_backoff(retry: u32) -> Duration {
+pub(super) fn longest_backoff(retry: u32) -> Duration {
     FIRST_BACKOFF
         .saturating_mul(1u32 << retry.min(16))
         .min(MAX_BACKOFF)
@@ -34,99 +32,10 @@ fn backoff(retry: u32) -> Duration {
     half + half.mul_f64(fastrand::f64())
 }
 
-impl Inner {
-    /// The client every webhook of these hooks shares (keep-alive connections), made at the
-    /// first delivery.
-    pub(crate) fn http_client(&self) -> Result<&reqwest::Client, String> {
-        self.http
-            .get_or_init(|| {
-                reqwest::Client::builder()
-                    // A redirect would carry the signed body elsewhere: a 3xx is an answer.
-                    .redirect(reqwest::redirect::Policy::none())
-                    .user_agent(concat!("agentry-external/", env!("CARGO_PKG_VERSION")))
-                    .pool_idle_timeout(Duration::from_secs(90))
-                    .build()
-                    .map_err(|e| format!("no HTTP client: {}", chain(&e)))
-            })
-            .as_ref()
-            .map_err(Clone::clone)
-    }
-}
-
 /// One failed attempt, and whether trying again could help.
 struct Failed {
     message: String,
     retry: bool,
-}
-
-/// What one delivery sends: the resolved headers and the signing key, made once for all tries.
-struct Prepared {
-    headers: HeaderMap,
-    key: Option<SigningKey>,
-}
-
-/// Resolves the spec's header and secret templates from the environment. An error names the
-/// header or the secret and the variable, never a value.
-fn prepare(spec: &WebhookSpec) -> Result<Prepared, String> {
-    let mut headers = HeaderMap::new();
-    for (name, template) in &spec.headers {
-        let allowed = |var: &str| spec.allowed_env_vars.iter().any(|a| a == var);
-        // A variable `allowedEnvVars` does not list is sent empty, as Claude Code does.
-        let resolve = |var: &str| match allowed(var) {
-            true => env_template::from_env(var),
-            false => Some(String::new()),
-        };
-        let value =
-            env_template::expand(template, Syntax::SHELL, resolve).map_err(|unset: Unset| {
-                format!(
-                    "header `{name}` needs the environment variable `{}`, which is not set",
-                    unset.names.join("`, `")
-                )
-            })?;
-        let name = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| format!("`{name}` is not a valid header name"))?;
-        let mut value = HeaderValue::from_str(&value).map_err(|_| {
-            format!("header `{name}` is not a valid header value once its variables are expanded")
-        })?;
-        value.set_sensitive(true);
-        headers.insert(name, value);
-    }
-    let key = match &spec.secret {
-        None => None,
-        Some(template) => {
-            if env_template::references(template, Syntax::SHELL).is_empty() {
-                return Err("`secret` must name the environment variable that holds it (\"${HOOK_SECRET}\")".into());
-            }
-            let secret = env_template::expand(template, Syntax::SHELL, env_template::from_env)
-                .map_err(|unset: Unset| {
-                    format!(
-                        "the secret needs the environment variable `{}`, which is not set",
-                        unset.names.join("`, `")
-                    )
-                })?;
-            let key = SigningKey::parse(&secret).map_err(|e| {
-                format!("the secret in `{template}` {e}: a Standard Webhooks secret is `whsec_` and base64")
-            })?;
-            Some(key)
-        }
-    };
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    Ok(Prepared { headers, key })
-}
-
-/// An error with its sources, as one line: reqwest's own message is only the outermost.
-fn chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let more = s.to_string();
-        if !text.contains(&more) {
-            text.push_str(": ");
-            text.push_str(&more);
-        }
-        source = s.source();
-    }
-    text
 }
 
 /// At most this much of a body is quoted in an error.
@@ -253,10 +162,10 @@ pub(crate) async fn deliver(
     let prepared = prepare(spec)?;
     let body = payload.strip_suffix(b"\n").unwrap_or(payload);
     let id = format!("msg_{}", uuid::Uuid::new_v4().simple());
-    let tries = if reply::decides(event) {
+    let tries = if decides(event) {
         1
     } else {
-        1 + spec.retries.min(crate::webhook_spec::MAX_RETRIES)
+        1 + spec.retries.min(MAX_RETRIES)
     };
     let mut last = String::new();
     for n in 0..tries {

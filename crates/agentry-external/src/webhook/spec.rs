@@ -1,10 +1,10 @@
 //! What a webhook handler posts to: its URL, headers, signing secret, time limit, retries and
 //! whether its failure fails the event.
 
+use crate::claude::EventName;
+use crate::command::decides;
 use crate::error::SettingsError;
-use crate::event_name::EventName;
-use crate::reply;
-use crate::spec::{HandlerSpec, as_seconds, seconds};
+use crate::handler::{as_seconds, seconds};
 use agentry_core::env_template::{self, Syntax};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -23,7 +23,7 @@ pub const MAX_RETRIES: u32 = 10;
 /// (`Content-Type: application/json`); the response body is read as a command's stdout. Header
 /// values and the secret stay templates here (`"Bearer ${HOOK_TOKEN}"`, `"${HOOK_SECRET}"`):
 /// they are resolved from the environment for each delivery and never stored, logged or shown
-/// (`Debug` and [`HandlerSpec::to_value`] show the templates).
+/// (`Debug` and [`HandlerSpec::to_value`](crate::HandlerSpec::to_value) show the templates).
 ///
 /// ```
 /// use agentry_external::WebhookSpec;
@@ -198,7 +198,7 @@ impl WebhookSpec {
     /// What is legal but probably not meant, on `event`.
     pub(crate) fn warnings(&self, event: EventName) -> Vec<String> {
         let mut out = Vec::new();
-        if self.retries > 0 && reply::decides(event) {
+        if self.retries > 0 && decides(event) {
             out.push(format!(
                 "retries: {event} can decide, and a deciding event is never delivered twice; ignored"
             ));
@@ -237,47 +237,15 @@ impl WebhookSpec {
     /// The longest all tries of one delivery may take, with `timeout` for each.
     pub(crate) fn worst_case(&self, timeout: Duration) -> Duration {
         let tries = self.retries.min(MAX_RETRIES);
-        let waits: Duration = (0..tries).map(crate::webhook::longest_backoff).sum();
+        let waits: Duration = (0..tries).map(super::deliver::longest_backoff).sum();
         timeout * (tries + 1) + waits
-    }
-}
-
-impl From<WebhookSpec> for HandlerSpec {
-    fn from(spec: WebhookSpec) -> Self {
-        HandlerSpec::Http(spec)
-    }
-}
-
-impl HandlerSpec {
-    /// What errors call this kind of handler.
-    pub(crate) fn noun(&self) -> &'static str {
-        match self {
-            HandlerSpec::Http(_) => "webhook",
-            _ => "command hook",
-        }
-    }
-
-    /// True when this handler's own failure fails the event.
-    pub(crate) fn fails_closed(&self) -> bool {
-        match self {
-            HandlerSpec::Http(w) => w.fail_closed,
-            _ => false,
-        }
-    }
-
-    /// The longest the handler may take on an event whose default time limit is `default`.
-    pub(crate) fn worst_case(&self, default: Duration) -> Duration {
-        let timeout = self.timeout().unwrap_or(default);
-        match self {
-            HandlerSpec::Http(w) => w.worst_case(timeout),
-            _ => timeout,
-        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::handler::HandlerSpec;
     use serde_json::json;
 
     #[test]

@@ -1,6 +1,6 @@
 //! Settings files that change on disk: reloaded between runs, never mid-event.
 
-use crate::command_hooks::CommandHooks;
+use super::CommandHooks;
 use crate::error::SettingsError;
 use agentry_core::hooks::{HookHandle, LiveHooks};
 use std::path::{Path, PathBuf};

@@ -15,121 +15,26 @@
 //! while it waits to restart, events fail at once. It is killed with its process group when the
 //! hooks are dropped (with the runtime they are registered on).
 
-use crate::process::{Finished, GroupGuard, command};
-use crate::spec::{CommandSpec, as_seconds, seconds};
+mod answers;
+mod spec;
+mod stderr;
+
+pub use spec::PersistentSpec;
+
+use crate::command::process::{Finished, GroupGuard, command};
 use agentry_core::awake::LOCAL_ANSWER;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
-use std::collections::{HashMap, VecDeque};
+use answers::{Answers, Reading, Through, Waiting};
 use std::fs::File;
-use std::io::{ErrorKind, Read};
 use std::os::fd::AsFd;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
+use stderr::Tail;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::unix::pipe;
 use tokio::process::ChildStdin;
 use tokio::sync::{Semaphore, oneshot};
-
-/// A persistent hook process (`"type": "persistent"` in settings): the command to start, how
-/// long an event may wait for its answer, and how many events may be in flight at once.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct PersistentSpec {
-    /// The command line (shell form), or the program (exec form).
-    pub command: String,
-    /// The arguments: present for exec form.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub args: Option<Vec<String>>,
-    /// The longest one event may wait for its answer, in milliseconds (`timeout` in seconds in
-    /// settings); `None` for the event's default.
-    #[serde(
-        default,
-        rename = "timeout",
-        deserialize_with = "seconds",
-        serialize_with = "as_seconds",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub timeout_ms: Option<u64>,
-    /// Events sent and not yet answered, at most (default 64); more wait for a slot within their
-    /// timeout.
-    #[serde(default = "default_in_flight", rename = "maxInFlight")]
-    pub max_in_flight: usize,
-    /// The shell a shell-form command starts in, as for a command hook
-    /// ([`CommandSpec::shell`](crate::CommandSpec#structfield.shell)).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shell: Option<String>,
-}
-
-fn default_in_flight() -> usize {
-    64
-}
-
-impl PersistentSpec {
-    /// A shell-form persistent process.
-    pub fn shell(command: impl Into<String>) -> Self {
-        PersistentSpec {
-            command: command.into(),
-            args: None,
-            timeout_ms: None,
-            max_in_flight: default_in_flight(),
-            shell: None,
-        }
-    }
-
-    /// The command that starts the process.
-    pub(crate) fn command_spec(&self) -> CommandSpec {
-        CommandSpec {
-            args: self.args.clone(),
-            shell: self.shell.clone(),
-            ..CommandSpec::shell(&self.command)
-        }
-    }
-
-    /// How errors name it.
-    pub fn display(&self) -> String {
-        self.command_spec().display()
-    }
-}
-
-/// The last bytes a process wrote on stderr, for errors when it dies, and whether its stderr
-/// closed (all of it read).
-struct Tail(Mutex<VecDeque<u8>>, tokio::sync::watch::Sender<bool>);
-
-impl Default for Tail {
-    fn default() -> Self {
-        Tail(Mutex::default(), tokio::sync::watch::Sender::new(false))
-    }
-}
-
-const TAIL: usize = 2048;
-
-/// How long an error about a process that stopped answering waits for the rest of its stderr.
-const STDERR_GRACE: Duration = Duration::from_millis(200);
-
-impl Tail {
-    /// The text, once the process's stderr closed (or [`STDERR_GRACE`] passed): a process that
-    /// dies closes its stdout and its stderr together, and what it wrote last explains it.
-    async fn text_at_end(&self) -> String {
-        let mut closed = self.1.subscribe();
-        let _ = tokio::time::timeout(STDERR_GRACE, closed.wait_for(|c| *c)).await;
-        self.text()
-    }
-    fn push(&self, bytes: &[u8]) {
-        let mut t = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        t.extend(bytes);
-        let over = t.len().saturating_sub(TAIL);
-        t.drain(..over);
-    }
-    fn text(&self) -> String {
-        let t = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        let bytes: Vec<u8> = t.iter().copied().collect();
-        String::from_utf8_lossy(&bytes).trim().to_string()
-    }
-}
-
-type Waiting = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Finished, String>>>>>;
 
 /// One running process.
 struct Conn {
@@ -141,86 +46,6 @@ struct Conn {
     started: Instant,
     // Dropped last: kills the process group.
     _group: GroupGuard,
-}
-
-/// The process's stdout, read by the events that wait for answers: an event waiting for its
-/// answer reads what the process wrote and hands each answer to the event it is for. No task
-/// of its own reads it, so an answer reaches a waiting event without a hand-off between threads.
-struct Answers {
-    /// The pipe, non-blocking; registered with the runtime so that an event may sleep until it
-    /// is readable.
-    pipe: pipe::Receiver,
-    /// The same pipe, read directly by events that wait awake: a read through `pipe` finds
-    /// nothing until the runtime has seen the pipe readable, which on a runtime of several
-    /// threads means waking the one that waits for I/O.
-    direct: File,
-    /// A line read in part.
-    partial: Mutex<Vec<u8>>,
-    /// The longest line accepted.
-    line_limit: usize,
-    /// The hook, for logs.
-    name: String,
-}
-
-/// How the pipe is read.
-#[derive(Clone, Copy)]
-enum Through {
-    /// Directly, whatever the runtime last saw.
-    Direct,
-    /// Through the runtime, which learns that the pipe is empty when it is.
-    Runtime,
-}
-
-/// What reading the pipe found.
-enum Reading {
-    /// It was emptied (it would block).
-    Drained,
-    /// It closed, or broke the protocol: the process is taken for dead.
-    Ended,
-}
-
-impl Answers {
-    fn partial(&self) -> MutexGuard<'_, Vec<u8>> {
-        self.partial.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Reads whatever the process wrote, without waiting, and hands each complete answer to
-    /// the event it is for.
-    fn read(&self, waiting: &Waiting, how: Through) -> Reading {
-        let mut partial = self.partial();
-        let mut buf = [0u8; 8192];
-        loop {
-            let read = match how {
-                Through::Runtime => self.pipe.try_read(&mut buf),
-                Through::Direct => (&self.direct).read(&mut buf),
-            };
-            match read {
-                Ok(0) => return Reading::Ended,
-                Ok(n) => {
-                    partial.extend_from_slice(&buf[..n]);
-                    let mut start = 0;
-                    while let Some(end) = partial[start..].iter().position(|&b| b == b'\n') {
-                        let line = String::from_utf8_lossy(&partial[start..start + end]);
-                        if !line.trim().is_empty() {
-                            answer(&self.name, &line, waiting);
-                        }
-                        start += end + 1;
-                    }
-                    partial.drain(..start);
-                    if partial.len() > self.line_limit {
-                        tracing::warn!(hook = %self.name, limit = self.line_limit, "a persistent hook process wrote a line longer than agentry reads; it is stopped");
-                        return Reading::Ended;
-                    }
-                }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return Reading::Drained,
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => {
-                    tracing::warn!(hook = %self.name, error = %e, "reading a persistent hook process's answers failed; it is stopped");
-                    return Reading::Ended;
-                }
-            }
-        }
-    }
 }
 
 enum State {
@@ -356,7 +181,7 @@ impl Persistent {
                     }
                     tail.push(&buf[..n]);
                 }
-                tail.1.send_replace(true);
+                tail.closed();
             });
         }
         Ok(Conn {
@@ -513,54 +338,4 @@ impl Drop for Forget<'_> {
             .unwrap_or_else(|p| p.into_inner())
             .remove(&self.id);
     }
-}
-
-/// Routes one answer line to the event waiting for it.
-fn answer(name: &str, line: &str, waiting: &Waiting) {
-    let parsed: Result<Value, _> = serde_json::from_str(line);
-    let Some(obj) = parsed.ok().and_then(|v| match v {
-        Value::Object(o) => Some(o),
-        _ => None,
-    }) else {
-        tracing::warn!(hook = %name, line = %line.chars().take(200).collect::<String>(), "a persistent hook process wrote a line that is not a JSON object; ignored");
-        return;
-    };
-    let Some(id) = obj.get("id").and_then(Value::as_u64) else {
-        tracing::warn!(hook = %name, "a persistent hook process answered without a numeric `id`; ignored");
-        return;
-    };
-    let Some(tx) = waiting
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .remove(&id)
-    else {
-        tracing::debug!(hook = %name, id, "an answer came for an event no longer waiting");
-        return;
-    };
-    let done = |code: i32, stdout: String, stderr: String| Finished {
-        code: Some(code),
-        signal: None,
-        stdout,
-        stderr,
-        duration: Duration::ZERO,
-    };
-    let reply = if let Some(e) = obj.get("error") {
-        Err(match e {
-            Value::String(s) => format!("answered with an error: {s}"),
-            other => format!("answered with an error: {other}"),
-        })
-    } else if let Some(reason) = obj.get("block") {
-        let reason = match reason {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        Ok(done(2, String::new(), reason))
-    } else {
-        match obj.get("output") {
-            None | Some(Value::Null) => Ok(done(0, String::new(), String::new())),
-            Some(Value::String(text)) => Ok(done(0, text.clone(), String::new())),
-            Some(other) => Ok(done(0, other.to_string(), String::new())),
-        }
-    };
-    let _ = tx.send(reply);
 }

@@ -2,8 +2,11 @@
 //! line format, written compactly (`"role":"assistant"`, no spaces) as messages are added, so it
 //! is complete before any hook of a later event runs.
 
-use crate::tool_names::ToolNames;
+use super::ToolNames;
+use super::site::session_id;
+use crate::hooks::Engine;
 use agentry_core::Message;
+use agentry_core::hooks::{HookCtx, MessageAdded};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -20,21 +23,21 @@ struct Open {
 
 /// The transcript files of the runs under way, keyed by path.
 #[derive(Default)]
-pub(crate) struct Transcripts {
+pub(super) struct Transcripts {
     open: Mutex<HashMap<PathBuf, Open>>,
 }
 
 /// Where one line goes, and what it says of where it came from.
-pub(crate) struct Line<'a> {
-    pub(crate) path: &'a Path,
-    pub(crate) session_id: &'a str,
-    pub(crate) cwd: &'a Path,
-    pub(crate) agent_id: Option<&'a str>,
+struct Line<'a> {
+    path: &'a Path,
+    session_id: &'a str,
+    cwd: &'a Path,
+    agent_id: Option<&'a str>,
 }
 
 impl Transcripts {
     /// Makes sure the file exists (scripts open it even before the first message).
-    pub(crate) fn touch(&self, path: &Path) {
+    pub(super) fn touch(&self, path: &Path) {
         let mut open = lock(&self.open);
         if !open.contains_key(path)
             && let Some(file) = open_append(path)
@@ -44,7 +47,7 @@ impl Transcripts {
     }
 
     /// Appends `message` as one line.
-    pub(crate) fn append(&self, at: Line<'_>, message: &Message, names: &ToolNames) {
+    fn append(&self, at: Line<'_>, message: &Message, names: &ToolNames) {
         let mut open = lock(&self.open);
         if !open.contains_key(at.path) {
             let Some(file) = open_append(at.path) else {
@@ -80,7 +83,7 @@ impl Transcripts {
     }
 
     /// Closes the files of a finished run.
-    pub(crate) fn close(&self, paths: &[&Path]) {
+    pub(super) fn close(&self, paths: &[&Path]) {
         let mut open = lock(&self.open);
         for p in paths {
             open.remove(*p);
@@ -147,9 +150,38 @@ fn line_body(message: &Message, names: &ToolNames) -> (&'static str, Value) {
 }
 
 /// The text of the last assistant message of a transcript line, for `last_assistant_message`.
-pub(crate) fn assistant_text(message: &Message) -> Option<&str> {
+fn assistant_text(message: &Message) -> Option<&str> {
     match message {
         Message::Assistant { content, .. } if !content.is_empty() => Some(content),
         _ => None,
+    }
+}
+
+impl Engine {
+    /// Writes a message added to a run's history to the session's transcript (a sub-agent's run
+    /// has one of its own), and remembers an assistant's text for Stop's
+    /// `last_assistant_message`.
+    pub(crate) fn transcribe(&self, ev: &MessageAdded, ctx: &HookCtx) {
+        let claude = &self.claude;
+        let session = session_id(ctx);
+        let main = claude.transcript_path(&session);
+        let sub = ctx
+            .parent_run_id()
+            .map(|_| claude.agent_transcript_path(&session, ctx.run_id()));
+        let message = ev.message();
+        claude.transcripts.append(
+            Line {
+                path: sub.as_deref().unwrap_or(&main),
+                session_id: &session,
+                cwd: &self.project_dir,
+                agent_id: sub.as_ref().map(|_| ctx.run_id()),
+            },
+            message,
+            &claude.tool_names,
+        );
+        if let Some(text) = assistant_text(message) {
+            let text = text.to_string();
+            claude.memo(ctx.run_id(), |m| m.last_assistant = Some(text));
+        }
     }
 }

@@ -1,11 +1,11 @@
 //! Claude Code's settings format: `{"hooks": {Event: [{"matcher": ..., "hooks": [handler, ...]}]}}`.
 
+use super::EventName;
+use crate::command::{CommandSpec, PersistentSpec};
 use crate::error::SettingsError;
-use crate::event_name::EventName;
+use crate::handler::HandlerSpec;
 use crate::matcher::Matcher;
-use crate::persistent::PersistentSpec;
-use crate::spec::{CommandSpec, HandlerSpec};
-use crate::webhook_spec::WebhookSpec;
+use crate::webhook::WebhookSpec;
 use serde_json::{Map, Value, json};
 use std::path::Path;
 

@@ -1,0 +1,65 @@
+//! UserPromptSubmit (and SessionStart, for a session's first run): the prompt of a top-level run
+//! as Claude Code's hooks see it; a block erases it and stops the run, context joins it.
+
+use super::site::session_id;
+use super::{EventName, with};
+use crate::hooks::Engine;
+use agentry_core::StopReason;
+use agentry_core::hooks::{HookCtx, HookResult, RunStart};
+use serde_json::json;
+
+impl Engine {
+    /// SessionStart when the run is its session's first in this process (`resume` when the
+    /// session's transcript already holds turns, else `startup`), then UserPromptSubmit.
+    /// Prompts come from users only in top-level runs: a sub-agent's run fires neither.
+    pub(crate) async fn user_prompt_submit(
+        &self,
+        mut ev: RunStart,
+        ctx: &HookCtx,
+    ) -> HookResult<RunStart> {
+        if ctx.parent_run_id().is_some() {
+            return Ok(ev);
+        }
+        // A session whose transcript already holds turns (written by an earlier process) is
+        // resumed, as `claude --resume` is; else it starts up.
+        let session = session_id(ctx);
+        let resumed = tokio::task::spawn_blocking({
+            let path = self.claude.transcript_path(&session);
+            move || std::fs::metadata(path).is_ok_and(|m| m.len() > 0)
+        })
+        .await
+        .unwrap_or(false);
+        let site = self.claude.site(ctx);
+        let first = self.claude.start_session(&site.session_id);
+        let mut added = Vec::new();
+        if first && self.has(EventName::SessionStart) {
+            let source = if resumed { "resume" } else { "startup" };
+            added.extend(self.session_start(source, ctx, &site).await?);
+        }
+        if self.has(EventName::UserPromptSubmit) {
+            let prompt = ev.input.clone();
+            let merged = self
+                .fire(EventName::UserPromptSubmit, None, &site, |m| {
+                    m.insert("prompt".into(), json!(prompt));
+                })
+                .await?;
+            if let Some(reason) = merged.block {
+                // The prompt is erased and the run stops; the reason is for the user only.
+                ev.input.clear();
+                ctx.run().stop_at(
+                    tokio::time::Instant::now(),
+                    StopReason::Hook {
+                        hook: "UserPromptSubmit".into(),
+                        reason,
+                    },
+                );
+                return Ok(ev);
+            }
+            added.extend(merged.reminder(EventName::UserPromptSubmit));
+        }
+        for text in added {
+            ev.input = with(&ev.input, &text);
+        }
+        Ok(ev)
+    }
+}

@@ -1,0 +1,84 @@
+//! Where an event happens, as Claude Code names it: its session, and the files the session keeps
+//! (its transcript, a sub-agent's transcript, its environment file).
+
+use super::ClaudeState;
+use agentry_core::hooks::HookCtx;
+use std::path::{Path, PathBuf};
+
+/// Where an event happens: the run (when there is one), its session and its transcript.
+pub(crate) struct Site<'a> {
+    /// The run, when the event is one's (a session ended by its owner has none).
+    pub(crate) ctx: Option<&'a HookCtx>,
+    /// The session, as a filename-safe id.
+    pub(crate) session_id: String,
+    /// The session's transcript.
+    pub(crate) transcript: PathBuf,
+}
+
+impl ClaudeState {
+    /// Where an event of the run `ctx` happens; its transcript exists from then on (scripts
+    /// open it even before the first message).
+    pub(crate) fn site<'a>(&self, ctx: &'a HookCtx) -> Site<'a> {
+        let session_id = session_id(ctx);
+        let transcript = self.transcript_path(&session_id);
+        self.transcripts.touch(&transcript);
+        Site {
+            ctx: Some(ctx),
+            session_id,
+            transcript,
+        }
+    }
+
+    /// The transcript of session `session`.
+    pub(crate) fn transcript_path(&self, session: &str) -> PathBuf {
+        self.state_dir.join(format!("{session}.jsonl"))
+    }
+
+    /// The transcript of the sub-agent run `run_id` of session `session`.
+    pub(super) fn agent_transcript_path(&self, session: &str, run_id: &str) -> PathBuf {
+        self.state_dir
+            .join(session)
+            .join("subagents")
+            .join(format!("agent-{run_id}.jsonl"))
+    }
+
+    /// The file SessionStart hooks write variables to (`CLAUDE_ENV_FILE`).
+    pub(crate) fn env_file(&self, session: &str) -> PathBuf {
+        self.state_dir.join(session).join("env.sh")
+    }
+}
+
+/// The session a run belongs to, as a filename-safe id: its session id, else its tree's root run
+/// id.
+pub(super) fn session_id(ctx: &HookCtx) -> String {
+    safe_session_id(ctx.session_id().unwrap_or_else(|| ctx.root_run_id()))
+}
+
+/// A session id as a file name may hold it: characters other than ASCII letters, digits, `-`,
+/// `_` and `.` become `_`.
+pub(super) fn safe_session_id(raw: &str) -> String {
+    raw.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// `$AGENTRY_HOME/projects/<project path with separators as dashes>`.
+pub(crate) fn default_state_dir(project: &Path) -> PathBuf {
+    let home = std::env::var_os("AGENTRY_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".agentry")))
+        .unwrap_or_else(|| std::env::temp_dir().join("agentry"));
+    let slug: String = project
+        .display()
+        .to_string()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    home.join("projects").join(slug)
+}

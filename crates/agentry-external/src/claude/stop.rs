@@ -1,0 +1,72 @@
+//! Stop and SubagentStop: a run about to stop, as Claude Code's hooks see it; a block (or
+//! context) vetoes a natural stop, at most [`STOP_BLOCK_CAP`] times in a row.
+
+use super::{EventName, with};
+use crate::hooks::Engine;
+use agentry_core::StopReason;
+use agentry_core::hooks::{HookCtx, HookResult, Stop};
+use serde_json::{Value, json};
+
+/// After this many consecutive blocked stops, a run stops anyway (as Claude Code does).
+const STOP_BLOCK_CAP: u32 = 8;
+
+impl Engine {
+    /// Stop for a top-level run, SubagentStop for a sub-agent's; an interruption fires neither,
+    /// as in Claude Code.
+    pub(crate) async fn stop_hooks(&self, mut ev: Stop, ctx: &HookCtx) -> HookResult<Stop> {
+        let event = if ctx.parent_run_id().is_some() {
+            EventName::SubagentStop
+        } else {
+            EventName::Stop
+        };
+        if !self.has(event) || matches!(ev.reason(), StopReason::Cancelled) {
+            return Ok(ev);
+        }
+        let site = self.claude.site(ctx);
+        let run_id = ctx.run_id().to_string();
+        let (active, remembered) = self
+            .claude
+            .memo(&run_id, |m| (m.stop_blocks > 0, m.last_assistant.clone()));
+        let last = match ev.output() {
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(other) => Some(other.to_string()),
+            None => remembered,
+        };
+        let agent_transcript = (event == EventName::SubagentStop)
+            .then(|| self.claude.agent_transcript_path(&site.session_id, &run_id));
+        let agent = ctx.agent_name().to_string();
+        let merged = self
+            .fire(event, Some(&agent), &site, |m| {
+                m.insert("stop_hook_active".into(), json!(active));
+                m.insert("last_assistant_message".into(), json!(last));
+                if let Some(path) = agent_transcript {
+                    m.insert(
+                        "agent_transcript_path".into(),
+                        json!(path.display().to_string()),
+                    );
+                }
+            })
+            .await?;
+        let reminder = merged.reminder(event);
+        let feedback = match (merged.block, reminder) {
+            (Some(reason), Some(context)) => Some(with(&reason, &context)),
+            (Some(reason), None) => Some(reason),
+            (None, context) => context,
+        };
+        let blocks = self.claude.memo(&run_id, |m| {
+            if feedback.is_some() && ev.reason().is_natural() {
+                m.stop_blocks += 1;
+            } else {
+                m.stop_blocks = 0;
+            }
+            m.stop_blocks
+        });
+        if let Some(feedback) = feedback
+            && ev.reason().is_natural()
+            && blocks <= STOP_BLOCK_CAP
+        {
+            ev.veto(feedback);
+        }
+        Ok(ev)
+    }
+}

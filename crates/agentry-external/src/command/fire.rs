@@ -1,0 +1,221 @@
+//! Firing one event at the handlers that match it: every matching handler runs at once
+//! (identical ones once), and their answers merge, most restrictive first, into one decision.
+
+use super::merged::Merged;
+use super::reply;
+use crate::claude::{EventName, Site, common_fields};
+use crate::handler::HandlerSpec;
+use crate::hooks::Engine;
+use agentry_core::StopReason;
+use agentry_core::hooks::BoxError;
+use futures::stream::{FuturesUnordered, StreamExt};
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A command that failed or broke the protocol.
+struct Failure {
+    script: String,
+    /// What the handler is called in errors ("command hook", "webhook").
+    noun: &'static str,
+    /// The handler's own failure fails the event.
+    closed: bool,
+    duration: Duration,
+    message: String,
+    /// A field the event does not allow (strict mode fails on these), not a failure to run.
+    violation: bool,
+}
+
+impl Engine {
+    /// The commands registered for `event` whose matcher applies to `target`, each once.
+    fn matching(&self, event: EventName, target: Option<&str>) -> Vec<&HandlerSpec> {
+        let mut found: Vec<&HandlerSpec> = Vec::new();
+        for g in self.settings.groups.iter().filter(|g| g.event == event) {
+            let applies = match target {
+                Some(t) if event.has_matcher() => g.matcher.matches(t),
+                _ => true,
+            };
+            if applies {
+                for spec in &g.hooks {
+                    if !found.contains(&spec) {
+                        found.push(spec);
+                    }
+                }
+            }
+        }
+        found
+    }
+
+    /// Runs the commands of `event` that match `target` with the payload `fields` adds to the
+    /// common fields, and merges what they said. With no matching command, builds nothing.
+    ///
+    /// A command that fails (non-zero status other than 2, a signal, a timeout, output that is
+    /// not the protocol) fails open: it is reported as HookFailed naming it and the event, and
+    /// takes no decision. Configured fail-closed, the event fails with that error once every
+    /// sibling finished. A field the event does not allow is reported the same way and ignored
+    /// (or fails the event in strict mode). `continue: false` stops the run.
+    pub(crate) async fn fire(
+        &self,
+        event: EventName,
+        target: Option<&str>,
+        site: &Site<'_>,
+        fields: impl FnOnce(&mut Map<String, Value>),
+    ) -> Result<Merged, BoxError> {
+        let specs = self.matching(event, target);
+        if specs.is_empty() {
+            return Ok(Merged::default());
+        }
+        let mut payload = common_fields(event, site, &self.project_dir);
+        fields(&mut payload);
+        // `if` rules apply to tool calls only: on other events a handler with one never runs.
+        let specs: Vec<&HandlerSpec> = match payload.get("tool_name").and_then(Value::as_str) {
+            Some(tool) => {
+                let input = payload.get("tool_input").unwrap_or(&Value::Null);
+                specs
+                    .into_iter()
+                    .filter(|s| {
+                        s.condition()
+                            .is_none_or(|rule| crate::condition::applies(rule, tool, input))
+                    })
+                    .collect()
+            }
+            None => specs
+                .into_iter()
+                .filter(|s| s.condition().is_none())
+                .collect(),
+        };
+        if specs.is_empty() {
+            return Ok(Merged::default());
+        }
+        let mut bytes = serde_json::to_vec(&Value::Object(payload)).expect("a payload serializes");
+        bytes.push(b'\n');
+        let stdin: Arc<[u8]> = bytes.into();
+        // Commands get the environment; nothing else needs one built per event.
+        let env = if specs.iter().any(|s| matches!(s, HandlerSpec::Command(_))) {
+            self.env(event, site)
+        } else {
+            Vec::new()
+        };
+        let default_timeout = event.default_timeout();
+        let mut deliver = Vec::with_capacity(specs.len());
+        for spec in specs {
+            let timeout = spec.timeout().unwrap_or(default_timeout);
+            match spec {
+                HandlerSpec::Command(c) if c.background => {
+                    self.spawn_background(
+                        c.clone(),
+                        event,
+                        site,
+                        stdin.clone(),
+                        env.clone(),
+                        timeout,
+                    );
+                }
+                _ => deliver.push((spec, timeout)),
+            }
+        }
+        // In the order they finish: the last `updatedInput` to arrive wins. One handler (the
+        // common case) is awaited as it is, with no set of futures to hold it.
+        let finished: Vec<_> = match deliver.as_slice() {
+            [] => Vec::new(),
+            [(spec, timeout)] => vec![self.timed(event, spec, stdin.clone(), &env, *timeout).await],
+            all => {
+                all.iter()
+                    .map(|(spec, timeout)| self.timed(event, spec, stdin.clone(), &env, *timeout))
+                    .collect::<FuturesUnordered<_>>()
+                    .collect()
+                    .await
+            }
+        };
+        let mut merged = Merged::default();
+        let mut failures = Vec::new();
+        let mut stop: Option<(String, String)> = None;
+        for (spec, started, outcome) in finished {
+            let script = spec.display();
+            let done = match outcome {
+                Ok(done) => done,
+                Err(e) => {
+                    failures.push(Failure {
+                        script,
+                        noun: spec.noun(),
+                        closed: spec.fails_closed(),
+                        duration: started.elapsed(),
+                        message: e,
+                        violation: false,
+                    });
+                    continue;
+                }
+            };
+            match reply::read(event, &done) {
+                Ok(verdict) => {
+                    for v in &verdict.violations {
+                        failures.push(Failure {
+                            script: script.clone(),
+                            noun: spec.noun(),
+                            closed: spec.fails_closed(),
+                            duration: done.duration,
+                            message: v.clone(),
+                            violation: true,
+                        });
+                    }
+                    if let Some(message) = &verdict.system_message {
+                        self.system_message(site, &script, event, message);
+                    }
+                    if let Some(reason) = &verdict.stop
+                        && stop.is_none()
+                    {
+                        stop = Some((script.clone(), reason.clone()));
+                    }
+                    merged.take(verdict);
+                }
+                Err(e) => failures.push(Failure {
+                    script,
+                    noun: spec.noun(),
+                    closed: spec.fails_closed(),
+                    duration: done.duration,
+                    message: e.to_string(),
+                    violation: false,
+                }),
+            }
+        }
+        let mut fatal = None;
+        for f in failures {
+            let message = format!("{} `{}` on {event}: {}", f.noun, f.script, f.message);
+            if ((self.fail_closed || f.closed) && !f.violation) || (self.strict && f.violation) {
+                fatal.get_or_insert(message);
+                continue;
+            }
+            match site.ctx {
+                Some(ctx) => {
+                    ctx.run()
+                        .report_hook_failure(f.script, event.kind(), f.duration, message)
+                }
+                None => tracing::warn!(%message, "a command hook failed; going on"),
+            }
+        }
+        if let Some(message) = fatal {
+            return Err(message.into());
+        }
+        if let (Some((script, reason)), Some(ctx)) = (stop, site.ctx) {
+            ctx.run().stop_at(
+                tokio::time::Instant::now(),
+                StopReason::Hook {
+                    hook: script,
+                    reason,
+                },
+            );
+        }
+        Ok(merged)
+    }
+
+    /// Reports a handler's `systemMessage`.
+    fn system_message(&self, site: &Site<'_>, script: &str, event: EventName, message: &str) {
+        match site.ctx {
+            Some(ctx) => ctx.emit(
+                "system_message",
+                json!({"hook": script, "event": event.name(), "message": message}),
+            ),
+            None => tracing::info!(hook = %script, %event, %message, "hook system message"),
+        }
+    }
+}
