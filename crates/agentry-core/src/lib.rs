@@ -1,9 +1,10 @@
 //! # agentry-core
 //!
 //! The core of agentry, a runtime for LLM agents built around lifecycle hooks: messages and the
-//! shared [`History`], the [`Model`] and [`Tool`] traits, typed tools, agent definitions, the hook
-//! engine ([`hooks`]) and the step machine ([`run::machine`]). Runtimes (the in-process one in the
-//! `agentry` crate, durable ones elsewhere) drive the machine and execute its effects.
+//! shared [`History`], the [`Model`] and [`Tool`] traits, typed tools (from closures with
+//! [`tool()`], from types with [`StructTool`]), agent definitions, the hook engine ([`hooks`]) and
+//! the step machine ([`run::machine`]). Runtimes (the in-process one in the `agentry` crate,
+//! durable ones elsewhere) drive the machine and execute its effects.
 //!
 //! Most users depend on the `agentry` facade instead, which re-exports this crate.
 //!
@@ -62,7 +63,7 @@ pub use store::{
 };
 pub use tokens::{EstimateCounter, MESSAGE_OVERHEAD, TokenCounter, message_tokens, prompt_tokens};
 pub use tool::{
-    IntoToolOutput, Json, StoredToolSource, Tool, ToolAnnotations, ToolFailure, ToolInfo,
-    ToolOutput, ToolSet, ToolSource, ToolSpec, TypedTool, tool,
+    IntoToolOutput, Json, StoredToolSource, StructTool, Tool, ToolAnnotations, ToolFailure,
+    ToolInfo, ToolOutput, ToolSet, ToolSource, ToolSpec, TypedTool, tool,
 };
 pub use usage::{FinishReason, Usage};

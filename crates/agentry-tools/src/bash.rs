@@ -1,13 +1,10 @@
 //! `Bash`: a shell command in the workspace root, in its own process group.
 
 use crate::Workspace;
-use crate::call::{parse, spec};
 use crate::process::{Capture, GroupGuard};
-use agentry_core::{Tool, ToolCtx, ToolFailure, ToolOutput, ToolSpec};
-use futures::future::BoxFuture;
+use agentry_core::{StructTool, ToolCtx, ToolFailure, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -28,13 +25,6 @@ pub struct BashInput {
     pub description: Option<String>,
 }
 
-const DESCRIPTION: &str = "Runs a shell command in the workspace root and returns its output \
-(stdout and stderr together) and its exit code when it is not 0. Each call starts a new shell: \
-`cd` and variables do not carry over. Long output is cut in the middle; send it to a file and \
-Read or Grep it. The command and everything it starts are stopped when it ends, when its \
-`timeout` (milliseconds) passes, or when the call is cancelled, so nothing keeps running in the \
-background.";
-
 /// How long output may stay open after the shell exited (held by something it started in the
 /// background) before that is stopped.
 const AFTER_EXIT: Duration = Duration::from_millis(500);
@@ -51,7 +41,6 @@ const AFTER_EXIT: Duration = Duration::from_millis(500);
 #[derive(Clone, Debug)]
 pub struct Bash {
     ws: Workspace,
-    spec: ToolSpec,
     shell: PathBuf,
     timeout: Duration,
     max_timeout: Duration,
@@ -71,7 +60,6 @@ impl Bash {
     pub fn new(workspace: &Workspace) -> Self {
         Bash {
             ws: workspace.clone(),
-            spec: spec::<BashInput>("Bash", DESCRIPTION),
             shell: default_shell(),
             timeout: Self::DEFAULT_TIMEOUT,
             max_timeout: Self::DEFAULT_MAX_TIMEOUT,
@@ -116,7 +104,7 @@ impl Bash {
     }
 
     /// Runs `command` with the time limit `limit`.
-    async fn run(&self, command: &str, limit: Duration) -> Result<ToolOutput, ToolFailure> {
+    async fn execute(&self, command: &str, limit: Duration) -> Result<ToolOutput, ToolFailure> {
         let start_failed = |e: std::io::Error| {
             ToolFailure::new(format!(
                 "could not start the shell `{}`: {e}",
@@ -220,9 +208,29 @@ fn default_shell() -> PathBuf {
         .to_path_buf()
 }
 
-impl Tool for Bash {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
+impl StructTool for Bash {
+    type Input = BashInput;
+    type Output = ToolOutput;
+    const NAME: &'static str = "Bash";
+    const DESCRIPTION: &'static str = "Runs a shell command in the workspace root and returns its \
+        output (stdout and stderr together) and its exit code when it is not 0. Each call starts a \
+        new shell: `cd` and variables do not carry over. Long output is cut in the middle; send it \
+        to a file and Read or Grep it. The command and everything it starts are stopped when it \
+        ends, when its `timeout` (milliseconds) passes, or when the call is cancelled, so nothing \
+        keeps running in the background.";
+
+    async fn run(&self, input: BashInput, _ctx: ToolCtx) -> Result<ToolOutput, ToolFailure> {
+        if input.command.trim().is_empty() {
+            return Err(ToolFailure::new(
+                "`command` is empty; give the shell command to run",
+            ));
+        }
+        let limit = input
+            .timeout
+            .map(Duration::from_millis)
+            .unwrap_or(self.timeout)
+            .clamp(Duration::from_millis(1), self.max_timeout);
+        self.execute(&input.command, limit).await
     }
 
     fn needs_approval(&self) -> bool {
@@ -232,26 +240,5 @@ impl Tool for Bash {
     /// The longest a call may ask for, and a little more: the call's own limit fires first.
     fn timeout(&self) -> Option<Duration> {
         Some(self.max_timeout + AFTER_EXIT + Duration::from_secs(5))
-    }
-
-    fn call<'a>(
-        &'a self,
-        input: Value,
-        _ctx: ToolCtx,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
-        Box::pin(async move {
-            let input: BashInput = parse("Bash", input)?;
-            if input.command.trim().is_empty() {
-                return Err(ToolFailure::new(
-                    "`command` is empty; give the shell command to run",
-                ));
-            }
-            let limit = input
-                .timeout
-                .map(Duration::from_millis)
-                .unwrap_or(self.timeout)
-                .clamp(Duration::from_millis(1), self.max_timeout);
-            self.run(&input.command, limit).await
-        })
     }
 }

@@ -1,12 +1,10 @@
 //! `Edit`: an exact string replaced in a file.
 
-use crate::call::{blocking, parse, spec};
+use crate::blocking::blocking;
 use crate::{Error, Workspace, files};
-use agentry_core::{Tool, ToolCtx, ToolFailure, ToolOutput, ToolSpec};
-use futures::future::BoxFuture;
+use agentry_core::{StructTool, ToolCtx, ToolFailure};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 
 /// The input of [`Edit`], with Claude Code's field names.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -23,18 +21,12 @@ pub struct EditInput {
     pub replace_all: bool,
 }
 
-const DESCRIPTION: &str = "Replaces exact text in an existing file of the workspace. `old_string` \
-must match the file exactly (whitespace and indentation included) and occur once; include more \
-surrounding lines to make it unique, or set `replace_all` to replace every occurrence. Read the \
-file first to copy the text exactly.";
-
 /// Replaces an exact string in a file, as Claude Code's `Edit` does: it fails, changing
 /// nothing, when `old_string` is missing, occurs more than once (unless `replace_all`), or
 /// equals `new_string`. Needs approval by default.
 #[derive(Clone, Debug)]
 pub struct Edit {
     ws: Workspace,
-    spec: ToolSpec,
     approval: bool,
 }
 
@@ -43,7 +35,6 @@ impl Edit {
     pub fn new(workspace: &Workspace) -> Self {
         Edit {
             ws: workspace.clone(),
-            spec: spec::<EditInput>("Edit", DESCRIPTION),
             approval: true,
         }
     }
@@ -55,27 +46,22 @@ impl Edit {
     }
 }
 
-impl Tool for Edit {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
+impl StructTool for Edit {
+    type Input = EditInput;
+    type Output = String;
+    const NAME: &'static str = "Edit";
+    const DESCRIPTION: &'static str = "Replaces exact text in an existing file of the workspace. \
+        `old_string` must match the file exactly (whitespace and indentation included) and occur \
+        once; include more surrounding lines to make it unique, or set `replace_all` to replace \
+        every occurrence. Read the file first to copy the text exactly.";
+
+    async fn run(&self, input: EditInput, _ctx: ToolCtx) -> Result<String, ToolFailure> {
+        let ws = self.ws.clone();
+        blocking(move |_| edit(&ws, &input)).await
     }
 
     fn needs_approval(&self) -> bool {
         self.approval
-    }
-
-    fn call<'a>(
-        &'a self,
-        input: Value,
-        _ctx: ToolCtx,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
-        Box::pin(async move {
-            let input: EditInput = parse("Edit", input)?;
-            let ws = self.ws.clone();
-            blocking(move |_| edit(&ws, &input))
-                .await
-                .map(ToolOutput::text)
-        })
     }
 }
 

@@ -1,14 +1,12 @@
 //! `Glob`: files whose path matches a pattern, newest first.
 
-use crate::call::{Cancelled, blocking, parse, spec};
+use crate::blocking::{Cancelled, blocking};
 use crate::walk::{newest_first, walker};
 use crate::{Error, Workspace};
-use agentry_core::{Tool, ToolCtx, ToolFailure, ToolOutput, ToolSpec};
-use futures::future::BoxFuture;
+use agentry_core::{StructTool, ToolCtx, ToolFailure};
 use globset::GlobBuilder;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// The input of [`Glob`], with Claude Code's field names.
@@ -22,17 +20,12 @@ pub struct GlobInput {
     pub path: Option<String>,
 }
 
-const DESCRIPTION: &str = "Finds files by name pattern (e.g. `**/*.rs`, `src/**/*.{ts,tsx}`) in \
-the workspace or under `path`, newest first. Files ignored by .gitignore are left out. Returns \
-absolute paths.";
-
 /// Finds files whose path matches a glob pattern, as Claude Code's `Glob` does: files ignored by
 /// `.gitignore` (and `.ignore`) are left out, the `.git` directory too; results are sorted by
 /// modification time, newest first, and capped (100 by default).
 #[derive(Clone, Debug)]
 pub struct Glob {
     ws: Workspace,
-    spec: ToolSpec,
     max_results: usize,
     approval: bool,
 }
@@ -45,7 +38,6 @@ impl Glob {
     pub fn new(workspace: &Workspace) -> Self {
         Glob {
             ws: workspace.clone(),
-            spec: spec::<GlobInput>("Glob", DESCRIPTION),
             max_results: Self::DEFAULT_MAX_RESULTS,
             approval: false,
         }
@@ -64,28 +56,22 @@ impl Glob {
     }
 }
 
-impl Tool for Glob {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
+impl StructTool for Glob {
+    type Input = GlobInput;
+    type Output = String;
+    const NAME: &'static str = "Glob";
+    const DESCRIPTION: &'static str = "Finds files by name pattern (e.g. `**/*.rs`, \
+        `src/**/*.{ts,tsx}`) in the workspace or under `path`, newest first. Files ignored by \
+        .gitignore are left out. Returns absolute paths.";
+
+    async fn run(&self, input: GlobInput, _ctx: ToolCtx) -> Result<String, ToolFailure> {
+        let ws = self.ws.clone();
+        let max = self.max_results;
+        blocking(move |cancelled| glob(&ws, &input, max, &cancelled)).await
     }
 
     fn needs_approval(&self) -> bool {
         self.approval
-    }
-
-    fn call<'a>(
-        &'a self,
-        input: Value,
-        _ctx: ToolCtx,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
-        Box::pin(async move {
-            let input: GlobInput = parse("Glob", input)?;
-            let ws = self.ws.clone();
-            let max = self.max_results;
-            blocking(move |cancelled| glob(&ws, &input, max, &cancelled))
-                .await
-                .map(ToolOutput::text)
-        })
     }
 }
 

@@ -1,12 +1,11 @@
 //! `Grep`: a regular expression searched in the workspace's files with ripgrep's engine.
 
-use crate::call::{Cancelled, blocking, parse, spec};
+use crate::blocking::{Cancelled, blocking};
 use crate::glob::search_dir;
 use crate::read::cut_line;
 use crate::walk::{newest_first, walker};
 use crate::{Error, Workspace};
-use agentry_core::{Tool, ToolCtx, ToolFailure, ToolOutput, ToolSpec};
-use futures::future::BoxFuture;
+use agentry_core::{StructTool, ToolCtx, ToolFailure};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{
     BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
@@ -15,7 +14,6 @@ use ignore::overrides::OverrideBuilder;
 use ignore::types::TypesBuilder;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// What a [`Grep`] call returns.
@@ -73,12 +71,6 @@ pub struct GrepInput {
     pub multiline: Option<bool>,
 }
 
-const DESCRIPTION: &str = "Searches file contents with a regular expression (ripgrep syntax). \
-`output_mode`: `files_with_matches` (default; paths, newest first), `content` (matching lines, \
-with `-n` line numbers, `-A`/`-B`/`-C` context) or `count`. Filter files with `glob` (e.g. \
-`*.rs`) or `type` (e.g. `rust`, `py`); `-i` ignores case; `multiline` lets a match span lines; \
-`head_limit` keeps the first N results. Files ignored by .gitignore are skipped.";
-
 /// Searches files for a regular expression, as Claude Code's `Grep` does, with ripgrep's own
 /// crates: the same regex syntax, `.gitignore` respected, binary files skipped.
 ///
@@ -87,7 +79,6 @@ with `-n` line numbers, `-A`/`-B`/`-C` context) or `count`. Filter files with `g
 #[derive(Clone, Debug)]
 pub struct Grep {
     ws: Workspace,
-    spec: ToolSpec,
     max_output: usize,
     approval: bool,
 }
@@ -100,7 +91,6 @@ impl Grep {
     pub fn new(workspace: &Workspace) -> Self {
         Grep {
             ws: workspace.clone(),
-            spec: spec::<GrepInput>("Grep", DESCRIPTION),
             max_output: Self::DEFAULT_MAX_OUTPUT,
             approval: false,
         }
@@ -119,28 +109,25 @@ impl Grep {
     }
 }
 
-impl Tool for Grep {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
+impl StructTool for Grep {
+    type Input = GrepInput;
+    type Output = String;
+    const NAME: &'static str = "Grep";
+    const DESCRIPTION: &'static str = "Searches file contents with a regular expression (ripgrep \
+        syntax). `output_mode`: `files_with_matches` (default; paths, newest first), `content` \
+        (matching lines, with `-n` line numbers, `-A`/`-B`/`-C` context) or `count`. Filter files \
+        with `glob` (e.g. `*.rs`) or `type` (e.g. `rust`, `py`); `-i` ignores case; `multiline` \
+        lets a match span lines; `head_limit` keeps the first N results. Files ignored by \
+        .gitignore are skipped.";
+
+    async fn run(&self, input: GrepInput, _ctx: ToolCtx) -> Result<String, ToolFailure> {
+        let ws = self.ws.clone();
+        let max = self.max_output;
+        blocking(move |cancelled| grep(&ws, &input, max, &cancelled)).await
     }
 
     fn needs_approval(&self) -> bool {
         self.approval
-    }
-
-    fn call<'a>(
-        &'a self,
-        input: Value,
-        _ctx: ToolCtx,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
-        Box::pin(async move {
-            let input: GrepInput = parse("Grep", input)?;
-            let ws = self.ws.clone();
-            let max = self.max_output;
-            blocking(move |cancelled| grep(&ws, &input, max, &cancelled))
-                .await
-                .map(ToolOutput::text)
-        })
     }
 }
 

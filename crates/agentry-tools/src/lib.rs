@@ -22,7 +22,10 @@
 //! hooks see the absolute form whatever the model sent.
 //!
 //! Each tool is a type with a builder (`Bash::new(&ws).timeout(..)`); [`builtin`] builds one by
-//! name from configuration options (see [`options_schema`] for what each accepts).
+//! name from configuration options (see [`options_schema`] for what each accepts). Each
+//! implements [`StructTool`](agentry_core::StructTool): its input type (e.g. [`ReadInput`]), its
+//! name and its description make its spec, and its settings (the workspace, caps, whether calls
+//! need approval) are fields. A tool of your own can be written the same way.
 //!
 //! ```
 //! use agentry::prelude::*;
@@ -55,7 +58,7 @@
 
 mod absolute_paths;
 mod bash;
-mod call;
+mod blocking;
 mod config;
 mod edit;
 mod error;

@@ -1,12 +1,10 @@
 //! `Read`: a file's lines, numbered like `cat -n`.
 
-use crate::call::{blocking, parse, spec};
+use crate::blocking::blocking;
 use crate::{Error, Workspace, files};
-use agentry_core::{Tool, ToolCtx, ToolFailure, ToolOutput, ToolSpec};
-use futures::future::BoxFuture;
+use agentry_core::{StructTool, ToolCtx, ToolFailure};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 use std::io::{BufRead, BufReader};
 
 /// The input of [`Read`], with Claude Code's field names.
@@ -23,11 +21,6 @@ pub struct ReadInput {
     pub limit: Option<u64>,
 }
 
-const DESCRIPTION: &str = "Reads a text file in the workspace. Lines come numbered (line number, a tab, \
-the line). Reads up to the line limit from the start; for a large file give `offset` (the first \
-line, 1-based) and `limit` (how many lines). Paths are relative to the workspace root or absolute \
-inside it.";
-
 /// Reads a file of the workspace, its lines numbered as `cat -n` does (the number right-aligned
 /// in six columns, a tab, the line), as Claude Code's `Read` does.
 ///
@@ -37,7 +30,6 @@ inside it.";
 #[derive(Clone, Debug)]
 pub struct Read {
     ws: Workspace,
-    spec: ToolSpec,
     caps: Caps,
     approval: bool,
 }
@@ -62,7 +54,6 @@ impl Read {
     pub fn new(workspace: &Workspace) -> Self {
         Read {
             ws: workspace.clone(),
-            spec: spec::<ReadInput>("Read", DESCRIPTION),
             caps: Caps {
                 lines: Self::DEFAULT_MAX_LINES,
                 line_chars: Self::DEFAULT_MAX_LINE_CHARS,
@@ -97,28 +88,23 @@ impl Read {
     }
 }
 
-impl Tool for Read {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
+impl StructTool for Read {
+    type Input = ReadInput;
+    type Output = String;
+    const NAME: &'static str = "Read";
+    const DESCRIPTION: &'static str = "Reads a text file in the workspace. Lines come numbered \
+        (line number, a tab, the line). Reads up to the line limit from the start; for a large \
+        file give `offset` (the first line, 1-based) and `limit` (how many lines). Paths are \
+        relative to the workspace root or absolute inside it.";
+
+    async fn run(&self, input: ReadInput, _ctx: ToolCtx) -> Result<String, ToolFailure> {
+        let ws = self.ws.clone();
+        let caps = self.caps;
+        blocking(move |_| read(&ws, &input, caps)).await
     }
 
     fn needs_approval(&self) -> bool {
         self.approval
-    }
-
-    fn call<'a>(
-        &'a self,
-        input: Value,
-        _ctx: ToolCtx,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
-        Box::pin(async move {
-            let input: ReadInput = parse("Read", input)?;
-            let ws = self.ws.clone();
-            let caps = self.caps;
-            blocking(move |_| read(&ws, &input, caps))
-                .await
-                .map(ToolOutput::text)
-        })
     }
 }
 

@@ -1,12 +1,9 @@
 //! `WebFetch`: a web page's text.
 
 use crate::Error;
-use crate::call::{parse, spec};
-use agentry_core::{Tool, ToolCtx, ToolFailure, ToolOutput, ToolSpec};
-use futures::future::BoxFuture;
+use agentry_core::{StructTool, ToolCtx, ToolFailure};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -20,10 +17,6 @@ pub struct WebFetchInput {
     pub prompt: String,
 }
 
-const DESCRIPTION: &str = "Fetches a web page (http or https) and returns its text: HTML is \
-converted to readable text. `prompt` says what to look for; it is shown above the page's text. \
-Large pages are cut at a size cap.";
-
 /// The width HTML is laid out to as text.
 const TEXT_WIDTH: usize = 100;
 
@@ -36,7 +29,6 @@ const TEXT_WIDTH: usize = 100;
 /// refused.
 #[derive(Debug)]
 pub struct WebFetch {
-    spec: ToolSpec,
     timeout: Duration,
     max_bytes: usize,
     approval: bool,
@@ -46,7 +38,6 @@ pub struct WebFetch {
 impl Clone for WebFetch {
     fn clone(&self) -> Self {
         WebFetch {
-            spec: self.spec.clone(),
             timeout: self.timeout,
             max_bytes: self.max_bytes,
             approval: self.approval,
@@ -70,7 +61,6 @@ impl WebFetch {
     /// `WebFetch` with the default limits.
     pub fn new() -> Self {
         WebFetch {
-            spec: spec::<WebFetchInput>("WebFetch", DESCRIPTION),
             timeout: Self::DEFAULT_TIMEOUT,
             max_bytes: Self::DEFAULT_MAX_BYTES,
             approval: false,
@@ -205,9 +195,24 @@ fn as_text(body: &[u8], content_type: &str) -> Option<String> {
     textual.then(|| String::from_utf8_lossy(body).into_owned())
 }
 
-impl Tool for WebFetch {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
+impl StructTool for WebFetch {
+    type Input = WebFetchInput;
+    type Output = String;
+    const NAME: &'static str = "WebFetch";
+    const DESCRIPTION: &'static str = "Fetches a web page (http or https) and returns its text: \
+        HTML is converted to readable text. `prompt` says what to look for; it is shown above the \
+        page's text. Large pages are cut at a size cap.";
+
+    async fn run(&self, input: WebFetchInput, _ctx: ToolCtx) -> Result<String, ToolFailure> {
+        let limit = self.timeout;
+        match tokio::time::timeout(limit, self.fetch(&input)).await {
+            Ok(result) => result,
+            Err(_) => Err(ToolFailure::new(format!(
+                "fetching `{}` took longer than the {} ms limit of a fetch",
+                input.url,
+                limit.as_millis()
+            ))),
+        }
     }
 
     fn needs_approval(&self) -> bool {
@@ -217,24 +222,5 @@ impl Tool for WebFetch {
     /// The fetch's own limit, and a little more: the fetch's own limit fires first.
     fn timeout(&self) -> Option<Duration> {
         Some(self.timeout + Duration::from_secs(5))
-    }
-
-    fn call<'a>(
-        &'a self,
-        input: Value,
-        _ctx: ToolCtx,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
-        Box::pin(async move {
-            let input: WebFetchInput = parse("WebFetch", input)?;
-            let limit = self.timeout;
-            match tokio::time::timeout(limit, self.fetch(&input)).await {
-                Ok(result) => result.map(ToolOutput::text),
-                Err(_) => Err(ToolFailure::new(format!(
-                    "fetching `{}` took longer than the {} ms limit of a fetch",
-                    input.url,
-                    limit.as_millis()
-                ))),
-            }
-        })
     }
 }

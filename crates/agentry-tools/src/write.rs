@@ -1,12 +1,10 @@
 //! `Write`: a file's whole content.
 
-use crate::call::{blocking, parse, spec};
+use crate::blocking::blocking;
 use crate::{Workspace, files};
-use agentry_core::{Tool, ToolCtx, ToolFailure, ToolOutput, ToolSpec};
-use futures::future::BoxFuture;
+use agentry_core::{StructTool, ToolCtx, ToolFailure};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 
 /// The input of [`Write`], with Claude Code's field names.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -17,15 +15,11 @@ pub struct WriteInput {
     pub content: String,
 }
 
-const DESCRIPTION: &str = "Writes a file in the workspace, replacing its content if it exists and \
-creating it (and its parent directories) if not. To change part of an existing file, prefer Edit.";
-
 /// Writes a whole file in the workspace, creating it and its parent directories as needed, as
 /// Claude Code's `Write` does. Needs approval by default.
 #[derive(Clone, Debug)]
 pub struct Write {
     ws: Workspace,
-    spec: ToolSpec,
     approval: bool,
 }
 
@@ -34,7 +28,6 @@ impl Write {
     pub fn new(workspace: &Workspace) -> Self {
         Write {
             ws: workspace.clone(),
-            spec: spec::<WriteInput>("Write", DESCRIPTION),
             approval: true,
         }
     }
@@ -46,38 +39,31 @@ impl Write {
     }
 }
 
-impl Tool for Write {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
+impl StructTool for Write {
+    type Input = WriteInput;
+    type Output = String;
+    const NAME: &'static str = "Write";
+    const DESCRIPTION: &'static str = "Writes a file in the workspace, replacing its content if it \
+        exists and creating it (and its parent directories) if not. To change part of an existing \
+        file, prefer Edit.";
+
+    async fn run(&self, input: WriteInput, _ctx: ToolCtx) -> Result<String, ToolFailure> {
+        let ws = self.ws.clone();
+        let done = blocking(move |_| {
+            let written = files::write(&ws, &input.file_path, input.content.as_bytes())?;
+            Ok((written, input.content.len(), ws))
+        })
+        .await?;
+        let (written, len, ws) = done;
+        let verb = if written.created {
+            "Created"
+        } else {
+            "Overwrote"
+        };
+        Ok(format!("{verb} `{}` ({len} bytes)", ws.show(&written.path)))
     }
 
     fn needs_approval(&self) -> bool {
         self.approval
-    }
-
-    fn call<'a>(
-        &'a self,
-        input: Value,
-        _ctx: ToolCtx,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
-        Box::pin(async move {
-            let input: WriteInput = parse("Write", input)?;
-            let ws = self.ws.clone();
-            let done = blocking(move |_| {
-                let written = files::write(&ws, &input.file_path, input.content.as_bytes())?;
-                Ok((written, input.content.len(), ws))
-            })
-            .await?;
-            let (written, len, ws) = done;
-            let verb = if written.created {
-                "Created"
-            } else {
-                "Overwrote"
-            };
-            Ok(ToolOutput::text(format!(
-                "{verb} `{}` ({len} bytes)",
-                ws.show(&written.path)
-            )))
-        })
     }
 }

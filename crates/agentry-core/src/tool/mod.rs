@@ -1,11 +1,14 @@
-//! Tools: the `Tool` trait, tool specs, outputs and failures, and typed tools from closures.
+//! Tools: the `Tool` trait, tool specs, outputs and failures, typed tools from closures
+//! ([`tool`]) and tools that are Rust types ([`StructTool`]).
 
 mod info;
 mod source;
+mod struct_tool;
 mod typed;
 
 pub use info::{ToolAnnotations, ToolInfo};
 pub use source::{StoredToolSource, ToolSet, ToolSource};
+pub use struct_tool::StructTool;
 pub use typed::{TypedTool, schema_of, tool};
 
 use crate::ToolCtx;
@@ -27,8 +30,10 @@ pub struct ToolSpec {
 
 /// A tool the model can call.
 ///
-/// Most tools are made with [`tool`] from an async closure with a typed input; implement this
-/// trait directly for tools whose schema is only known at run time.
+/// Most tools are made with [`tool`] from an async closure with a typed input, or are types that
+/// implement [`StructTool`] (a typed input, a name and a description, settings as fields), which
+/// makes them tools. Implement this trait directly for tools whose schema is only known at run
+/// time.
 pub trait Tool: Send + Sync + 'static {
     /// The tool's name, description and argument schema.
     fn spec(&self) -> &ToolSpec;
@@ -53,7 +58,7 @@ pub trait Tool: Send + Sync + 'static {
 
     /// True when every call needs a person's approval before it runs: the run pauses with the
     /// call pending (see `StopReason::AwaitingApproval`). Default false; typed tools set it
-    /// with `TypedTool::needs_approval`.
+    /// with `TypedTool::needs_approval`, struct tools with [`StructTool::needs_approval`].
     fn needs_approval(&self) -> bool {
         false
     }

@@ -4,3 +4,4 @@ mod awake;
 mod event_format;
 mod machine_properties;
 mod read_only_fields;
+mod struct_tool;

@@ -1,37 +1,10 @@
-//! What every tool does around its own work: read its input, describe itself, run blocking
-//! file work off the async runtime.
+//! Blocking file work run off the async runtime, and told when the call that started it is
+//! dropped.
 
 use crate::Error;
-use agentry_core::{ToolFailure, ToolSpec};
-use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
-use serde_json::Value;
+use agentry_core::ToolFailure;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// Reads a tool's input into its typed form; a mismatch is a failure the model can correct.
-pub(crate) fn parse<T: DeserializeOwned>(tool: &str, input: Value) -> Result<T, ToolFailure> {
-    serde_json::from_value(input).map_err(|e| {
-        ToolFailure::new(format!(
-            "the input of `{tool}` is invalid: {e}; send the fields its schema lists"
-        ))
-    })
-}
-
-/// A tool's spec, its parameters the schema of `T`.
-/// The input type's own doc comment is left out: it is written for Rust readers, and the
-/// tool's description already tells the model what the tool does.
-pub(crate) fn spec<T: JsonSchema>(name: &str, description: &str) -> ToolSpec {
-    let mut parameters = agentry_core::tool::schema_of::<T>();
-    if let Some(map) = parameters.as_object_mut() {
-        map.remove("description");
-    }
-    ToolSpec {
-        name: name.to_string(),
-        description: description.to_string(),
-        parameters,
-    }
-}
 
 /// Set when the call that started a piece of blocking work is dropped (cancelled, timed
 /// out): long searches check it and stop, instead of running on unseen.
