@@ -86,16 +86,7 @@ use std::time::Duration;
 /// assert_eq!(spec.parameters["required"], json!(["numbers"]));
 /// assert!(spec.parameters.get("description").is_none()); // the input's doc comment
 /// assert!(!Tool::needs_approval(&add));
-/// # let ctx = ToolCtx::new(
-/// #     agentry_core::RunContext::new(agentry_core::RunContextSpec {
-/// #         run_id: "run".into(), parent_run_id: None, agent_name: "a".into(),
-/// #         agent_path: "a".into(), info: Default::default(), cancel: Default::default(),
-/// #         state: Box::new(()), observe_state: false, events: None, step: 1, redactor: None,
-/// #         record_events: false, hook_timeout: std::time::Duration::from_secs(60), depth: 0,
-/// #     }),
-/// #     "call-1".into(),
-/// #     "add".into(),
-/// # );
+/// # let ctx = ToolCtx::detached(agentry_core::RunContextSpec::new("run", "a"), "add");
 ///
 /// // What the model gets back.
 /// let out = add.call(json!({"numbers": [1, 2, 3]}), ctx.clone()).await.unwrap();

@@ -1,9 +1,7 @@
 //! Tools that are Rust types (`StructTool`): the spec derived once per type, the input read
 //! (in place for `call_ref`), a bad input's failure, and the settings passed on to `Tool`.
 
-use agentry_core::{
-    Json, RunContext, RunContextSpec, RunInfo, StructTool, Tool, ToolCtx, ToolFailure, ToolInfo,
-};
+use agentry_core::{Json, RunContextSpec, StructTool, Tool, ToolCtx, ToolFailure, ToolInfo};
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
@@ -12,23 +10,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 fn ctx(tool: &str) -> ToolCtx {
-    let run = RunContext::new(RunContextSpec {
-        run_id: "run-1".into(),
-        parent_run_id: None,
-        agent_name: Arc::from("a"),
-        agent_path: Arc::from("a"),
-        info: Arc::new(RunInfo::default()),
-        cancel: Default::default(),
-        state: Box::new(()),
-        observe_state: false,
-        events: None,
-        step: 1,
-        redactor: None,
-        record_events: false,
-        hook_timeout: Duration::from_secs(60),
-        depth: 0,
-    });
-    ToolCtx::new(run, Arc::from("call-1"), Arc::from(tool))
+    ToolCtx::detached(
+        RunContextSpec {
+            step: 1,
+            ..RunContextSpec::new("run-1", "a")
+        },
+        tool,
+    )
 }
 
 /// The input of [`Greet`]: written for Rust readers, not for the model.
