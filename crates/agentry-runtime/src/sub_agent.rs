@@ -6,12 +6,13 @@ use super::driver::{Driver, Start, scoped_hooks};
 use super::effects::SubAgentOutcome;
 use super::nesting;
 use super::open_calls::OpenCall;
+use super::tool_call::ToolCalls;
 use agentry_core::hooks::{AfterSubAgent, BeforeSubAgent, Events, SubAgentFailed};
 use agentry_core::{AgentDef, Error, ToolCall, ToolFailure, ToolResult};
 use serde_json::Value;
 use std::sync::Arc;
 
-impl Driver {
+impl ToolCalls<'_> {
     /// Runs a sub-agent for a tool call. The outer `Err` fails the parent run: a hook failure of
     /// the parent, or of the child (hooks enforce policy, so a child cannot route around them);
     /// the inner one is a failure the parent model hears about (after SubAgentFailed hooks).
@@ -145,9 +146,9 @@ impl Driver {
             child.initial_state.clone_box(),
             depth,
         );
-        let mut driver = Driver::new(child, &self.rt, hooks, spec)?;
+        let mut driver = Driver::new(child, self.rt, hooks, spec)?;
         // The parent run's tool sources (its MCP servers) serve the child too, as its hooks do.
-        driver.tool_sources = self.tool_sources.clone();
+        driver.tool_sources = self.tool_sources.to_vec();
         Ok(driver)
     }
 }

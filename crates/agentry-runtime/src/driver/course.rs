@@ -192,7 +192,8 @@ impl Driver {
         };
         for p in pending {
             if let Some(decision) = self.decisions.get(&p.call_id).cloned() {
-                self.approval_resolved(&decision, &Resolver::Person);
+                self.tool_calls()
+                    .approval_resolved(&decision, &Resolver::Person);
                 if !self.scope.wants(Events::APPROVAL_RESOLVED) {
                     continue;
                 }

@@ -152,7 +152,7 @@ impl RunEffects {
             nesting::inside(ctx, d.resolved_by_person()).await?;
         }
         let ctx = d.scope.engine.clone();
-        let settled = nesting::inside(ctx, d.tool_call(&turn, index)).await;
+        let settled = nesting::inside(ctx, d.tool_calls().tool_call(&turn, index)).await;
         d.decisions.clear();
         Ok(match settled? {
             Settled::Done(result) => CallOutcome::Done(result),
@@ -243,8 +243,13 @@ impl RunEffects {
             }
         };
         let ctx = d.scope.engine.clone();
-        let settled = nesting::inside(ctx, d.sub_agent_finished(&turn, index, request, outcome));
-        Ok(match settled.await? {
+        let calls = d.tool_calls();
+        let settled = nesting::inside(
+            ctx,
+            calls.sub_agent_finished(&turn, index, request, outcome),
+        )
+        .await;
+        Ok(match settled? {
             Settled::Done(result) => CallOutcome::Done(result),
             Settled::Pending(pending) => CallOutcome::Pending(pending),
             Settled::Stop { result, reason, .. } => CallOutcome::Stop { result, reason },

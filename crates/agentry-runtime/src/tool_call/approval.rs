@@ -1,12 +1,12 @@
 //! A call that needs a person's decision: ApprovalRequested, the decision, ApprovalResolved.
 
+use super::ToolCalls;
 use super::{Settled, rejected};
-use crate::driver::Driver;
 use agentry_core::hooks::{ApprovalRequested, ApprovalResolved, Events, Resolver};
 use agentry_core::{Decision, Error, PendingApproval, RunEvent, ToolCall};
 use serde_json::Value;
 
-impl Driver {
+impl ToolCalls<'_> {
     /// Streams and records a decision on a pending call.
     pub(crate) fn approval_resolved(&self, decision: &Decision, by: &Resolver) {
         self.scope

@@ -2,9 +2,11 @@
 //! middleware, the tool (or sub-agent), StateChange, and AfterTool or ToolFailed. Several calls of
 //! one turn run concurrently unless the agent turns that off.
 
+use super::RuntimeInner;
 use super::driver::Driver;
 use super::effects::{SubAgentOutcome, SubAgentRequest};
-use super::open_calls::OpenCall;
+use super::open_calls::{OpenCall, OpenCalls};
+use super::scope::Scope;
 use agentry_core::deadline::{Elapsed, within};
 use agentry_core::hooks::{
     AfterTool, BeforeTool, Events, HookStep, Next, Resolver, Terminal, ToolCallRequest,
@@ -12,11 +14,13 @@ use agentry_core::hooks::{
 };
 use agentry_core::run::machine::ToolsRan;
 use agentry_core::{
-    AgentTool, Decision, Error, Message, PendingApproval, Tool, ToolCall, ToolCallRef, ToolCtx,
-    ToolFailure, ToolInfo, ToolResult, panic_message, schema_violations,
+    AgentDef, AgentTool, Decision, Error, Message, PendingApproval, RunMachine, Tool, ToolCall,
+    ToolCallRef, ToolCtx, ToolFailure, ToolInfo, ToolResult, ToolSource, panic_message,
+    schema_violations,
 };
 use futures::FutureExt;
 use serde_json::Value;
+use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -56,7 +60,39 @@ fn rejected(call: &ToolCall, reason: &str) -> ToolResult {
     )
 }
 
+/// The tool phase of a step, borrowing from its run what the calls read: the agent, the hooks,
+/// the runtime's limits, the machine (for the calls settled before a pause), a person's
+/// decisions, the calls open for interrupted runs, and the run's tool sources (for
+/// sub-agents). Several calls of a turn share it while they run concurrently.
+pub(crate) struct ToolCalls<'d> {
+    pub def: &'d Arc<AgentDef>,
+    pub scope: &'d Scope,
+    pub rt: &'d Arc<RuntimeInner>,
+    pub machine: &'d RunMachine,
+    pub decisions: &'d HashMap<String, Decision>,
+    pub open_calls: &'d OpenCalls,
+    /// Sub-agent calls are handed to the caller of the run's effects instead of run here.
+    pub delegate_sub_agents: bool,
+    pub tool_sources: &'d [Arc<dyn ToolSource>],
+}
+
 impl Driver {
+    /// The tool phase of the run's current step.
+    pub(crate) fn tool_calls(&self) -> ToolCalls<'_> {
+        ToolCalls {
+            def: &self.def,
+            scope: &self.scope,
+            rt: &self.rt,
+            machine: &self.machine,
+            decisions: &self.decisions,
+            open_calls: &self.open_calls,
+            delegate_sub_agents: self.delegate_sub_agents,
+            tool_sources: &self.tool_sources,
+        }
+    }
+}
+
+impl ToolCalls<'_> {
     /// One call, start to end. An `Err` is a hook failure that fails the run; everything else the
     /// model should hear about is an error result. Every call streams ToolStarted (with the input
     /// the model sent) and ToolFinished (with the result the model will see).

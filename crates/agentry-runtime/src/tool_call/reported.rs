@@ -1,11 +1,11 @@
 //! What a call streams: ToolStarted, the hooks' decisions on it, ToolFinished.
 
-use crate::driver::Driver;
+use super::ToolCalls;
 use agentry_core::hooks::{EventKind, HookName, ToolDecision};
 use agentry_core::{RunEvent, ToolCall, ToolResult};
 use serde_json::Value;
 
-impl Driver {
+impl ToolCalls<'_> {
     /// Streams the start of a call, with the input the tool receives (after BeforeTool hooks), or
     /// the one the model sent when the call goes no further.
     pub(super) fn tool_started(&self, call: &ToolCall, input: &Value) {

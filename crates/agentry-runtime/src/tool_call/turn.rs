@@ -2,7 +2,7 @@
 //! concurrently, AfterToolBatch, and what a turn whose calls wait for a person or were stopped
 //! leaves.
 
-use super::{Settled, ToolPhase};
+use super::{Settled, ToolCalls, ToolPhase};
 use crate::driver::Driver;
 use crate::effects::BatchPlan;
 use agentry_core::hooks::{AfterToolBatch, BeforeToolBatch, Events};
@@ -34,8 +34,8 @@ impl Driver {
             None => None,
         };
         let (done, held) = match &batch {
-            None => self.settle_calls(&turn, count).await?,
-            Some(batch) => Box::pin(self.settle_batch(&turn, batch)).await?,
+            None => self.tool_calls().settle_calls(&turn, count).await?,
+            Some(batch) => Box::pin(self.tool_calls().settle_batch(&turn, batch)).await?,
         };
         if !self.decisions.is_empty() {
             self.decisions.clear();
@@ -56,6 +56,63 @@ impl Driver {
         Box::pin(self.held_calls(&turn, done, held)).await
     }
 
+    /// Ends a tool phase in which some calls did not settle with a result: the run pauses until
+    /// they are decided, or (when one was rejected with a stop) every call gets a result and the
+    /// run stops.
+    pub(super) async fn held_calls(
+        &mut self,
+        turn: &Arc<Message>,
+        done: Vec<ToolResult>,
+        held: Vec<(usize, Settled)>,
+    ) -> Result<ToolPhase, Error> {
+        if !held.iter().any(|(_, s)| matches!(s, Settled::Stop { .. })) {
+            let pending = held
+                .into_iter()
+                .filter_map(|(_, s)| match s {
+                    Settled::Pending(p) => Some(p),
+                    _ => None,
+                })
+                .collect();
+            return Ok(ToolPhase {
+                ran: ToolsRan::Paused {
+                    pending,
+                    settled: done,
+                },
+                stopped_by: None,
+            });
+        }
+        let mut outcome = None;
+        let mut done = done.into_iter();
+        let mut held = held.into_iter().peekable();
+        let mut results = Vec::with_capacity(turn.tool_calls().len());
+        for (index, call) in turn.tool_calls().iter().enumerate() {
+            let Some((_, settled)) = held.next_if(|(i, _)| *i == index) else {
+                results.extend(done.next());
+                continue;
+            };
+            match settled {
+                Settled::Stop { result, reason, by } => {
+                    outcome.get_or_insert((result.call_id.clone(), reason, by));
+                    results.push(result);
+                }
+                Settled::Pending(_) | Settled::Done(_) | Settled::SubAgent(_) => results.push(
+                    ToolResult::error(&call.id, &call.name, "not run: the run was stopped"),
+                ),
+            }
+        }
+        let (call_id, reason, by) = outcome.expect("a held call was rejected with a stop");
+        Ok(ToolPhase {
+            ran: ToolsRan::Stopped {
+                call_id,
+                reason,
+                results,
+            },
+            stopped_by: Some(by),
+        })
+    }
+}
+
+impl ToolCalls<'_> {
     /// Runs the calls of `turn` in the model's order: the results of those that settled with
     /// one, in call order, and the others (waiting, or rejected with a stop) by index. The second
     /// stays empty, unallocated, in most turns.
@@ -128,60 +185,5 @@ impl Driver {
             }
         }
         Ok((done, held))
-    }
-
-    /// Ends a tool phase in which some calls did not settle with a result: the run pauses until
-    /// they are decided, or (when one was rejected with a stop) every call gets a result and the
-    /// run stops.
-    pub(super) async fn held_calls(
-        &mut self,
-        turn: &Arc<Message>,
-        done: Vec<ToolResult>,
-        held: Vec<(usize, Settled)>,
-    ) -> Result<ToolPhase, Error> {
-        if !held.iter().any(|(_, s)| matches!(s, Settled::Stop { .. })) {
-            let pending = held
-                .into_iter()
-                .filter_map(|(_, s)| match s {
-                    Settled::Pending(p) => Some(p),
-                    _ => None,
-                })
-                .collect();
-            return Ok(ToolPhase {
-                ran: ToolsRan::Paused {
-                    pending,
-                    settled: done,
-                },
-                stopped_by: None,
-            });
-        }
-        let mut outcome = None;
-        let mut done = done.into_iter();
-        let mut held = held.into_iter().peekable();
-        let mut results = Vec::with_capacity(turn.tool_calls().len());
-        for (index, call) in turn.tool_calls().iter().enumerate() {
-            let Some((_, settled)) = held.next_if(|(i, _)| *i == index) else {
-                results.extend(done.next());
-                continue;
-            };
-            match settled {
-                Settled::Stop { result, reason, by } => {
-                    outcome.get_or_insert((result.call_id.clone(), reason, by));
-                    results.push(result);
-                }
-                Settled::Pending(_) | Settled::Done(_) | Settled::SubAgent(_) => results.push(
-                    ToolResult::error(&call.id, &call.name, "not run: the run was stopped"),
-                ),
-            }
-        }
-        let (call_id, reason, by) = outcome.expect("a held call was rejected with a stop");
-        Ok(ToolPhase {
-            ran: ToolsRan::Stopped {
-                call_id,
-                reason,
-                results,
-            },
-            stopped_by: Some(by),
-        })
     }
 }
