@@ -59,7 +59,7 @@ struct CompactPhase<'d> {
 impl CompactPhase<'_> {
     /// Folds older messages into one when the prompt passed the agent's threshold.
     async fn run(mut self) -> Result<Option<Folded>, Error> {
-        let def = self.def.clone();
+        let def = self.def;
         let Some(compaction) = def.compaction.as_ref() else {
             return Ok(None);
         };

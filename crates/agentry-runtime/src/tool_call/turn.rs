@@ -53,62 +53,7 @@ impl Driver {
                 stopped_by: None,
             });
         }
-        Box::pin(self.held_calls(&turn, done, held)).await
-    }
-
-    /// Ends a tool phase in which some calls did not settle with a result: the run pauses until
-    /// they are decided, or (when one was rejected with a stop) every call gets a result and the
-    /// run stops.
-    pub(super) async fn held_calls(
-        &mut self,
-        turn: &Arc<Message>,
-        done: Vec<ToolResult>,
-        held: Vec<(usize, Settled)>,
-    ) -> Result<ToolPhase, Error> {
-        if !held.iter().any(|(_, s)| matches!(s, Settled::Stop { .. })) {
-            let pending = held
-                .into_iter()
-                .filter_map(|(_, s)| match s {
-                    Settled::Pending(p) => Some(p),
-                    _ => None,
-                })
-                .collect();
-            return Ok(ToolPhase {
-                ran: ToolsRan::Paused {
-                    pending,
-                    settled: done,
-                },
-                stopped_by: None,
-            });
-        }
-        let mut outcome = None;
-        let mut done = done.into_iter();
-        let mut held = held.into_iter().peekable();
-        let mut results = Vec::with_capacity(turn.tool_calls().len());
-        for (index, call) in turn.tool_calls().iter().enumerate() {
-            let Some((_, settled)) = held.next_if(|(i, _)| *i == index) else {
-                results.extend(done.next());
-                continue;
-            };
-            match settled {
-                Settled::Stop { result, reason, by } => {
-                    outcome.get_or_insert((result.call_id.clone(), reason, by));
-                    results.push(result);
-                }
-                Settled::Pending(_) | Settled::Done(_) | Settled::SubAgent(_) => results.push(
-                    ToolResult::error(&call.id, &call.name, "not run: the run was stopped"),
-                ),
-            }
-        }
-        let (call_id, reason, by) = outcome.expect("a held call was rejected with a stop");
-        Ok(ToolPhase {
-            ran: ToolsRan::Stopped {
-                call_id,
-                reason,
-                results,
-            },
-            stopped_by: Some(by),
-        })
+        Ok(held_calls(&turn, done, held))
     }
 }
 
@@ -185,5 +130,59 @@ impl ToolCalls<'_> {
             }
         }
         Ok((done, held))
+    }
+}
+
+/// Ends a tool phase in which some calls did not settle with a result: the run pauses until
+/// they are decided, or (when one was rejected with a stop) every call gets a result and the
+/// run stops.
+fn held_calls(
+    turn: &Arc<Message>,
+    done: Vec<ToolResult>,
+    held: Vec<(usize, Settled)>,
+) -> ToolPhase {
+    if !held.iter().any(|(_, s)| matches!(s, Settled::Stop { .. })) {
+        let pending = held
+            .into_iter()
+            .filter_map(|(_, s)| match s {
+                Settled::Pending(p) => Some(p),
+                _ => None,
+            })
+            .collect();
+        return ToolPhase {
+            ran: ToolsRan::Paused {
+                pending,
+                settled: done,
+            },
+            stopped_by: None,
+        };
+    }
+    let mut outcome = None;
+    let mut done = done.into_iter();
+    let mut held = held.into_iter().peekable();
+    let mut results = Vec::with_capacity(turn.tool_calls().len());
+    for (index, call) in turn.tool_calls().iter().enumerate() {
+        let Some((_, settled)) = held.next_if(|(i, _)| *i == index) else {
+            results.extend(done.next());
+            continue;
+        };
+        match settled {
+            Settled::Stop { result, reason, by } => {
+                outcome.get_or_insert((result.call_id.clone(), reason, by));
+                results.push(result);
+            }
+            Settled::Pending(_) | Settled::Done(_) | Settled::SubAgent(_) => results.push(
+                ToolResult::error(&call.id, &call.name, "not run: the run was stopped"),
+            ),
+        }
+    }
+    let (call_id, reason, by) = outcome.expect("a held call was rejected with a stop");
+    ToolPhase {
+        ran: ToolsRan::Stopped {
+            call_id,
+            reason,
+            results,
+        },
+        stopped_by: Some(by),
     }
 }
