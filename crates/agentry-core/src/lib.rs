@@ -3,7 +3,7 @@
 //! The core of agentry, a runtime for LLM agents built around lifecycle hooks: messages and the
 //! shared [`History`], the [`Model`] and [`Tool`] traits, typed tools (from closures with
 //! [`tool()`], from types with [`StructTool`]), agent definitions, the hook engine ([`hooks`]) and
-//! the step machine ([`run::machine`]). Runtimes (the in-process one in the `agentry` crate,
+//! the step machine ([`machine`]). Runtimes (the in-process one in the `agentry` crate,
 //! durable ones elsewhere) drive the machine and execute its effects.
 //!
 //! Most users depend on the `agentry` facade instead, which re-exports this crate.
@@ -19,12 +19,14 @@
 
 pub mod agent;
 pub mod awake;
+mod compaction;
 pub mod deadline;
 mod describe;
 pub mod env_template;
 mod error;
 mod history;
 pub mod hooks;
+pub mod machine;
 mod message;
 mod model;
 pub mod redact;
@@ -36,10 +38,12 @@ mod tokens;
 pub mod tool;
 mod usage;
 
+pub use agent::RunOptions;
 pub use agent::{Agent, AgentBuilder, AgentDef, AgentTool, OutputSpec};
 pub use describe::{panic_message, schema_violations};
 pub use error::Error;
 pub use history::History;
+pub use machine::{RunMachine, RunSnapshot, SNAPSHOT_VERSION};
 pub use message::{Message, Role, ThinkingBlock, ToolCall, ToolCallRef, ToolResult};
 pub use model::{
     Model, ModelError, ModelErrorKind, ModelEvent, ModelParams, ModelRequest, ModelResponse,
@@ -52,8 +56,6 @@ pub use run::context::{
     RunInfo, ToolCtx,
 };
 pub use run::events::{EVENT_FORMAT_VERSION, RunEvent};
-pub use run::machine::{RunMachine, RunSnapshot, SNAPSHOT_VERSION};
-pub use run::options::RunOptions;
 pub use run::output::RunOutput;
 pub use run::stop::{Limit, StopReason};
 pub use state::{AgentState, ErasedState, StateError, StateSource};

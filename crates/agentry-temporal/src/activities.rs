@@ -11,12 +11,14 @@ use crate::cache::{Checked, HistoryCache};
 use crate::events::{Recording, WireEvent};
 use crate::scopes::ScopeCache;
 use crate::wire::{
-    BatchDone, BatchInput, BeginInput, Begun, Deadline, Effect, EndStepInput, Ending, Failure,
-    Finish, FinishInput, ModelStep, Opening, RunPlan, RunView, StepEnd, StepInput, SubAgentDone,
-    ToolDone, ToolInput,
+    BatchInput, BeginInput, Begun, Deadline, Done, Effect, EndStepInput, Ending, Failure, Finish,
+    FinishInput, ModelStep, Opening, RunPlan, RunView, StepInput, SubAgentDone, ToolInput,
 };
 use crate::workflow::AgentRun;
-use agentry_core::{AgentDef, AgentTool, Error, RunEngine, RunEvent, RunSnapshot, StopReason};
+use agentry_core::machine::StepClosed;
+use agentry_core::{
+    AgentDef, AgentTool, Error, RunEngine, RunEvent, RunSnapshot, StopReason, ToolResult,
+};
 use agentry_runtime::Runtime;
 use agentry_runtime::effects::{CallOutcome, Lineage, RunEffects, StepOpening};
 use std::collections::HashMap;
@@ -222,7 +224,7 @@ async fn heartbeating<T>(
     ctx: &ActivityContext,
     run: RunEngine,
     ends: Ends,
-    effect: impl Future<Output = Result<T, Error>>,
+    effect: impl Future<Output = Result<Done<T>, Error>>,
 ) -> Result<Effect<T>, ActivityError> {
     let mut effect = std::pin::pin!(effect);
     let mut beat = tokio::time::interval(HEARTBEAT_EVERY);
@@ -301,13 +303,7 @@ impl AgentActivities {
                 parallel_tool_calls: def.parallel_tool_calls,
             };
             this.keep(&run_id, &effects, Checked::empty());
-            Ok(Begun {
-                input,
-                state: effects.state()?,
-                plan,
-                events: events.take(),
-                deadline: deadline(&effects),
-            })
+            done(Begun { input, plan }, &effects, &mut events)
         })
         .await
     }
@@ -355,7 +351,7 @@ impl AgentActivities {
                 batch = effects.before_tool_batch().await?;
             }
             self.keep(&run_id, &effects, given);
-            Ok(ModelStep {
+            let step = ModelStep {
                 opening,
                 opened,
                 folded,
@@ -364,10 +360,8 @@ impl AgentActivities {
                 retried_usage,
                 response,
                 batch,
-                state: effects.state()?,
-                events: events.take(),
-                deadline: deadline(&effects),
-            })
+            };
+            done(step, &effects, &mut events)
         })
         .await
     }
@@ -378,14 +372,14 @@ impl AgentActivities {
         self: Arc<Self>,
         ctx: ActivityContext,
         input: ToolInput,
-    ) -> Result<Effect<ToolDone>, ActivityError> {
+    ) -> Result<Effect<CallOutcome>, ActivityError> {
         let run_id = input.run.snapshot.run_id.clone();
         let (mut effects, given, mut events) = self.open(input.run).await?;
         let run = effects.engine().clone();
         heartbeating(&ctx, run, Ends::AtDeadline, async move {
             let outcome = effects.tool_call(input.index, input.decided).await?;
             self.keep(&run_id, &effects, given);
-            tool_done(outcome, &effects, &mut events)
+            done(outcome, &effects, &mut events)
         })
         .await
     }
@@ -397,7 +391,7 @@ impl AgentActivities {
         self: Arc<Self>,
         ctx: ActivityContext,
         input: SubAgentDone,
-    ) -> Result<Effect<ToolDone>, ActivityError> {
+    ) -> Result<Effect<CallOutcome>, ActivityError> {
         let run_id = input.run.snapshot.run_id.clone();
         let (mut effects, given, mut events) = self.open(input.run).await?;
         let run = effects.engine().clone();
@@ -406,7 +400,7 @@ impl AgentActivities {
                 .sub_agent_finished(input.index, input.request, input.outcome)
                 .await?;
             self.keep(&run_id, &effects, given);
-            tool_done(outcome, &effects, &mut events)
+            done(outcome, &effects, &mut events)
         })
         .await
     }
@@ -417,19 +411,14 @@ impl AgentActivities {
         self: Arc<Self>,
         ctx: ActivityContext,
         input: BatchInput,
-    ) -> Result<Effect<BatchDone>, ActivityError> {
+    ) -> Result<Effect<Vec<ToolResult>>, ActivityError> {
         let run_id = input.run.snapshot.run_id.clone();
         let (mut effects, given, mut events) = self.open(input.run).await?;
         let run = effects.engine().clone();
         heartbeating(&ctx, run, Ends::AtDeadline, async move {
             let results = effects.after_tool_batch(input.results).await?;
             self.keep(&run_id, &effects, given);
-            Ok(BatchDone {
-                results,
-                state: effects.state()?,
-                events: events.take(),
-                deadline: deadline(&effects),
-            })
+            done(results, &effects, &mut events)
         })
         .await
     }
@@ -441,7 +430,7 @@ impl AgentActivities {
         self: Arc<Self>,
         ctx: ActivityContext,
         input: EndStepInput,
-    ) -> Result<Effect<StepEnd>, ActivityError> {
+    ) -> Result<Effect<StepClosed>, ActivityError> {
         let run_id = input.run.snapshot.run_id.clone();
         let (mut effects, given, mut events) = self.open(input.run).await?;
         let run = effects.engine().clone();
@@ -453,13 +442,7 @@ impl AgentActivities {
                 None => None,
             };
             self.keep(&run_id, &effects, given);
-            Ok(StepEnd {
-                stop,
-                veto,
-                state: effects.state()?,
-                events: events.take(),
-                deadline: deadline(&effects),
-            })
+            done(StepClosed { stop, veto }, &effects, &mut events)
         })
         .await
     }
@@ -493,32 +476,22 @@ impl AgentActivities {
                 }
             };
             effects.run_end(stop.clone(), output.clone()).await?;
-            Ok(Finish {
-                stop,
-                output,
-                state: effects.state()?,
-                events: events.take(),
-            })
+            // The run ends: a deadline no longer matters.
+            let mut finish = done(Finish { stop, output }, &effects, &mut events)?;
+            finish.deadline = None;
+            Ok(finish)
         })
         .await
     }
 }
 
-/// How a call settled, with the state and events after it.
-fn tool_done(
-    outcome: CallOutcome,
-    effects: &RunEffects,
-    events: &mut Collected,
-) -> Result<ToolDone, Error> {
-    Ok(ToolDone {
-        settled: outcome,
+/// What an effect gave, `value`, with the run's state after it, the events it sent and the
+/// deadline a hook set on the run meanwhile (in its recorded form).
+fn done<T>(value: T, effects: &RunEffects, events: &mut Collected) -> Result<Done<T>, Error> {
+    Ok(Done {
+        value,
         state: effects.state()?,
         events: events.take(),
-        deadline: deadline(effects),
+        deadline: effects.deadline().map(|(at, stop)| Deadline::new(at, stop)),
     })
-}
-
-/// The deadline a hook set on the run while `effects` ran, in its recorded form.
-fn deadline(effects: &RunEffects) -> Option<Deadline> {
-    effects.deadline().map(|(at, stop)| Deadline::new(at, stop))
 }

@@ -1,14 +1,15 @@
 //! Agent definitions: instructions, model, tools, sub-agents, state, output type, hooks, limits.
 
 mod builder;
-mod compaction;
+mod options;
 mod output;
 
-pub use builder::AgentBuilder;
-pub use compaction::{
+pub use crate::compaction::{
     CompactPlan, CompactStrategy, Compaction, DEFAULT_SUMMARY_INSTRUCTIONS, OnCompactError,
     SUMMARY_HEADING, transcript,
 };
+pub use builder::AgentBuilder;
+pub use options::RunOptions;
 pub use output::OutputSpec;
 
 use crate::hooks::Hooks;

@@ -63,15 +63,14 @@ mod error;
 pub mod events;
 mod future;
 mod hook;
-mod kinds;
 mod live;
 mod middleware;
-mod name;
 mod registry;
 mod stored;
 mod trace;
 
 pub use crate::run::context::HookCtx;
+pub use crate::run::{EventKind, Events, HookName};
 pub use closure::{
     CallsInPlace, FnAround, FnHook, FnInPlaceHook, FnSyncHook, InPlaceFn, InPlaceWithFn, on,
     on_mut, on_sync,
@@ -81,13 +80,11 @@ pub use error::{BoxError, HookError, HookFailure, HookResult};
 pub use events::*;
 pub use future::{HOOK_FUTURE_INLINE, HookFuture, IN_PLACE_FUTURE_INLINE, InPlaceFuture};
 pub use hook::Hook;
-pub use kinds::{EventKind, Events};
 pub use live::{HookHandle, LiveHooks, RegistryEvent};
 pub use middleware::{
     AroundEntry, AroundOutput, HandlesAround, ModelOutcome, Next, Terminal, ToolCallRequest,
     ToolOutcome,
 };
-pub use name::HookName;
 pub use registry::{
     Entry, Event, Handler, Handles, HandlesInPlace, HandlesSync, HookExt, HookMeta,
     HookRegistration, Hooks, IntoHook,

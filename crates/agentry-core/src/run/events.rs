@@ -1,8 +1,9 @@
 //! The events a started run streams to its observer, and their one JSON form.
 
-use crate::agent::CompactStrategy;
-use crate::hooks::EventKind;
-use crate::{Message, RecordedEvent, StateSource, StopReason, ToolResult};
+use crate::compaction::CompactStrategy;
+use crate::run::EventKind;
+use crate::run::recorded::RecordedEvent;
+use crate::{Message, StateSource, StopReason, ToolResult};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::Arc;

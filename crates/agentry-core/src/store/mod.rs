@@ -35,13 +35,13 @@ pub mod record;
 pub use log::{LogAppend, LogLayout, LogSpan, MessageLog, history_from_log};
 pub use memory::MemoryStore;
 
+pub use crate::run::recorded::{RecordedEvent, now_ms};
 use crate::{Message, RunSnapshot, StopReason};
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::fmt;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// A store failure.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -182,28 +182,6 @@ impl RunSnapshot {
         match (&self.stop, &self.error) {
             (None, Some(_)) => RunStatus::Failed,
             (stop, _) => RunStatus::of(stop.as_ref()),
-        }
-    }
-}
-
-/// One event of a run, as the runtime records it for the store.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RecordedEvent {
-    /// When it happened, in milliseconds since the Unix epoch.
-    pub at_ms: i64,
-    /// Its kind (`run_started`, `tool_finished`, ...).
-    pub kind: String,
-    /// Its data.
-    pub data: Value,
-}
-
-impl RecordedEvent {
-    /// An event of `kind` with `data`, happening now.
-    pub fn now(kind: impl Into<String>, data: Value) -> Self {
-        RecordedEvent {
-            at_ms: now_ms(),
-            kind: kind.into(),
-            data,
         }
     }
 }
@@ -515,11 +493,4 @@ impl<S: RunStore + ?Sized> RunStore for Arc<S> {
     ) -> BoxFuture<'a, Result<bool, StoreError>> {
         (**self).cancel_requested(run_id, lease)
     }
-}
-
-/// Milliseconds since the Unix epoch, now.
-pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }

@@ -2,9 +2,7 @@
 //! and close in pairs, their numbers only grow, the run has exactly one outcome, and its history
 //! stays well-formed.
 
-use agentry_core::run::machine::{
-    Ending, Interruption, Next, Opening, Rules, StepClosed, ToolsRan,
-};
+use agentry_core::machine::{Ending, Interruption, Next, Opening, Rules, StepClosed, ToolsRan};
 use agentry_core::{
     FinishReason, Message, ModelResponse, OutputSpec, PendingApproval, RunMachine, RunSnapshot,
     StopReason, ToolCall, ToolResult,

@@ -2,6 +2,8 @@
 //! see it; a PermissionRequest answer approves or rejects it.
 
 use super::EventName;
+use super::fields::APPROVAL;
+use super::tools::tool_name;
 use crate::hooks::Engine;
 use agentry_core::hooks::{ApprovalRequested, HookCtx, HookResult};
 use serde_json::json;
@@ -16,8 +18,8 @@ impl Engine {
         ctx: &HookCtx,
     ) -> HookResult<ApprovalRequested> {
         let site = self.claude.site(ctx);
-        let pending = ev.pending().clone();
-        let (name, input) = self.tool_fields(&pending.tool, &pending.input);
+        let fields = self.claude_fields(&ev, &APPROVAL);
+        let name = tool_name(&fields);
         if self.has(EventName::Notification) {
             let message = format!("agentry needs your permission to use {name}");
             self.fire(
@@ -35,8 +37,7 @@ impl Engine {
         if self.has(EventName::PermissionRequest) {
             let merged = self
                 .fire(EventName::PermissionRequest, Some(&name), &site, |m| {
-                    m.insert("tool_name".into(), json!(name));
-                    m.insert("tool_input".into(), input);
+                    m.extend(fields);
                     m.insert("permission_suggestions".into(), json!([]));
                 })
                 .await?;

@@ -1,6 +1,7 @@
 //! PreCompact and PostCompact: a history compacted, as Claude Code's hooks see it (always the
 //! `auto` trigger); a compacted session starts again, as in Claude Code.
 
+use super::fields::COMPACTED;
 use super::{EventName, with};
 use crate::hooks::Engine;
 use agentry_core::hooks::{AfterCompact, BeforeCompact, HookCtx, HookResult};
@@ -42,10 +43,10 @@ impl Engine {
         }
         let site = self.claude.site(ctx);
         if self.has(EventName::PostCompact) {
-            let summary = ev.summary.clone();
+            let fields = self.claude_fields(&ev, &COMPACTED);
             self.fire(EventName::PostCompact, Some("auto"), &site, |m| {
                 m.insert("trigger".into(), json!("auto"));
-                m.insert("compact_summary".into(), json!(summary));
+                m.extend(fields);
             })
             .await?;
         }

@@ -5,6 +5,7 @@
 mod approval;
 mod compact;
 mod event_name;
+mod fields;
 mod memo;
 mod payload;
 mod prompt;

@@ -1,12 +1,12 @@
 //! UserPromptSubmit (and SessionStart, for a session's first run): the prompt of a top-level run
 //! as Claude Code's hooks see it; a block erases it and stops the run, context joins it.
 
+use super::fields::PROMPT;
 use super::site::session_id;
 use super::{EventName, with};
 use crate::hooks::Engine;
 use agentry_core::StopReason;
 use agentry_core::hooks::{HookCtx, HookResult, RunStart};
-use serde_json::json;
 
 impl Engine {
     /// SessionStart when the run is its session's first in this process (`resume` when the
@@ -37,10 +37,10 @@ impl Engine {
             added.extend(self.session_start(source, ctx, &site).await?);
         }
         if self.has(EventName::UserPromptSubmit) {
-            let prompt = ev.input.clone();
+            let fields = self.claude_fields(&ev, &PROMPT);
             let merged = self
                 .fire(EventName::UserPromptSubmit, None, &site, |m| {
-                    m.insert("prompt".into(), json!(prompt));
+                    m.extend(fields)
                 })
                 .await?;
             if let Some(reason) = merged.block {

@@ -1,6 +1,7 @@
 //! Stop and SubagentStop: a run about to stop, as Claude Code's hooks see it; a block (or
 //! context) vetoes a natural stop, at most [`STOP_BLOCK_CAP`] times in a row.
 
+use super::fields::STOP;
 use super::{EventName, with};
 use crate::hooks::Engine;
 use agentry_core::StopReason;
@@ -27,18 +28,22 @@ impl Engine {
         let (active, remembered) = self
             .claude
             .memo(&run_id, |m| (m.stop_blocks > 0, m.last_assistant.clone()));
-        let last = match ev.output() {
-            Some(Value::String(s)) => Some(s.clone()),
+        let mut fields = self.claude_fields(&ev, &STOP);
+        // The final answer as text (a structured one as its JSON); without one, the last
+        // assistant message the run remembers.
+        let last = match fields.remove("last_assistant_message") {
+            Some(Value::String(s)) => Some(s),
+            Some(Value::Null) | None => remembered,
             Some(other) => Some(other.to_string()),
-            None => remembered,
         };
+        fields.insert("last_assistant_message".into(), json!(last));
         let agent_transcript = (event == EventName::SubagentStop)
             .then(|| self.claude.agent_transcript_path(&site.session_id, &run_id));
         let agent = ctx.agent_name().to_string();
         let merged = self
             .fire(event, Some(&agent), &site, |m| {
                 m.insert("stop_hook_active".into(), json!(active));
-                m.insert("last_assistant_message".into(), json!(last));
+                m.extend(fields);
                 if let Some(path) = agent_transcript {
                     m.insert(
                         "agent_transcript_path".into(),

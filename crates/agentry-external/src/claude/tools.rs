@@ -2,32 +2,24 @@
 //! hooks see it (its tool under a Claude Code name, its input with Claude Code's field names),
 //! and what their answers do to it.
 
+use super::fields::{TOOL_BATCH, TOOL_CALL, TOOL_FAILURE, TOOL_RESULT};
 use super::payload::with_tool_info;
 use super::{EventName, with};
 use crate::command::Permission;
 use crate::hooks::Engine;
 use agentry_core::hooks::{AfterTool, AfterToolBatch, BeforeTool, HookCtx, HookResult, ToolFailed};
-use serde_json::{Value, json};
+use serde_json::{Map, Value};
 
-/// A tool's result as `tool_response`: its JSON when it is JSON, else its text.
-fn response(content: &str) -> Value {
-    match serde_json::from_str::<Value>(content) {
-        Ok(v @ (Value::Object(_) | Value::Array(_))) => v,
-        _ => Value::String(content.to_string()),
-    }
+/// The Claude Code name of the tool `fields` name.
+pub(super) fn tool_name(fields: &Map<String, Value>) -> String {
+    fields
+        .get("tool_name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
 }
 
 impl Engine {
-    /// The tool's Claude Code name, and its input as Claude Code's hooks read it.
-    pub(super) fn tool_fields(&self, tool: &str, input: &Value) -> (String, Value) {
-        let names = &self.claude.tool_names;
-        let name = names.claude_name(tool).to_string();
-        let input = names
-            .claude_input(tool, input, &self.project_dir)
-            .into_owned();
-        (name, input)
-    }
-
     /// PreToolUse: deny blocks the call, ask pauses it for approval, `updatedInput` rewrites
     /// its input; context waits for the call's result.
     pub(crate) async fn pre_tool_use(
@@ -38,15 +30,14 @@ impl Engine {
         if !self.has(EventName::PreToolUse) {
             return Ok(ev);
         }
-        let (name, input) = self.tool_fields(ev.name(), &ev.input);
+        let fields = self.claude_fields(&ev, &TOOL_CALL);
+        let name = tool_name(&fields);
         let site = self.claude.site(ctx);
         let call_id = ev.call_id().to_string();
         let info = ev.tool_info();
         let merged = self
             .fire(EventName::PreToolUse, Some(&name), &site, |m| {
-                m.insert("tool_name".into(), json!(name));
-                m.insert("tool_input".into(), input);
-                m.insert("tool_use_id".into(), json!(call_id));
+                m.extend(fields);
                 with_tool_info(m, info);
             })
             .await?;
@@ -86,17 +77,13 @@ impl Engine {
         if !self.has(EventName::PostToolUse) || ev.is_error {
             return Ok(ev);
         }
-        let (name, input) = self.tool_fields(ev.name(), ev.input());
+        let fields = self.claude_fields(&ev, &TOOL_RESULT);
+        let name = tool_name(&fields);
         let site = self.claude.site(ctx);
-        let tool_response = response(&ev.content);
-        let call_id = ev.call_id().to_string();
         let info = ev.tool_info();
         let merged = self
             .fire(EventName::PostToolUse, Some(&name), &site, |m| {
-                m.insert("tool_name".into(), json!(name));
-                m.insert("tool_input".into(), input);
-                m.insert("tool_response".into(), tool_response);
-                m.insert("tool_use_id".into(), json!(call_id));
+                m.extend(fields);
                 with_tool_info(m, info);
             })
             .await?;
@@ -127,17 +114,13 @@ impl Engine {
             error = with(&error, &context);
         }
         if self.has(EventName::PostToolUseFailure) {
-            let (name, input) = self.tool_fields(ev.name(), ev.input());
+            let fields = self.claude_fields(&ev, &TOOL_FAILURE);
+            let name = tool_name(&fields);
             let site = self.claude.site(ctx);
-            let call_id = ev.call_id().to_string();
-            let failure = ev.error().to_string();
             let info = ev.tool_info();
             let merged = self
                 .fire(EventName::PostToolUseFailure, Some(&name), &site, |m| {
-                    m.insert("tool_name".into(), json!(name));
-                    m.insert("tool_input".into(), input);
-                    m.insert("tool_use_id".into(), json!(call_id));
-                    m.insert("error".into(), json!(failure));
+                    m.extend(fields);
                     with_tool_info(m, info);
                 })
                 .await?;
@@ -165,22 +148,9 @@ impl Engine {
             return Ok(());
         }
         let site = self.claude.site(ctx);
-        // The event's own `tool_results`, each tool under its Claude Code name, as `tool_calls`.
-        let mut calls = match serde_json::to_value(ev).expect("an event serializes") {
-            Value::Object(mut fields) => fields.remove("tool_results"),
-            _ => None,
-        }
-        .unwrap_or_default();
-        if let Value::Array(results) = &mut calls {
-            for r in results {
-                let name = r["tool_name"].as_str().unwrap_or_default().to_string();
-                r["tool_name"] = json!(self.claude.tool_names.claude_name(&name));
-            }
-        }
-        self.fire(EventName::PostToolBatch, None, &site, |m| {
-            m.insert("tool_calls".into(), calls);
-        })
-        .await?;
+        let fields = self.claude_fields(ev, &TOOL_BATCH);
+        self.fire(EventName::PostToolBatch, None, &site, |m| m.extend(fields))
+            .await?;
         Ok(())
     }
 }

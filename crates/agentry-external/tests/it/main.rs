@@ -2,6 +2,7 @@
 
 mod common;
 
+mod claude_payloads;
 mod native_events;
 mod persistent;
 mod powershell;

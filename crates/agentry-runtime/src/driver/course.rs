@@ -5,7 +5,7 @@ use super::{CANCELLED, Driver, Ending, Start, stop_reason};
 use agentry_core::hooks::{
     AfterStep, BeforeStep, Events, Resolver, RunStart, StepDecision, Stop, StoppedByHuman,
 };
-use agentry_core::run::machine::{Interruption, Next, Opening, Rules, StepClosed, ToolsRan};
+use agentry_core::machine::{Interruption, Next, Opening, Rules, StepClosed, ToolsRan};
 use agentry_core::{Error, RunEvent, StopReason};
 use serde_json::Value;
 

@@ -6,7 +6,7 @@ use crate::open_calls::OpenCall;
 use agentry_core::hooks::{
     AfterModel, Events, HookFailed, RunEnd, RunFailed, SubAgentFailed, ToolFailed,
 };
-use agentry_core::run::machine::Interruption;
+use agentry_core::machine::Interruption;
 use agentry_core::{Error, FinishReason, ModelResponse, RunEvent, StopReason};
 use serde_json::Value;
 use std::sync::Arc;

@@ -12,7 +12,7 @@ use agentry_core::hooks::{
     AfterTool, BeforeTool, Events, HookStep, Next, Resolver, Terminal, ToolCallRequest,
     ToolDecision, ToolFailed, ToolOutcome,
 };
-use agentry_core::run::machine::ToolsRan;
+use agentry_core::machine::ToolsRan;
 use agentry_core::{
     AgentDef, AgentTool, Decision, Error, Message, PendingApproval, RunMachine, Tool, ToolCall,
     ToolCallRef, ToolCtx, ToolFailure, ToolInfo, ToolResult, ToolSource, panic_message,

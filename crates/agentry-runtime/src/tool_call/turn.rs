@@ -6,7 +6,7 @@ use super::{Settled, ToolCalls, ToolPhase};
 use crate::driver::Driver;
 use crate::effects::BatchPlan;
 use agentry_core::hooks::{AfterToolBatch, BeforeToolBatch, Events};
-use agentry_core::run::machine::ToolsRan;
+use agentry_core::machine::ToolsRan;
 use agentry_core::{Error, Message, ToolResult};
 use std::sync::Arc;
 

@@ -1,45 +1,10 @@
 //! Deadlines carried back by activities, and the run's finish.
 
 use super::*;
-use crate::events::WireEvent;
 use agentry_core::StopReason;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::time::Duration;
-
-/// An activity's outcome that may carry a deadline a hook set on the run during the effect.
-pub(crate) trait CarriesDeadline {
-    /// The deadline, if one was set.
-    fn deadline(&self) -> Option<&Deadline>;
-}
-
-impl<T: CarriesDeadline> CarriesDeadline for Effect<T> {
-    fn deadline(&self) -> Option<&Deadline> {
-        match self {
-            Ok(done) => done.deadline(),
-            Err(failure) => failure.deadline.as_ref(),
-        }
-    }
-}
-
-macro_rules! carries_deadline {
-    ($($outcome:ty),*) => {$(
-        impl CarriesDeadline for $outcome {
-            fn deadline(&self) -> Option<&Deadline> {
-                self.deadline.as_ref()
-            }
-        }
-    )*};
-}
-
-carries_deadline!(Begun, ModelStep, ToolDone, StepEnd, BatchDone);
-
-impl CarriesDeadline for Finish {
-    /// The run ends: a deadline no longer matters.
-    fn deadline(&self) -> Option<&Deadline> {
-        None
-    }
-}
 
 /// A deadline set on a run (`RunContext::stop_at`): when, in milliseconds since the Unix
 /// epoch, and the stop it brings.
@@ -101,16 +66,11 @@ pub(crate) struct FinishInput {
     pub ending: Ending,
 }
 
-/// How a run ended after its last hooks.
+/// How a run ended after its last hooks (its final state is the [`Done`]'s).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct Finish {
     /// Why it stopped.
     pub stop: StopReason,
     /// The output.
     pub output: Option<Value>,
-    /// The final state.
-    pub state: Value,
-    /// The run events its effects sent.
-    #[serde(default)]
-    pub events: Vec<WireEvent>,
 }

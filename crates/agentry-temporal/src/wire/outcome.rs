@@ -40,9 +40,48 @@ impl RunResult {
     }
 }
 
+/// What an effect gave, with what every effect carries back to the workflow: the run's state
+/// after it, the run events it sent, and the earliest deadline a hook set on the run meanwhile.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct Done<T> {
+    /// What the effect gave.
+    pub value: T,
+    /// The run's state after it.
+    pub state: Value,
+    /// The run events it sent, in their recorded form.
+    #[serde(default)]
+    pub events: Vec<WireEvent>,
+    /// The earliest deadline a hook set on the run while it ran (`RunContext::stop_at`),
+    /// which the workflow enforces.
+    #[serde(default)]
+    pub deadline: Option<Deadline>,
+}
+
+impl<T> Done<T> {
+    /// `value`, with the run's state as it stood and nothing else to carry: what the workflow
+    /// has when it needs no activity for an effect.
+    pub(crate) fn alone(value: T, state: Value) -> Self {
+        Done {
+            value,
+            state,
+            events: Vec::new(),
+            deadline: None,
+        }
+    }
+}
+
 /// What one activity settles with: its result, or the error that fails the run (a hook's
 /// failure, a model's after its retries). Recorded in history like a result, never retried.
-pub(crate) type Effect<T> = Result<T, Failure>;
+pub(crate) type Effect<T> = Result<Done<T>, Failure>;
+
+/// The deadline an activity's outcome carries: one a hook set during the effect, or the one
+/// that interrupted it.
+pub(crate) fn carried_deadline<T>(effect: &Effect<T>) -> Option<&Deadline> {
+    match effect {
+        Ok(done) => done.deadline.as_ref(),
+        Err(failure) => failure.deadline.as_ref(),
+    }
+}
 
 /// Why an effect failed the run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -6,7 +6,7 @@ use crate::events::WireEvent;
 use agentry_core::{
     Decision, Message, ModelResponse, PendingApproval, StopReason, ToolResult, Usage,
 };
-use agentry_runtime::effects::{BatchPlan, CallOutcome, Folded, SubAgentOutcome, SubAgentRequest};
+use agentry_runtime::effects::{BatchPlan, Folded, SubAgentOutcome, SubAgentRequest};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -35,22 +35,13 @@ pub(crate) struct BeginInput {
     pub request: WorkflowInput,
 }
 
-/// A run started: its input and state after RunStart hooks, and its plan.
+/// A run started: its input after RunStart hooks, and its plan.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct Begun {
     /// The input.
     pub input: String,
-    /// The state.
-    pub state: Value,
     /// The plan.
     pub plan: RunPlan,
-    /// The run events its effects sent.
-    #[serde(default)]
-    pub events: Vec<WireEvent>,
-    /// The earliest deadline a hook set on the run while the effect ran
-    /// (`RunContext::stop_at`), which the workflow enforces.
-    #[serde(default)]
-    pub deadline: Option<Deadline>,
 }
 
 /// What a step's activity needs: the run as it stands, from which message on MessageAdded
@@ -81,7 +72,8 @@ pub(crate) enum Opening {
 pub(crate) struct ModelStep {
     /// How the step opened.
     pub opening: Opening,
-    /// The run events BeforeStep hooks sent (before the step's start, as in-process).
+    /// The run events BeforeStep hooks sent (before the step's start, as in-process); the
+    /// rest are the [`Done`]'s.
     #[serde(default)]
     pub opened: Vec<WireEvent>,
     /// What the step's compaction folded before the model turn, if it did.
@@ -98,15 +90,6 @@ pub(crate) struct ModelStep {
     /// How BeforeToolBatch hooks want the turn's calls run, when some hook wants them.
     #[serde(default)]
     pub batch: Option<BatchPlan>,
-    /// The state after the step's hooks.
-    pub state: Value,
-    /// The run events its effects sent.
-    #[serde(default)]
-    pub events: Vec<WireEvent>,
-    /// The earliest deadline a hook set on the run while the effect ran
-    /// (`RunContext::stop_at`), which the workflow enforces.
-    #[serde(default)]
-    pub deadline: Option<Deadline>,
 }
 
 /// One tool call of the pending turn, with a person's decision when it waited for one.
@@ -133,22 +116,6 @@ pub(crate) struct SubAgentDone {
     pub outcome: SubAgentOutcome,
 }
 
-/// A settled call and the state after it.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) struct ToolDone {
-    /// How it settled.
-    pub settled: CallOutcome,
-    /// The state after the call.
-    pub state: Value,
-    /// The run events its effects sent.
-    #[serde(default)]
-    pub events: Vec<WireEvent>,
-    /// The earliest deadline a hook set on the run while the effect ran
-    /// (`RunContext::stop_at`), which the workflow enforces.
-    #[serde(default)]
-    pub deadline: Option<Deadline>,
-}
-
 /// The end of a step.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct EndStepInput {
@@ -162,24 +129,6 @@ pub(crate) struct EndStepInput {
     pub final_output: Option<Value>,
 }
 
-/// What the end of a step decided.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) struct StepEnd {
-    /// An AfterStep hook's stop.
-    pub stop: Option<StopReason>,
-    /// A Stop hook's veto of the final answer: the message the model gets.
-    pub veto: Option<String>,
-    /// The state after the hooks.
-    pub state: Value,
-    /// The run events its effects sent.
-    #[serde(default)]
-    pub events: Vec<WireEvent>,
-    /// The earliest deadline a hook set on the run while the effect ran
-    /// (`RunContext::stop_at`), which the workflow enforces.
-    #[serde(default)]
-    pub deadline: Option<Deadline>,
-}
-
 /// The results of every call of a turn, for AfterToolBatch hooks.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct BatchInput {
@@ -187,20 +136,4 @@ pub(crate) struct BatchInput {
     pub run: RunView,
     /// The results, in call order.
     pub results: Vec<ToolResult>,
-}
-
-/// The results of a turn's calls as AfterToolBatch hooks left them.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) struct BatchDone {
-    /// The results, in call order.
-    pub results: Vec<ToolResult>,
-    /// The state after the hooks.
-    pub state: Value,
-    /// The run events its effects sent.
-    #[serde(default)]
-    pub events: Vec<WireEvent>,
-    /// The earliest deadline a hook set on the run while the effect ran
-    /// (`RunContext::stop_at`), which the workflow enforces.
-    #[serde(default)]
-    pub deadline: Option<Deadline>,
 }

@@ -4,13 +4,11 @@
 use super::{Exit, Loop};
 use crate::activities::AgentActivities;
 use crate::wire::{
-    BeginInput, EndStepInput, Ending, Failure, ModelStep, Opening as StepOpened, StepEnd,
-    StepInput, WorkflowInput,
+    BeginInput, Done, EndStepInput, Ending, Failure, Opening as StepOpened, StepInput,
+    WorkflowInput,
 };
 use agentry_core::hooks::Events;
-use agentry_core::run::machine::{
-    Ending as MachineEnding, Next, Opening, Rules, StepClosed, ToolsRan,
-};
+use agentry_core::machine::{Ending as MachineEnding, Next, Opening, Rules, StepClosed, ToolsRan};
 use agentry_core::{OutputSpec, RunEvent};
 use serde_json::Value;
 
@@ -24,9 +22,8 @@ impl Loop {
             self.activity(AgentActivities::begin, input, self.limits.hooks, true, None)
                 .await,
         )?;
+        let begun = self.accept(begun);
         self.plan = begun.plan;
-        self.state = begun.state;
-        self.absorb(begun.events);
         self.machine.add_user(begun.input);
         self.synced();
         // The begin activity reported the input to MessageAdded hooks.
@@ -76,12 +73,9 @@ impl Loop {
                     next
                 }
                 Next::CloseStep { step, answer, .. } => {
-                    let end = self.end_step(step, answer).await?;
+                    let closed = self.end_step(step, answer).await?;
                     let from = self.machine.messages.len();
-                    let next = self.machine.step_closed(StepClosed {
-                        stop: end.stop,
-                        veto: end.veto,
-                    });
+                    let next = self.machine.step_closed(closed);
                     self.added_from(from);
                     next
                 }
@@ -111,11 +105,16 @@ impl Loop {
             step,
         };
         let limit = self.limits.model_step;
-        let done: ModelStep = Self::settle(
+        let Done {
+            value: done,
+            state,
+            events,
+            ..
+        } = Self::settle(
             self.activity(AgentActivities::model_step, input, limit, false, None)
                 .await,
         )?;
-        self.state = done.state;
+        self.state = state;
         // BeforeStep hooks ran before the step started, as in-process.
         self.absorb(done.opened);
         if !matches!(done.opening, StepOpened::Stop(_)) {
@@ -128,7 +127,7 @@ impl Loop {
             folded.apply(&mut self.machine.messages);
             self.ledger.rewound(folded.start);
         }
-        self.absorb(done.events);
+        self.absorb(events);
         let opening = match done.opening {
             StepOpened::Go => {
                 let Some(response) = done.response else {
@@ -170,18 +169,12 @@ impl Loop {
         &mut self,
         step: u32,
         final_output: Option<Value>,
-    ) -> Result<StepEnd, Exit> {
+    ) -> Result<StepClosed, Exit> {
         let needed = self.wants(Events::AFTER_STEP | Events::MESSAGE_ADDED)
             || (final_output.is_some() && self.wants(Events::STOP));
         if !needed {
             self.step_finished(step);
-            return Ok(StepEnd {
-                stop: None,
-                veto: None,
-                state: self.state.clone(),
-                events: Vec::new(),
-                deadline: None,
-            });
+            return Ok(StepClosed::default());
         }
         let input = EndStepInput {
             run: self.view(),
@@ -189,7 +182,7 @@ impl Loop {
             step,
             final_output,
         };
-        let end: StepEnd = Self::settle(
+        let end = Self::settle(
             self.activity(
                 AgentActivities::end_step,
                 input,
@@ -200,8 +193,6 @@ impl Loop {
             .await,
         )?;
         self.reported = self.machine.messages.len();
-        self.state = end.state.clone();
-        self.absorb(end.events.clone());
-        Ok(end)
+        Ok(self.accept(end))
     }
 }

@@ -3,10 +3,10 @@
 
 use super::{Exit, Loop};
 use crate::activities::AgentActivities;
-use crate::wire::{Ending, Finish, FinishInput, RunResult};
+use crate::wire::{Done, Ending, Finish, FinishInput, RunResult};
 use agentry_core::RunOutput;
 use agentry_core::hooks::Events;
-use agentry_core::run::machine::Interruption;
+use agentry_core::machine::Interruption;
 use agentry_core::{RunEvent, StopReason};
 use temporalio_sdk::WorkflowCancellationToken;
 
@@ -65,28 +65,26 @@ impl Loop {
                     self.fails_parent |= failure.fails_parent;
                     return self.failed(failure.error);
                 }
-                Err(Exit::Cancelled) => Finish {
-                    stop: StopReason::Cancelled,
-                    output: None,
-                    state: self.state.clone(),
-                    events: Vec::new(),
-                },
+                Err(Exit::Cancelled) => Done::alone(
+                    Finish {
+                        stop: StopReason::Cancelled,
+                        output: None,
+                    },
+                    self.state.clone(),
+                ),
                 Err(Exit::Stop(_) | Exit::Continue | Exit::Deadline(_)) => {
                     unreachable!("settle never stops")
                 }
             }
         } else {
             match ending {
-                Ending::Stopped { stop, output } => Finish {
-                    stop,
-                    output,
-                    state: self.state.clone(),
-                    events: Vec::new(),
-                },
+                Ending::Stopped { stop, output } => {
+                    Done::alone(Finish { stop, output }, self.state.clone())
+                }
                 Ending::Failed(error) => return self.failed(error),
             }
         };
-        self.absorb(finish.events);
+        let finish = self.accept(finish);
         self.emit(RunEvent::RunFinished {
             run_id: self.id.run_id.clone(),
             stop: finish.stop.clone(),
@@ -96,7 +94,7 @@ impl Loop {
             run_id: self.id.run_id.clone(),
             output: finish.output,
             text: self.machine.last_text(),
-            state: finish.state,
+            state: self.state.clone(),
             messages: self.machine.messages.clone(),
             usage: self.machine.usage,
             retried_usage: self.machine.retried_usage,

@@ -6,8 +6,8 @@
 use crate::events::WireEvent;
 use crate::ledger::Ledger;
 use crate::wire::{
-    Carried, CarriesDeadline, Deadline, Effect, Ending, EventPage, Failure, Identity, Limits,
-    Placement, RunPlan, RunResult, RunView, WorkflowInput,
+    Carried, Deadline, Done, Effect, Ending, EventPage, Failure, Identity, Limits, Placement,
+    RunPlan, RunResult, RunView, WorkflowInput, carried_deadline,
 };
 use agentry_core::hooks::Events;
 use agentry_core::{
@@ -262,17 +262,17 @@ impl Loop {
     /// Runs one phase as an activity within `limit`: scheduled, or local when the run's
     /// placement says so for this phase (`hooks_only`: a phase that runs hooks and nothing
     /// else). `token` cancels it instead of the workflow's cancellation.
-    async fn activity<AD>(
+    async fn activity<AD, T>(
         &self,
         activity: AD,
         input: AD::Input,
         limit: Duration,
         hooks_only: bool,
         token: Option<WorkflowCancellationToken>,
-    ) -> Result<AD::Output, ActivityExecutionError>
+    ) -> Result<Effect<T>, ActivityExecutionError>
     where
-        AD: ActivityDefinition,
-        AD::Output: TemporalDeserializable + CarriesDeadline,
+        AD: ActivityDefinition<Output = Effect<T>>,
+        Effect<T>: TemporalDeserializable,
     {
         let token = Some(token.unwrap_or_else(|| self.interrupt.clone()));
         let outcome = if self.placement.is_local(hooks_only) {
@@ -290,7 +290,7 @@ impl Loop {
         };
         // Noted at once, for the deadline's timer: other activities may still be under way.
         if let Ok(done) = &outcome {
-            self.note_deadline(done.deadline().cloned());
+            self.note_deadline(carried_deadline(done).cloned());
         }
         outcome
     }
@@ -397,8 +397,15 @@ impl Loop {
         self.ctx.cancellation_token().is_cancelled()
     }
 
+    /// Takes up what an effect carried back (the run's state, its events) and gives what it gave.
+    fn accept<T>(&mut self, done: Done<T>) -> T {
+        self.state = done.state;
+        self.absorb(done.events);
+        done.value
+    }
+
     /// Unwraps an activity's outcome: the effect's, or why the loop ends.
-    fn settle<T>(outcome: Result<Effect<T>, ActivityExecutionError>) -> Result<T, Exit> {
+    fn settle<T>(outcome: Result<Effect<T>, ActivityExecutionError>) -> Result<Done<T>, Exit> {
         match outcome {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(Failure {

@@ -3,7 +3,7 @@
 use super::{AgentRun, Exit, Loop};
 use crate::activities::AgentActivities;
 use crate::events::WireEvent;
-use crate::wire::{Failure, ParentRun, RunResult, SubAgentDone, ToolDone, WorkflowInput};
+use crate::wire::{Failure, ParentRun, RunResult, SubAgentDone, WorkflowInput};
 use agentry_runtime::effects::CallOutcome;
 use agentry_runtime::effects::{SubAgentOutcome, SubAgentRequest};
 use temporalio_sdk::ChildWorkflowOptions;
@@ -56,9 +56,9 @@ impl Loop {
                 });
             let closed = futures::future::join_all(closing).await;
             for closed in closed {
-                let (index, done): (usize, ToolDone) = closed?;
+                let (index, done) = closed?;
                 self.absorb(done.events);
-                settled[index] = Some(done.settled);
+                settled[index] = Some(done.value);
             }
         } else {
             for (index, request) in handed {
@@ -84,13 +84,11 @@ impl Loop {
             outcome,
         };
         let limit = self.limits.hooks;
-        let done: ToolDone = Self::settle(
+        let done = Self::settle(
             self.activity(AgentActivities::sub_agent_done, input, limit, true, None)
                 .await,
         )?;
-        self.state = done.state;
-        self.absorb(done.events);
-        Ok(done.settled)
+        Ok(self.accept(done))
     }
 
     /// Runs the sub-agent `request` asks for, for call `call_id`, as a child workflow (its run id

@@ -3,9 +3,9 @@
 
 use super::{Exit, Loop};
 use crate::activities::AgentActivities;
-use crate::wire::{BatchDone, BatchInput, ToolDone, ToolInput};
+use crate::wire::{BatchInput, ToolInput};
 use agentry_core::hooks::Events;
-use agentry_core::run::machine::ToolsRan;
+use agentry_core::machine::ToolsRan;
 use agentry_core::{Decision, PendingApproval, RunEvent, ToolResult};
 use agentry_runtime::effects::CallOutcome;
 
@@ -60,9 +60,9 @@ impl Loop {
                 });
                 let outcomes = futures::future::join_all(calls).await;
                 for (&index, outcome) in todo.iter().zip(outcomes) {
-                    let done: ToolDone = Self::settle(outcome)?;
+                    let done = Self::settle(outcome)?;
                     self.absorb(done.events);
-                    settled[index] = Some(done.settled);
+                    settled[index] = Some(done.value);
                 }
             } else {
                 for &index in &todo {
@@ -72,13 +72,11 @@ impl Loop {
                         decided: decided[index].take(),
                     };
                     let limit = self.limits.tool_call;
-                    let done: ToolDone = Self::settle(
+                    let done = Self::settle(
                         self.activity(AgentActivities::tool_call, input, limit, false, None)
                             .await,
                     )?;
-                    self.state = done.state;
-                    self.absorb(done.events);
-                    settled[index] = Some(match done.settled {
+                    settled[index] = Some(match self.accept(done) {
                         // Run now, before the next call starts, as in-process.
                         CallOutcome::SubAgent(request) => self.sub_agent(index, request).await?,
                         other => other,
@@ -180,13 +178,11 @@ impl Loop {
             results,
         };
         let limit = self.limits.hooks;
-        let done: BatchDone = Self::settle(
+        let done = Self::settle(
             self.activity(AgentActivities::tool_batch_done, input, limit, true, None)
                 .await,
         )?;
-        self.state = done.state;
-        self.absorb(done.events);
-        Ok(done.results)
+        Ok(self.accept(done))
     }
 
     /// Publishes the waiting calls and waits for an update that decides them.

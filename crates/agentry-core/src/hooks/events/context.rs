@@ -1,7 +1,7 @@
 //! The payloads of the `context` event group: BeforeCompact, AfterCompact, CompactFailed.
 
 use super::{Decides, form};
-use crate::agent::{CompactPlan, OnCompactError};
+use crate::compaction::{CompactPlan, OnCompactError};
 use crate::{History, ModelError};
 use serde::Serialize;
 

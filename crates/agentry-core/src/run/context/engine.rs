@@ -145,7 +145,7 @@ impl RunEngine {
 
     /// Takes the events recorded since the last call, oldest first (runtimes save them with each
     /// checkpoint).
-    pub fn take_recorded(&self) -> Vec<crate::RecordedEvent> {
+    pub fn take_recorded(&self) -> Vec<crate::run::recorded::RecordedEvent> {
         match &self.0.0.recorded {
             Some(recorded) => std::mem::take(&mut *lock(recorded)),
             None => Vec::new(),
@@ -154,7 +154,7 @@ impl RunEngine {
 
     /// Puts back events taken with [`take_recorded`](Self::take_recorded) whose checkpoint was
     /// not written, before any recorded since, so the next checkpoint saves them (oldest first).
-    pub fn restore_recorded(&self, mut events: Vec<crate::RecordedEvent>) {
+    pub fn restore_recorded(&self, mut events: Vec<crate::run::recorded::RecordedEvent>) {
         if let Some(recorded) = &self.0.0.recorded
             && !events.is_empty()
         {

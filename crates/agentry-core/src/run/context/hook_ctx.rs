@@ -2,7 +2,7 @@
 
 use super::shortcuts::run_shortcuts;
 use super::{RunContext, RunContextSpec};
-use crate::hooks::HookName;
+use crate::run::HookName;
 use crate::state::{StateError, StateSource};
 
 /// What a hook receives besides its event: the run ([`run`](Self::run)) plus the hook's own name.

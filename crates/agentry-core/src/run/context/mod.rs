@@ -20,7 +20,7 @@ pub(crate) use hook_ctx::LentHookCtx;
 pub use tool_ctx::ToolCtx;
 
 use crate::StopReason;
-use crate::hooks::HookName;
+use crate::run::HookName;
 use crate::run::events::RunEvent;
 use crate::state::{ErasedState, StateError, StateSource};
 use futures::channel::mpsc::UnboundedSender;
@@ -74,7 +74,7 @@ pub enum Notice {
         /// The failing part, as errors name it (a script, a URL).
         hook: HookName,
         /// The event it handled.
-        event: crate::hooks::EventKind,
+        event: crate::run::EventKind,
         /// How long it ran.
         duration: Duration,
         /// What went wrong.
@@ -183,7 +183,7 @@ struct RunShared {
     notices: Mutex<Vec<Notice>>,
     events: Option<UnboundedSender<RunEvent>>,
     redactor: Option<Arc<dyn crate::Redact>>,
-    recorded: Option<Mutex<Vec<crate::RecordedEvent>>>,
+    recorded: Option<Mutex<Vec<crate::run::recorded::RecordedEvent>>>,
     hook_timeout: Duration,
     depth: u32,
     /// The earliest deadline set with [`RunContext::stop_at`], and the stop it brings.
@@ -203,7 +203,7 @@ pub struct OpenHook {
     /// The hook's name.
     pub hook: HookName,
     /// The event it handles.
-    pub event: crate::hooks::EventKind,
+    pub event: crate::run::EventKind,
     /// When it started.
     pub started: std::time::Instant,
     /// Whether its failure lets the run go on.
@@ -351,7 +351,7 @@ impl RunContext {
     pub(crate) fn hook_opened(
         &self,
         hook: &HookName,
-        event: crate::hooks::EventKind,
+        event: crate::run::EventKind,
         advisory: bool,
     ) {
         lock(&self.0.open_hooks).push(OpenHook {
@@ -363,7 +363,7 @@ impl RunContext {
     }
 
     /// Notes that a hook finished or failed, as HookFinished or HookFailed reported.
-    pub(crate) fn hook_closed(&self, hook: &HookName, event: crate::hooks::EventKind) {
+    pub(crate) fn hook_closed(&self, hook: &HookName, event: crate::run::EventKind) {
         let mut open = lock(&self.0.open_hooks);
         if let Some(at) = open
             .iter()
@@ -456,7 +456,7 @@ impl RunContext {
     pub fn report_hook_failure(
         &self,
         hook: impl Into<HookName>,
-        event: crate::hooks::EventKind,
+        event: crate::run::EventKind,
         duration: Duration,
         error: impl Into<String>,
     ) {

@@ -29,7 +29,7 @@
 //!
 //! ```
 //! use agentry_core::{ModelResponse, RunMachine, StopReason};
-//! use agentry_core::run::machine::{Next, Opening, Rules, StepClosed};
+//! use agentry_core::machine::{Next, Opening, Rules, StepClosed};
 //!
 //! let mut machine = RunMachine::new();
 //! machine.set_rules(Rules::new("helper", 5));

@@ -150,7 +150,7 @@ pub enum ToolsRan {
 }
 
 /// What the end of a step decided: what [`Next::CloseStep`] gives.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StepClosed {
     /// An AfterStep hook stopped the run.
     pub stop: Option<StopReason>,
