@@ -56,6 +56,7 @@ impl ToolCalls {
     }
 
     /// Replaces the arguments of the call at `index` (a provider sent them whole at the end).
+    #[cfg(feature = "openai")]
     pub(crate) fn set_arguments(&mut self, index: usize, arguments: &str) {
         let call = self.at(index);
         call.arguments.clear();

@@ -34,7 +34,6 @@
 //! ```
 #![warn(missing_docs, unreachable_pub)]
 // With one provider family left out, parts of the shared HTTP layer go unused.
-#![cfg_attr(not(all(feature = "openai", feature = "anthropic")), allow(dead_code))]
 
 #[cfg(feature = "anthropic")]
 mod anthropic;

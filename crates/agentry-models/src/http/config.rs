@@ -12,6 +12,7 @@ use std::time::Duration;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum KeyHeader {
     /// `Authorization: Bearer <key>` (OpenAI and compatible servers).
+    #[cfg_attr(not(feature = "openai"), allow(dead_code))]
     Bearer,
     /// The key as the value of a header of its own (`x-api-key`, Azure's `api-key`).
     Named(HeaderName),
