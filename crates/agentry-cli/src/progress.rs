@@ -54,8 +54,14 @@ impl Progress {
 }
 
 /// A spinner while something of unknown length happens (the model thinking).
+///
+/// It draws on stderr's current line and clears that line when it stops, so it is only ever
+/// shown on a line of its own: [`start`](Self::start) is called with the cursor at the start of
+/// a line, and [`stop`](Self::stop) clears nothing when the spinner is not shown (a stop with
+/// nothing shown would clear the line the answer is being written on).
 pub(crate) struct Spinner {
     bar: Option<ProgressBar>,
+    shown: bool,
 }
 
 impl Spinner {
@@ -69,23 +75,35 @@ impl Spinner {
                 );
                 bar
             }),
+            shown: false,
         }
     }
 
-    /// Shows the spinner with `message`.
-    pub(crate) fn start(&self, message: &str) {
+    /// True when the spinner can be shown (stderr is a terminal).
+    pub(crate) fn is_enabled(&self) -> bool {
+        self.bar.is_some()
+    }
+
+    /// Shows the spinner with `message` (the cursor must be at the start of a line).
+    pub(crate) fn start(&mut self, message: &str) {
         if let Some(bar) = &self.bar {
             bar.set_message(message.to_owned());
-            bar.enable_steady_tick(std::time::Duration::from_millis(100));
+            if !self.shown {
+                bar.reset();
+                bar.enable_steady_tick(std::time::Duration::from_millis(100));
+                self.shown = true;
+            }
         }
     }
 
-    /// Hides it (before output is printed).
-    pub(crate) fn stop(&self) {
-        if let Some(bar) = &self.bar {
+    /// Hides it (before output is printed), clearing its line; nothing when it is not shown.
+    pub(crate) fn stop(&mut self) {
+        if let Some(bar) = &self.bar
+            && self.shown
+        {
             bar.disable_steady_tick();
             bar.finish_and_clear();
-            bar.reset();
+            self.shown = false;
         }
     }
 }

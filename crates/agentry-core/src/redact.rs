@@ -93,6 +93,7 @@ impl RunEvent {
             }
             RunEvent::Compacted { summary, .. } => redact_string(r, summary),
             RunEvent::HookDecision { detail, .. } => redact_string(r, detail),
+            RunEvent::HookFailed { error, .. } => redact_string(r, error),
             RunEvent::RunFailed { error, .. } => redact_string(r, error),
             RunEvent::RunFinished { stop, .. } => {
                 // Stop reasons carry hooks' reasons, errors and pending calls' inputs.

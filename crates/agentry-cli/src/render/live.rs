@@ -83,6 +83,11 @@ impl Live {
 impl Render for Live {
     fn waiting(&mut self, waiting: bool) {
         if waiting {
+            // The spinner draws on the current line and clears it when it stops: never on the
+            // line streamed text left unfinished.
+            if self.spinner.is_enabled() {
+                self.end_line();
+            }
             self.spinner.start("thinking…");
         } else {
             self.spinner.stop();
@@ -171,6 +176,23 @@ impl Render for Live {
                     super::short::cut_line(detail)
                 );
                 self.decisions.push((call_id.clone(), text));
+            }
+            RunEvent::HookFailed {
+                hook, event, error, ..
+            } => {
+                let p = self.prefix(&path);
+                // A command hook's error names its command and event already.
+                let what = if error.contains(hook.as_str()) {
+                    error.trim_end().to_owned()
+                } else {
+                    format!("hook `{hook}` failed on {event}: {}", error.trim_end())
+                };
+                let text = format!(
+                    "{p}{} {what} {}",
+                    self.paint(WAIT, "⚠ warning:"),
+                    self.paint(DIM, "(the run goes on)")
+                );
+                self.line(text);
             }
             RunEvent::Compacted {
                 removed, strategy, ..

@@ -12,3 +12,4 @@ mod postgres;
 mod replay;
 mod telemetry;
 mod temporal;
+mod terminal;

@@ -7,8 +7,9 @@
 //! - **Decisions.** Every hook sees every event it subscribed to, and the decision (block, mock,
 //!   skip, stop, veto, recover, respond, retry, abort) of the highest-priority hook that took one
 //!   stands: on forward events the first decision stands and later hooks see the decided event
-//!   read-only; on reverse events inner hooks decide first and an outer hook may replace their
-//!   decision.
+//!   read-only (except a tool call's request for approval, which a later hook may still turn
+//!   into a block or a mock); on reverse events inner hooks decide first and an outer hook may
+//!   replace their decision.
 //! - **Order.** Higher priority first (default 0); equal priorities keep registration order, with
 //!   inherited (parent-run) hooks before runtime hooks, runtime before agent, agent before run.
 //!   After, end and error events run in reverse, so paired hooks nest like middleware.

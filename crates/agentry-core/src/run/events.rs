@@ -138,8 +138,8 @@ pub enum RunEvent {
         #[serde(default)]
         agent_path: Arc<str>,
     },
-    /// A hook decided something about what the run does: blocked, mocked or held a tool call
-    /// for approval, or rewrote its input. Streamed only (a run without an event stream compares
+    /// A hook decided something about what the run does: blocked, mocked, allowed or held a
+    /// tool call for approval, or rewrote its input. Streamed only (a run without an event stream compares
     /// nothing).
     HookDecision {
         /// The hook whose decision stands; for a rewrite, the hooks that changed the input, in
@@ -147,7 +147,8 @@ pub enum RunEvent {
         hook: String,
         /// The event it decided on (`BeforeTool`).
         event: EventKind,
-        /// What it did: `blocked`, `mocked`, `asked for approval`, `rewrote the input`.
+        /// What it did: `blocked`, `mocked`, `allowed`, `asked for approval`, `rewrote the
+        /// input`.
         decision: String,
         /// What it decided about: the tool call's id.
         call_id: String,
@@ -155,6 +156,22 @@ pub enum RunEvent {
         tool: String,
         /// The reason, the mock's content or the new input, as text.
         detail: String,
+        /// The agent path.
+        #[serde(default)]
+        agent_path: Arc<str>,
+    },
+    /// A hook, or one handler of a hook (a command, a webhook), failed and the run went on: an
+    /// advisory hook, or a command hook that fails open. (A failure that fails the run ends it
+    /// with `run_failed` instead.)
+    HookFailed {
+        /// What failed, as errors name it: the hook, or the handler (a script and its command,
+        /// a URL).
+        hook: String,
+        /// The event it handled.
+        event: EventKind,
+        /// What went wrong: an exit status and the end of its stderr, a timeout, output that is
+        /// not the protocol's, the hook's error.
+        error: String,
         /// The agent path.
         #[serde(default)]
         agent_path: Arc<str>,
@@ -217,6 +234,7 @@ impl RunEvent {
             | RunEvent::Compacted { agent_path, .. }
             | RunEvent::AwaitingApproval { agent_path, .. }
             | RunEvent::HookDecision { agent_path, .. }
+            | RunEvent::HookFailed { agent_path, .. }
             | RunEvent::ApprovalResolved { agent_path, .. }
             | RunEvent::Custom { agent_path, .. }
             | RunEvent::RunFinished { agent_path, .. }
@@ -242,6 +260,7 @@ impl RunEvent {
             RunEvent::Custom { .. } => "custom",
             RunEvent::AwaitingApproval { .. } => "awaiting_approval",
             RunEvent::HookDecision { .. } => "hook_decision",
+            RunEvent::HookFailed { .. } => "hook_failed",
             RunEvent::ApprovalResolved { .. } => "approval_resolved",
             RunEvent::RunFinished { .. } => "run_finished",
             RunEvent::RunFailed { .. } => "run_failed",

@@ -20,8 +20,9 @@ pub(super) fn tool_name(fields: &Map<String, Value>) -> String {
 }
 
 impl Engine {
-    /// PreToolUse: deny blocks the call, ask pauses it for approval, `updatedInput` rewrites
-    /// its input; context waits for the call's result.
+    /// PreToolUse: deny blocks the call, ask pauses it for approval, allow lets it run without
+    /// asking (unless a rule asks), `updatedInput` rewrites its input; context waits for the
+    /// call's result.
     pub(crate) async fn pre_tool_use(
         &self,
         mut ev: BeforeTool,
@@ -55,6 +56,11 @@ impl Engine {
             Some((Permission::Ask, reason)) => ev.require_approval(
                 reason.unwrap_or_else(|| format!("a PreToolUse hook asks to approve {name}")),
             ),
+            // Allow skips the approval the tool itself wants; a rule that asks or denies (the
+            // tool policy) still applies, as Claude Code's permission rules do.
+            Some((Permission::Allow, reason)) => {
+                ev.allow(reason.unwrap_or_else(|| format!("a PreToolUse hook allowed {name}")))
+            }
             _ => {}
         }
         if let Some(updated) = merged.updated_input {

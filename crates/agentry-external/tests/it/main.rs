@@ -3,6 +3,7 @@
 mod common;
 
 mod claude_payloads;
+mod claude_permissions;
 mod native_events;
 mod persistent;
 mod powershell;

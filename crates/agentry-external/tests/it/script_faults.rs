@@ -55,6 +55,53 @@ async fn non_blocking_statuses_let_the_call_run_and_are_reported() {
 }
 
 #[tokio::test]
+async fn a_failing_command_is_a_hook_failed_event_on_the_runs_stream_and_in_its_history() {
+    use futures::StreamExt;
+    let p = Project::new();
+    for (command, says) in [
+        ("echo 'no such table' >&2; exit 1", "exited with status 1"),
+        (".claude/hooks/missing.sh", "exited with status 127"),
+        ("echo '{\"oops'", "JSON"),
+    ] {
+        let (model, log) = (ls_then_done(), new_log());
+        let store = MemoryStore::new();
+        let runtime =
+            Runtime::new()
+                .store(store.clone())
+                .with(p.hooks(one("PreToolUse", "Bash", command)));
+        let mut run = runtime.run(&agent(&model, &log), "go").start();
+        let mut failed = Vec::new();
+        while let Some(ev) = run.events().next().await {
+            if let RunEvent::HookFailed {
+                hook, event, error, ..
+            } = ev
+            {
+                failed.push((hook, event, error));
+            }
+        }
+        let out = run.result().await.unwrap();
+        assert_eq!(out.text, "Done.", "{command}: the run goes on");
+        assert_eq!(entries(&log), ["bash:ls"], "{command}: the call ran");
+        assert_eq!(failed.len(), 1, "{command}: {failed:?}");
+        let (hook, event, error) = &failed[0];
+        assert_eq!(hook, command);
+        assert_eq!(*event, agentry::hooks::EventKind::BeforeTool);
+        assert!(
+            error.contains(says) && error.contains("PreToolUse") && error.contains(command),
+            "{command}: {error}"
+        );
+        let recorded = agentry::RunStore::events(&store, &out.run_id)
+            .await
+            .unwrap();
+        assert!(
+            recorded.iter().any(|e| e.event.kind == "hook_failed"
+                && e.event.data["error"].as_str() == Some(error.as_str())),
+            "{command}: the history records it"
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_script_that_is_not_executable_exits_126_and_does_not_block() {
     let p = Project::new();
     let path = p.script("noexec.sh", "#!/bin/sh\nexit 2\n");

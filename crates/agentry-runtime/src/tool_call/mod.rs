@@ -231,6 +231,8 @@ impl ToolCalls<'_> {
             AgentTool::SubAgent { .. } => None,
         };
         let mut decision = None;
+        // A hook allowed the call: it runs without the approval the tool itself wants.
+        let mut allowed = false;
         if scope.wants(Events::BEFORE_TOOL) {
             let call = ToolCallRef::in_turn(turn.clone(), index);
             let mut ev = BeforeTool::for_call(call, input).with_info(info.cloned());
@@ -241,6 +243,10 @@ impl ToolCalls<'_> {
                 // Someone watches: trace the chain, to say which hooks rewrote the input.
                 let asked = ev.input.clone();
                 let (ev, by, steps) = scope.hook_traced(ev).await?;
+                let allower = ev
+                    .allowed()
+                    .map(|reason| (allower(&steps), reason.to_owned()));
+                allowed = allower.is_some();
                 (decision, input) = ev.into_parts();
                 let rewriters = rewriters(&asked, &steps);
                 self.hook_decision(
@@ -251,10 +257,17 @@ impl ToolCalls<'_> {
                     &asked,
                     &input,
                 );
+                if let Some((hook, reason)) = allower
+                    && decision.is_none()
+                {
+                    self.hook_allowed(&turn.tool_calls()[index], hook, reason);
+                }
             } else {
                 let mut slot = Some(ev);
                 scope.run_hooks(&mut slot).await?;
-                (decision, input) = slot.expect("hooks give the event back").into_parts();
+                let ev = slot.expect("hooks give the event back");
+                allowed = ev.allowed().is_some();
+                (decision, input) = ev.into_parts();
             }
             if scope.wants(Events::TOOL_FAILED) {
                 // Open until it closes; a run interrupted meanwhile closes it with ToolFailed.
@@ -269,7 +282,9 @@ impl ToolCalls<'_> {
         self.tool_started(call, &input);
         let needs_approval = match (&decision, tool) {
             (Some(ToolDecision::NeedsApproval(reason)), _) => Some(reason.clone()),
-            (None, AgentTool::Tool { tool, .. }) if !approved && tool.needs_approval() => {
+            (None, AgentTool::Tool { tool, .. })
+                if !approved && !allowed && tool.needs_approval() =>
+            {
                 Some(format!("`{}` needs approval", call.name))
             }
             _ => None,
@@ -496,6 +511,15 @@ async fn call_tool(tool: &dyn Tool, input: ToolInput<'_>, ctx: ToolCtx) -> ToolO
 
 /// The hooks of a traced BeforeTool chain that changed the input, in the order they ran, as
 /// `a, b` (a hook that saw the event read-only or failed changed nothing that stands).
+/// The hook that allowed the call: the first whose step left it allowed.
+fn allower(steps: &[HookStep<BeforeTool>]) -> String {
+    steps
+        .iter()
+        .find(|s| !s.read_only && s.failure.is_none() && s.after.allowed().is_some())
+        .map(|s| s.hook.to_string())
+        .unwrap_or_default()
+}
+
 fn rewriters(asked: &Value, steps: &[HookStep<BeforeTool>]) -> String {
     let mut names = Vec::new();
     let mut before = asked;

@@ -50,6 +50,20 @@ impl ToolCalls<'_> {
         });
     }
 
+    /// Streams that a BeforeTool hook allowed a call (it runs without the approval the tool
+    /// itself wants), with the hook's reason.
+    pub(super) fn hook_allowed(&self, call: &ToolCall, hook: String, reason: String) {
+        self.scope.engine.send_event(|p| RunEvent::HookDecision {
+            hook,
+            event: EventKind::BeforeTool,
+            decision: "allowed".to_owned(),
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            detail: reason,
+            agent_path: p.clone(),
+        });
+    }
+
     pub(super) fn tool_finished(&self, result: &ToolResult) {
         self.scope.engine.send_event(|p| RunEvent::ToolFinished {
             result: result.clone(),

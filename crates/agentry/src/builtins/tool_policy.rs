@@ -12,7 +12,11 @@ use std::sync::Arc;
 ///
 /// - **Deny list**: tool names matching any deny pattern are blocked (deny wins over allow).
 /// - **Allow list**: in [`deny_unless_allowed`](Self::deny_unless_allowed) mode, only names
-///   matching an allow pattern may run; in the default mode the allow list is not needed.
+///   matching an allow pattern may run. In either mode, a call of a tool the allow list names
+///   runs without the approval the tool itself wants
+///   ([`Tool::needs_approval`](agentry_core::Tool::needs_approval), e.g. the built-in Bash): the
+///   policy [allows](agentry_core::hooks::BeforeTool::allow) it. An approval rule of the policy
+///   (or another hook's) still asks.
 /// - **Argument rules**: per-tool rules on string arguments ([`ArgRule`]), e.g. a regex that must
 ///   not match a shell command.
 /// - **Approval**: calls of the tools [`require_approval`](ToolPolicyBuilder::require_approval)
@@ -253,7 +257,15 @@ impl ToolPolicy {
     fn before_tool(&self, ev: &mut BeforeTool, _ctx: &HookCtx) -> HookResult<()> {
         if let Err(reason) = self.check(ev.name(), &ev.input) {
             ev.block(reason);
-        } else if let Some(reason) = self.approval_reason(ev.name()) {
+            return Ok(());
+        }
+        if let Some(pattern) = self.inner.allow.first_match(ev.name()) {
+            ev.allow(format!(
+                "the tool policy allows `{}` (it matches `{pattern}`)",
+                ev.name()
+            ));
+        }
+        if let Some(reason) = self.approval_reason(ev.name()) {
             ev.require_approval(reason);
         } else if self.inner.approve_destructive
             && ev.tool_info().is_some_and(|i| i.is_destructive())

@@ -10,6 +10,7 @@ mod builtin_mocks_recorder;
 mod builtin_redaction;
 mod builtin_telemetry;
 mod builtin_tool_policy;
+mod hooks_allow;
 mod hooks_batch;
 mod hooks_decisions;
 mod hooks_errors;

@@ -65,7 +65,7 @@ pub(super) async fn run_chain<E: Event>(
             }
             None => trace.is_some().then(Instant::now),
         };
-        let read_only = !reverse && by.is_some();
+        let read_only = !reverse && by.is_some() && slot.as_ref().is_some_and(Decides::closed);
         // Boxed, as the traced copy and the read-only views that are awaited: kept inline, the
         // copies would grow the future of every dispatch.
         let backup = if meta.advisory && !read_only {
@@ -228,7 +228,7 @@ pub(super) async fn run_chain_in_place<E: Event>(
         let meta = &*entry.meta;
         lent.point_at(&meta.name);
         let ctx = lent.get();
-        let read_only = !reverse && by.is_some();
+        let read_only = !reverse && by.is_some() && ev.closed();
         // The copies the rare cases need are boxed: kept inline, they would grow the future.
         let mut view;
         let target = if read_only {
@@ -298,6 +298,7 @@ pub(super) fn advisory_failed(err: &HookError, run: &RunContext) {
     let error = err.failure.to_string();
     let error = run.redact(&error);
     tracing::warn!(hook = %err.hook, event = %err.event, %error, "advisory hook failed; the run goes on");
+    run.stream_hook_failure(&err.hook, err.event, &error);
 }
 
 /// Dispatches a meta event to its observers, without meta events of its own.

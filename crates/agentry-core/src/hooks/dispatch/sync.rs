@@ -74,8 +74,9 @@ pub(super) fn run_sync_stretch<'a, E: Event>(
                 *i += 1;
                 let meta = &*entry.meta;
                 ctx.point_at(&meta.name);
-                // After a forward event's decision, the rest of the chain sees it read-only.
-                let read_only = !reverse && by.is_some();
+                // After a forward event's final decision, the rest of the chain sees it
+                // read-only.
+                let read_only = !reverse && by.is_some() && ev.closed();
                 let mut view;
                 let target = if read_only {
                     view = ev.clone();

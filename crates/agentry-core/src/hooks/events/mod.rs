@@ -74,6 +74,12 @@ pub trait Decides {
     fn decided(&self) -> bool {
         false
     }
+    /// True once the decision taken is final: on a forward event, the hooks after the one that
+    /// took it see the event read-only. A decision later hooks may still overrule (a call that
+    /// waits for approval, which a later hook may still block) is taken but not final.
+    fn closed(&self) -> bool {
+        self.decided()
+    }
     /// How many decisions were taken on the event so far (each call of a decision method counts
     /// one): the engine tells from it which hook took the decision that stands.
     fn marks(&self) -> u32 {

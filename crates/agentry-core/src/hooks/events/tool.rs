@@ -19,8 +19,22 @@ pub enum ToolDecision {
     NeedsApproval(String),
 }
 
-/// A tool call is about to run. Hooks may rewrite the input, block the call, or answer it with a
-/// mock. The first decision stands; the hooks after it see the decided event read-only.
+/// A tool call is about to run. Hooks may rewrite the input, block the call, answer it with a
+/// mock, ask a person to approve it, or allow it.
+///
+/// A block or a mock is final: the hooks after it see the decided event read-only. A request
+/// for approval is not: a later hook may still block (or mock) the call, so a hook that forbids a
+/// call is never hidden by one that asked about it. [`allow`](Self::allow) is no decision at all:
+/// it lets the call run without asking a person when only the tool itself wants approval
+/// ([`Tool::needs_approval`](crate::Tool::needs_approval)), while any hook's
+/// [`require_approval`](Self::require_approval) or [`block`](Self::block) still applies:
+///
+/// | hooks | tool without approval | tool that needs approval |
+/// |---|---|---|
+/// | nothing | runs | asks |
+/// | `allow` | runs | runs |
+/// | `require_approval` (with or without `allow`) | asks | asks |
+/// | `block` (with anything) | blocked | blocked |
 #[derive(Clone, Debug, Serialize)]
 pub struct BeforeTool {
     #[serde(flatten, serialize_with = "form::call")]
@@ -34,6 +48,8 @@ pub struct BeforeTool {
     marks: u32,
     #[serde(skip)]
     approved: bool,
+    #[serde(skip)]
+    allowed: Option<String>,
     #[serde(skip)]
     info: Option<Arc<ToolInfo>>,
 }
@@ -50,6 +66,7 @@ impl BeforeTool {
             decision: None,
             marks: 0,
             approved: false,
+            allowed: None,
             info: None,
         }
     }
@@ -77,12 +94,27 @@ impl BeforeTool {
         self.approved
     }
     /// Pauses the run until a person (or an ApprovalRequested hook) decides on this call;
-    /// `reason` is shown to them. Ignored for a call that was already approved.
+    /// `reason` is shown to them. Ignored for a call that was already approved; when several
+    /// hooks ask, the first one's reason is shown. A later hook may still block the call.
     pub fn require_approval(&mut self, reason: impl Into<String>) {
-        if !self.approved {
+        if !self.approved && self.decision.is_none() {
             self.decision = Some(ToolDecision::NeedsApproval(reason.into()));
             self.marks += 1;
         }
+    }
+    /// Lets the call run without asking a person when only the tool itself wants approval
+    /// ([`Tool::needs_approval`](crate::Tool::needs_approval)); `reason` is recorded as the
+    /// decision (a `HookDecision` run event, `allowed`). Not a decision the hooks after this one
+    /// must respect: a hook that requires approval or blocks the call still does (see the
+    /// table on [`BeforeTool`]). When several hooks allow, the first one's reason is kept.
+    pub fn allow(&mut self, reason: impl Into<String>) {
+        if self.allowed.is_none() {
+            self.allowed = Some(reason.into());
+        }
+    }
+    /// Why a hook allowed the call, when one did.
+    pub fn allowed(&self) -> Option<&str> {
+        self.allowed.as_deref()
     }
     /// The call id.
     pub fn call_id(&self) -> &str {
@@ -118,6 +150,12 @@ impl BeforeTool {
 impl Decides for BeforeTool {
     fn decided(&self) -> bool {
         self.decision.is_some()
+    }
+    fn closed(&self) -> bool {
+        matches!(
+            self.decision,
+            Some(ToolDecision::Block(_) | ToolDecision::Mock(_))
+        )
     }
     fn marks(&self) -> u32 {
         self.marks

@@ -460,11 +460,32 @@ impl RunContext {
         duration: Duration,
         error: impl Into<String>,
     ) {
+        let (hook, error) = (hook.into(), error.into());
+        self.stream_hook_failure(&hook, event, &error);
         self.notify(Notice::HookFailed {
-            hook: hook.into(),
+            hook,
             event,
             duration,
-            error: error.into(),
+            error,
+        });
+    }
+
+    /// Streams that `hook` failed on `event` with `error` and the run goes on (a `hook_failed`
+    /// run event, masked by the run's redactor), when the run has an event stream.
+    pub(crate) fn stream_hook_failure(
+        &self,
+        hook: &str,
+        event: crate::run::EventKind,
+        error: &str,
+    ) {
+        if !self.has_event_stream() {
+            return;
+        }
+        self.send_event(|path| RunEvent::HookFailed {
+            hook: hook.to_owned(),
+            event,
+            error: error.to_owned(),
+            agent_path: path.clone(),
         });
     }
 

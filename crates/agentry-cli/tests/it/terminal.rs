@@ -1,0 +1,110 @@
+//! The command on a pseudo-terminal, read as a person sees it: the bytes it writes are played on
+//! a terminal emulator, and the assertions are on the screen that is left, so a line that output
+//! erased or overwrote is caught.
+
+use crate::common::Project;
+use serde_json::{Value, json};
+use std::io::Read;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const COLS: u16 = 100;
+const ROWS: u16 = 40;
+
+/// Runs `agentry args` in `p` on a pseudo-terminal (stdin, stdout and stderr all on it) until
+/// it exits, and returns the screen it leaves, one string per row with trailing blanks cut.
+pub(crate) fn screen(p: &Project, args: &[&str], color: bool) -> Vec<String> {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("agentry"));
+    cmd.current_dir(p.path())
+        .args(args)
+        .env_remove("AGENTRY_MODEL");
+    if color {
+        cmd.env_remove("NO_COLOR").env("TERM", "xterm-256color");
+    } else {
+        cmd.env("NO_COLOR", "1");
+    }
+    let mut session = expectrl::Session::spawn(cmd).expect("a pseudo-terminal");
+    session
+        .get_process_mut()
+        .set_window_size(COLS, ROWS)
+        .expect("the terminal's size");
+    let mut bytes = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(Instant::now() < deadline, "the command did not finish");
+        match session.read(&mut chunk) {
+            // The end of the output: the process closed the terminal (EOF, or EIO on Linux).
+            Ok(0) | Err(_) => break,
+            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let size = |n: u16| std::num::NonZeroU16::new(n).expect("a size");
+    let mut parser = vt100::Parser::new(size(ROWS), size(COLS), 0);
+    parser.process(&bytes);
+    parser
+        .screen()
+        .rows(0, COLS)
+        .map(|row| row.trim_end().to_owned())
+        .collect()
+}
+
+/// The rows of `screen` joined, for messages.
+fn shown(screen: &[String]) -> String {
+    screen.join("\n")
+}
+
+fn project(turns: Value) -> Project {
+    Project::new(
+        r#"
+[agents.helper]
+model = "scripted:turns.json"
+tools = ["Bash"]
+
+[tools.Bash]
+approval = false
+"#,
+        turns,
+    )
+}
+
+#[test]
+fn the_streamed_answer_stays_on_screen_after_the_run_with_and_without_colour() {
+    let answer = "The build is green and all 42 tests pass.";
+    for color in [false, true] {
+        let p = project(json!([
+            {"tool_calls": [{"name": "Bash", "input": {"command": "echo checked"}}]},
+            {"text": answer}
+        ]));
+        let screen = screen(&p, &["run", "check the build"], color);
+        let text = shown(&screen);
+        assert!(
+            screen.iter().any(|row| row.contains(answer)),
+            "colour {color}: the answer is on screen:\n{text}"
+        );
+        assert!(
+            screen.iter().any(|row| row.contains("final answer")),
+            "colour {color}: the summary:\n{text}"
+        );
+        assert!(
+            !text.contains("thinking…"),
+            "colour {color}: no stale spinner line:\n{text}"
+        );
+        // The answer comes before the summary, each on its own line.
+        let at = |needle: &str| screen.iter().position(|r| r.contains(needle)).unwrap();
+        assert!(at(answer) < at("final answer"), "{text}");
+    }
+}
+
+#[test]
+fn a_multi_line_answer_keeps_every_line() {
+    let p = project(json!([{"text": "First line.\nSecond line.\nThird line."}]));
+    let screen = screen(&p, &["run", "three lines"], false);
+    for line in ["First line.", "Second line.", "Third line."] {
+        assert!(
+            screen.iter().any(|row| row.contains(line)),
+            "{line} is on screen:\n{}",
+            shown(&screen)
+        );
+    }
+}
