@@ -68,41 +68,39 @@ pub(crate) fn build(
             sessions: None,
         });
     }
+    // Every Claude Code settings file of the table and its `events` are one set of hooks, as
+    // Claude Code merges its settings sources: all matching handlers of an event run, their
+    // answers merge (deny > defer > ask > allow), one transcript is written.
+    let mut settings = HookSettings::new();
+    let mut sources = Vec::new();
     for path in &hooks.settings_files {
         let resolved = file.resolve(path);
-        let settings =
+        let loaded =
             HookSettings::load(&resolved).map_err(|e| format!("{scope}.settings_files: {e}"))?;
-        for warning in settings.warnings() {
+        for warning in loaded.warnings() {
             eprintln!("warning: {}: {warning}", resolved.display());
         }
-        let count = settings.len();
-        let mut command_hooks = CommandHooks::new(settings).project_dir(&file.base_dir);
-        if hooks.fail_closed {
-            command_hooks = command_hooks.fail_closed();
-        }
-        let (hook, sessions) = command_hooks.into_hook_and_sessions();
-        out.push(BuiltHook {
-            name: format!("command hooks of {path}"),
-            summary: format!("{count} handler group(s) from a Claude Code settings file"),
-            hook,
-            sessions: Some(sessions),
-        });
+        settings = settings.merge(loaded.with_source(path.clone()));
+        sources.push(path.clone());
     }
     if !hooks.events.is_empty() {
-        let settings = HookSettings::from_value(&json!({ "hooks": hooks.events }))
+        let events = HookSettings::from_value(&json!({ "hooks": hooks.events }))
             .map_err(|e| format!("{scope}.events: {e}"))?
             .strict()
             .map_err(|e| format!("{scope}.events: {e}"))?;
+        settings = settings.merge(events.with_source(format!("{scope}.events")));
+        sources.push(format!("{scope}.events"));
+    }
+    if !sources.is_empty() {
         let count = settings.len();
         let mut command_hooks = CommandHooks::new(settings).project_dir(&file.base_dir);
         if hooks.fail_closed {
             command_hooks = command_hooks.fail_closed();
         }
-        let events: Vec<&str> = hooks.events.keys().map(String::as_str).collect();
         let (hook, sessions) = command_hooks.into_hook_and_sessions();
         out.push(BuiltHook {
-            name: format!("{scope}.events"),
-            summary: format!("{count} handler group(s) on {}", events.join(", ")),
+            name: format!("command hooks of {}", sources.join(", ")),
+            summary: format!("{count} handler(s), merged as Claude Code merges its settings"),
             hook,
             sessions: Some(sessions),
         });

@@ -280,7 +280,7 @@ fn hooks_list_and_hook_decisions_in_the_live_view() {
             "tool_policy: allow by default; deny Write",
         ))
         .stdout(predicate::str::contains(
-            "hooks.events: 1 handler group(s) on PreToolUse",
+            "command hooks of hooks.events: 1 handler(s)",
         ));
     let out = p.agentry().args(["run", "try"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);

@@ -2,6 +2,7 @@
 
 mod common;
 
+mod claude_settings;
 mod commands;
 mod cost;
 mod hooks_test;

@@ -17,6 +17,9 @@ pub(crate) struct Group {
     pub(crate) matcher_source: Option<String>,
     pub(crate) matcher: Matcher,
     pub(crate) hooks: Vec<HandlerSpec>,
+    /// Where the group was declared (a settings file), to name its handlers in errors and
+    /// events; `None` for settings built in code.
+    pub(crate) source: Option<std::sync::Arc<str>>,
 }
 
 /// The command hooks and webhooks a settings file declares, read as Claude Code reads them: a
@@ -69,7 +72,34 @@ impl HookSettings {
         let value: Value = serde_json::from_str(&text).map_err(|e| {
             SettingsError::new(path.display().to_string(), format!("not valid JSON: {e}"))
         })?;
-        HookSettings::from_value(&value).map_err(|e| e.in_file(path))
+        Ok(HookSettings::from_value(&value)
+            .map_err(|e| e.in_file(path))?
+            .with_source(path.display().to_string()))
+    }
+
+    /// Reads the settings files at `paths` as one set of hooks, as Claude Code merges user,
+    /// project, local and plugin settings: every matching handler of an event runs, their
+    /// answers merge (deny > defer > ask > allow, every block reason kept), and an identical
+    /// handler declared in two files runs once.
+    pub fn load_all<P: AsRef<Path>>(
+        paths: impl IntoIterator<Item = P>,
+    ) -> Result<HookSettings, SettingsError> {
+        let mut all = HookSettings::new();
+        for path in paths {
+            all = all.merge(HookSettings::load(path)?);
+        }
+        Ok(all)
+    }
+
+    /// Names `source` (a file, a plugin) as where these settings' handlers come from, in
+    /// errors and events (`./guard.sh (.claude/settings.json)`). [`load`](Self::load) names
+    /// the file's path; call this after [`merge`](Self::merge)s only on the part it names.
+    pub fn with_source(mut self, source: impl Into<String>) -> HookSettings {
+        let source: std::sync::Arc<str> = source.into().into();
+        for g in &mut self.groups {
+            g.source = Some(source.clone());
+        }
+        self
     }
 
     /// Reads settings from a JSON value.
@@ -195,6 +225,7 @@ impl HookSettings {
                 matcher_source,
                 matcher,
                 hooks,
+                source: None,
             });
         }
         Ok(())
@@ -229,6 +260,7 @@ impl HookSettings {
             matcher_source: (!matcher.is_empty()).then(|| matcher.to_string()),
             matcher: parsed,
             hooks: vec![spec],
+            source: None,
         });
         Ok(self)
     }

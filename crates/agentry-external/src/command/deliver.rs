@@ -1,6 +1,7 @@
 //! Handing one event to one handler, whatever carries it: a command, a persistent process or a
 //! webhook.
 
+use super::fire::Matched;
 use super::process::{self, Finished, Invocation};
 use crate::claude::EventName;
 use crate::handler::HandlerSpec;
@@ -13,14 +14,14 @@ impl Engine {
     pub(super) async fn timed<'s>(
         &self,
         event: EventName,
-        spec: &'s HandlerSpec,
+        matched: Matched<'s>,
         stdin: Arc<[u8]>,
         env: &[(String, String)],
         timeout: Duration,
-    ) -> (&'s HandlerSpec, Instant, Result<Finished, String>) {
+    ) -> (Matched<'s>, Instant, Result<Finished, String>) {
         let started = Instant::now();
-        let outcome = self.deliver(event, spec, stdin, env, timeout).await;
-        (spec, started, outcome)
+        let outcome = self.deliver(event, matched.spec, stdin, env, timeout).await;
+        (matched, started, outcome)
     }
 
     /// Hands the payload to one handler and waits for what it says.

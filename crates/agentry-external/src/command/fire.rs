@@ -14,22 +14,51 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// A command that failed or broke the protocol.
-struct Failure {
-    script: String,
-    /// What the handler is called in errors ("command hook", "webhook").
-    noun: &'static str,
-    /// The handler's own failure fails the event.
-    closed: bool,
+struct Failure<'s> {
+    handler: Matched<'s>,
     duration: Duration,
     message: String,
     /// A field the event does not allow (strict mode fails on these), not a failure to run.
     violation: bool,
 }
 
+/// A handler that matched an event, with where it was declared.
+#[derive(Clone, Copy)]
+pub(super) struct Matched<'s> {
+    pub(super) spec: &'s HandlerSpec,
+    source: Option<&'s str>,
+}
+
+impl Matched<'_> {
+    /// The handler as errors and events name it: its command (or URL), and the file that
+    /// declared it when it came from one.
+    fn label(&self) -> String {
+        match self.source {
+            Some(source) => format!("{} ({source})", self.spec.display()),
+            None => self.spec.display(),
+        }
+    }
+
+    /// What went wrong with it on `event`, as errors say it: "command hook `./guard.sh` on
+    /// PreToolUse (from .claude/settings.json): exited with status 1".
+    fn failed(&self, event: EventName, message: &str) -> String {
+        let from = self
+            .source
+            .map(|s| format!(" (from {s})"))
+            .unwrap_or_default();
+        format!(
+            "{} `{}` on {event}{from}: {message}",
+            self.spec.noun(),
+            self.spec.display()
+        )
+    }
+}
+
 impl Engine {
-    /// The commands registered for `event` whose matcher applies to `target`, each once.
-    fn matching(&self, event: EventName, target: Option<&str>) -> Vec<&HandlerSpec> {
-        let mut found: Vec<&HandlerSpec> = Vec::new();
+    /// The commands registered for `event` whose matcher applies to `target`, each once (an
+    /// identical handler declared in two files runs once, named by the first).
+    fn matching(&self, event: EventName, target: Option<&str>) -> Vec<Matched<'_>> {
+        let mut found: Vec<Matched<'_>> = Vec::new();
         for g in self.settings.groups.iter().filter(|g| g.event == event) {
             let applies = match target {
                 Some(t) if event.has_matcher() => g.matcher.matches(t),
@@ -37,8 +66,11 @@ impl Engine {
             };
             if applies {
                 for spec in &g.hooks {
-                    if !found.contains(&spec) {
-                        found.push(spec);
+                    if !found.iter().any(|m| m.spec == spec) {
+                        found.push(Matched {
+                            spec,
+                            source: g.source.as_deref(),
+                        });
                     }
                 }
             }
@@ -68,20 +100,21 @@ impl Engine {
         let mut payload = common_fields(event, site, &self.project_dir);
         fields(&mut payload);
         // `if` rules apply to tool calls only: on other events a handler with one never runs.
-        let specs: Vec<&HandlerSpec> = match payload.get("tool_name").and_then(Value::as_str) {
+        let specs: Vec<Matched<'_>> = match payload.get("tool_name").and_then(Value::as_str) {
             Some(tool) => {
                 let input = payload.get("tool_input").unwrap_or(&Value::Null);
                 specs
                     .into_iter()
                     .filter(|s| {
-                        s.condition()
+                        s.spec
+                            .condition()
                             .is_none_or(|rule| crate::condition::applies(rule, tool, input))
                     })
                     .collect()
             }
             None => specs
                 .into_iter()
-                .filter(|s| s.condition().is_none())
+                .filter(|s| s.spec.condition().is_none())
                 .collect(),
         };
         if specs.is_empty() {
@@ -91,16 +124,19 @@ impl Engine {
         bytes.push(b'\n');
         let stdin: Arc<[u8]> = bytes.into();
         // Commands get the environment; nothing else needs one built per event.
-        let env = if specs.iter().any(|s| matches!(s, HandlerSpec::Command(_))) {
+        let env = if specs
+            .iter()
+            .any(|s| matches!(s.spec, HandlerSpec::Command(_)))
+        {
             self.env(event, site)
         } else {
             Vec::new()
         };
         let default_timeout = event.default_timeout();
         let mut deliver = Vec::with_capacity(specs.len());
-        for spec in specs {
-            let timeout = spec.timeout().unwrap_or(default_timeout);
-            match spec {
+        for matched in specs {
+            let timeout = matched.spec.timeout().unwrap_or(default_timeout);
+            match matched.spec {
                 HandlerSpec::Command(c) if c.background => {
                     self.spawn_background(
                         c.clone(),
@@ -111,17 +147,24 @@ impl Engine {
                         timeout,
                     );
                 }
-                _ => deliver.push((spec, timeout)),
+                _ => deliver.push((matched, timeout)),
             }
         }
         // In the order they finish: the last `updatedInput` to arrive wins. One handler (the
         // common case) is awaited as it is, with no set of futures to hold it.
         let finished: Vec<_> = match deliver.as_slice() {
             [] => Vec::new(),
-            [(spec, timeout)] => vec![self.timed(event, spec, stdin.clone(), &env, *timeout).await],
+            [(matched, timeout)] => {
+                vec![
+                    self.timed(event, *matched, stdin.clone(), &env, *timeout)
+                        .await,
+                ]
+            }
             all => {
                 all.iter()
-                    .map(|(spec, timeout)| self.timed(event, spec, stdin.clone(), &env, *timeout))
+                    .map(|(matched, timeout)| {
+                        self.timed(event, *matched, stdin.clone(), &env, *timeout)
+                    })
                     .collect::<FuturesUnordered<_>>()
                     .collect()
                     .await
@@ -130,15 +173,13 @@ impl Engine {
         let mut merged = Merged::default();
         let mut failures = Vec::new();
         let mut stop: Option<(String, String)> = None;
-        for (spec, started, outcome) in finished {
-            let script = spec.display();
+        for (matched, started, outcome) in finished {
+            let script = matched.label();
             let done = match outcome {
                 Ok(done) => done,
                 Err(e) => {
                     failures.push(Failure {
-                        script,
-                        noun: spec.noun(),
-                        closed: spec.fails_closed(),
+                        handler: matched,
                         duration: started.elapsed(),
                         message: e,
                         violation: false,
@@ -150,9 +191,7 @@ impl Engine {
                 Ok(verdict) => {
                     for v in &verdict.violations {
                         failures.push(Failure {
-                            script: script.clone(),
-                            noun: spec.noun(),
-                            closed: spec.fails_closed(),
+                            handler: matched,
                             duration: done.duration,
                             message: v.clone(),
                             violation: true,
@@ -169,9 +208,7 @@ impl Engine {
                     merged.take(verdict);
                 }
                 Err(e) => failures.push(Failure {
-                    script,
-                    noun: spec.noun(),
-                    closed: spec.fails_closed(),
+                    handler: matched,
                     duration: done.duration,
                     message: e.to_string(),
                     violation: false,
@@ -180,16 +217,19 @@ impl Engine {
         }
         let mut fatal = None;
         for f in failures {
-            let message = format!("{} `{}` on {event}: {}", f.noun, f.script, f.message);
-            if ((self.fail_closed || f.closed) && !f.violation) || (self.strict && f.violation) {
+            let message = f.handler.failed(event, &f.message);
+            let closed = f.handler.spec.fails_closed();
+            if ((self.fail_closed || closed) && !f.violation) || (self.strict && f.violation) {
                 fatal.get_or_insert(message);
                 continue;
             }
             match site.ctx {
-                Some(ctx) => {
-                    ctx.run()
-                        .report_hook_failure(f.script, event.kind(), f.duration, message)
-                }
+                Some(ctx) => ctx.run().report_hook_failure(
+                    f.handler.label(),
+                    event.kind(),
+                    f.duration,
+                    message,
+                ),
                 None => tracing::warn!(%message, "a command hook failed; going on"),
             }
         }

@@ -84,7 +84,11 @@ async fn a_failing_command_is_a_hook_failed_event_on_the_runs_stream_and_in_its_
         assert_eq!(entries(&log), ["bash:ls"], "{command}: the call ran");
         assert_eq!(failed.len(), 1, "{command}: {failed:?}");
         let (hook, event, error) = &failed[0];
-        assert_eq!(hook, command);
+        // The command, and the settings file that declared it.
+        assert!(
+            hook.starts_with(command) && hook.ends_with("settings.json)"),
+            "{hook}"
+        );
         assert_eq!(*event, agentry::hooks::EventKind::BeforeTool);
         assert!(
             error.contains(says) && error.contains("PreToolUse") && error.contains(command),

@@ -1,0 +1,122 @@
+//! Claude Code settings spread over several files, through the real binary: the files of one
+//! `[hooks]` table are one set of hooks per event, as Claude Code merges its settings sources.
+
+use crate::common::Project;
+use serde_json::{Value, json};
+use std::os::unix::fs::PermissionsExt;
+
+const CONFIG: &str = r#"
+[agents.helper]
+model = "scripted:turns.json"
+tools = ["Bash"]
+
+[hooks]
+settings_files = [".claude/settings.json", ".claude/settings.local.json", "team/hooks.json"]
+"#;
+
+/// Writes an executable script at `rel` in the project.
+fn script(p: &Project, rel: &str, body: &str) {
+    let path = p.file(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, body).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Writes the settings file `rel` with one handler running `command` on `event`.
+fn settings(p: &Project, rel: &str, event: &str, command: &str) {
+    let path = p.file(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let value = json!({"hooks": {event: [{"matcher": "*", "hooks": [{"type": "command", "command": command}]}]}});
+    std::fs::write(path, value.to_string()).unwrap();
+}
+
+#[test]
+fn a_deny_in_one_file_wins_over_an_ask_and_an_allow_in_others() {
+    let p = Project::new(
+        CONFIG,
+        json!([
+            {"tool_calls": [{"name": "Bash", "input": {"command": "echo ran >> ran.txt"}}]},
+            {"text": "Could not."}
+        ]),
+    );
+    let answer = |decision: &str| {
+        format!(
+            "#!/bin/sh\necho '{{\"hookSpecificOutput\": {{\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"{decision}\", \"permissionDecisionReason\": \"{decision} said so\"}}}}'\n"
+        )
+    };
+    // Each file alone would ask, deny and allow; in any order, the deny stands.
+    script(&p, "hooks/ask.sh", &answer("ask"));
+    script(
+        &p,
+        "hooks/deny.sh",
+        "#!/bin/sh\necho 'no shell for you' >&2\nexit 2\n",
+    );
+    script(&p, "hooks/allow.sh", &answer("allow"));
+    settings(&p, ".claude/settings.json", "PreToolUse", "./hooks/ask.sh");
+    settings(
+        &p,
+        ".claude/settings.local.json",
+        "PreToolUse",
+        "./hooks/deny.sh",
+    );
+    settings(&p, "team/hooks.json", "PreToolUse", "./hooks/allow.sh");
+    let (lines, code) = p.json(&["run", "try"]);
+    assert_eq!(code, 0, "{lines:?}");
+    assert!(!p.file("ran.txt").exists(), "the call never ran");
+    assert!(
+        !lines.iter().any(|l| l["type"] == "awaiting_approval"),
+        "nobody is asked to approve a call a hook forbids: {lines:?}"
+    );
+    let finished = lines.iter().find(|l| l["type"] == "tool_finished").unwrap();
+    let content = finished["result"]["content"].as_str().unwrap();
+    assert!(content.contains("no shell for you"), "{content}");
+    assert_eq!(lines.last().unwrap()["output"], "Could not.");
+}
+
+#[test]
+fn two_stop_guards_in_two_files_both_have_their_reasons_heard_and_a_failure_names_its_file() {
+    let p = Project::new(
+        CONFIG,
+        json!([
+            {"text": "Done."},
+            {"text": "Done, with tests and docs."}
+        ]),
+    );
+    let guard = |reason: &str| {
+        format!(
+            "#!/bin/sh\nif [ \"$(jq -r .stop_hook_active)\" = true ]; then exit 0; fi\necho '{{\"decision\": \"block\", \"reason\": \"{reason}\"}}'\n"
+        )
+    };
+    script(&p, "hooks/tests.sh", &guard("run the tests"));
+    script(&p, "hooks/docs.sh", &guard("update the docs"));
+    settings(&p, ".claude/settings.json", "Stop", "./hooks/tests.sh");
+    settings(&p, ".claude/settings.local.json", "Stop", "./hooks/docs.sh");
+    // A third file's handler that cannot start: reported, naming its file; the run goes on.
+    settings(&p, "team/hooks.json", "Stop", "./hooks/missing.sh");
+    let (lines, code) = p.json(&["run", "finish"]);
+    assert_eq!(code, 0, "{lines:?}");
+    assert_eq!(
+        lines.last().unwrap()["output"],
+        "Done, with tests and docs."
+    );
+    let feedback: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["type"] == "message" && l["message"]["role"] == "user")
+        .filter_map(|l| l["message"]["content"].as_str())
+        .collect();
+    let heard = feedback.join("\n");
+    assert!(
+        heard.contains("run the tests") && heard.contains("update the docs"),
+        "both guards are heard: {feedback:?}"
+    );
+    let failed: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "hook_failed")
+        .collect();
+    assert!(!failed.is_empty(), "{lines:?}");
+    for f in failed {
+        let hook = f["hook"].as_str().unwrap();
+        assert_eq!(hook, "./hooks/missing.sh (team/hooks.json)");
+        assert!(f["error"].as_str().unwrap().contains("status 127"), "{f}");
+    }
+}
