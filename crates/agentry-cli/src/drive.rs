@@ -1,9 +1,10 @@
-//! Driving a started run to its end in the terminal: its events rendered, Ctrl-C cancelling it,
-//! and approvals asked for inline when a person is at the terminal.
+//! Driving a started run to its end in the terminal: its events rendered, Ctrl-C (or SIGTERM,
+//! SIGHUP) cancelling it, and approvals asked for inline when a person is at the terminal.
 
 use crate::exit::Exit;
 use crate::project::{CliAgent, Project};
 use crate::render::{Render, short_input};
+use crate::signals::Signals;
 use agentry::{Decision, PendingApproval, RunHandle, RunOutput, StopReason};
 use futures::StreamExt;
 use serde_json::Value;
@@ -26,8 +27,32 @@ impl Prompter {
         }
     }
 
-    /// Asks for a decision on each pending call; `None` when the person leaves it for later.
-    pub(crate) fn decide(&self, pending: &[PendingApproval]) -> Option<Vec<Decision>> {
+    /// Asks for a decision on each pending call; `None` when the person leaves it for later, or
+    /// stops the command at the prompt (Ctrl-C, SIGTERM, SIGHUP): the run stays paused.
+    pub(crate) async fn decide(
+        &self,
+        pending: &[PendingApproval],
+        signals: &mut Signals,
+    ) -> Option<Vec<Decision>> {
+        let pending = pending.to_vec();
+        // The terminal is read on a thread of its own, so a signal still ends the prompt; not
+        // one of the runtime's, which would hold the command's exit until a line is typed.
+        let (tx, asking) = tokio::sync::oneshot::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(Prompter::ask(&pending));
+        });
+        tokio::select! {
+            answered = asking => answered.ok().flatten(),
+            stop = signals.next() => {
+                eprintln!("
+        {}: the run stays paused", stop.name());
+                None
+            }
+        }
+    }
+
+    /// Reads a decision on each pending call from the terminal.
+    fn ask(pending: &[PendingApproval]) -> Option<Vec<Decision>> {
         let mut decisions = Vec::new();
         let stdin = std::io::stdin();
         let mut lines = stdin.lock().lines();
@@ -90,6 +115,7 @@ pub(crate) async fn drive(
     prompter: &Prompter,
 ) -> Exit {
     let started = Instant::now();
+    let mut signals = Signals::new();
     loop {
         let run_id = handle.run_id().to_owned();
         let cancel = handle.cancellation();
@@ -102,12 +128,14 @@ pub(crate) async fn drive(
                         Some(event) => render.event(&event),
                         None => break,
                     },
-                    _ = tokio::signal::ctrl_c(), if !interrupted => {
+                    stop = signals.next(), if !interrupted => {
                         interrupted = true;
-                        eprintln!("\ncancelling (Ctrl-C again to quit at once) …");
+                        // Cancelling interrupts the tool under way, which stops every process
+                        // it started; the run is checkpointed `cancelled`.
+                        eprintln!("\n{}: cancelling (Ctrl-C again to quit at once) …", stop.name());
                         cancel.cancel();
                         tokio::spawn(async {
-                            let _ = tokio::signal::ctrl_c().await;
+                            Signals::new().next().await;
                             std::process::exit(Exit::Cancelled.code());
                         });
                     }
@@ -136,7 +164,7 @@ pub(crate) async fn drive(
             );
             return Exit::AwaitingApproval;
         }
-        let Some(decisions) = prompter.decide(pending) else {
+        let Some(decisions) = prompter.decide(pending, &mut signals).await else {
             eprintln!(
                 "left for later: `agentry approve {0}` or `agentry reject {0} --reason ...`",
                 out.run_id

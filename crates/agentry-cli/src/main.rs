@@ -16,6 +16,7 @@ mod model;
 mod progress;
 mod project;
 mod render;
+mod signals;
 mod telemetry;
 mod tools;
 

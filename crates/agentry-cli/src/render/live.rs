@@ -263,8 +263,8 @@ impl Render for Live {
         };
         let cost = cost.map(|c| format!(" · {c}")).unwrap_or_default();
         let summary = format!(
-            "{} steps · {} tokens ({} in, {} out){cost} · {:.1} s · {stop} · run {}",
-            out.steps,
+            "{} · {} tokens ({} in, {} out){cost} · {:.1} s · {stop} · run {}",
+            plural(u64::from(out.steps), "step"),
             out.usage.total(),
             out.usage.input_tokens,
             out.usage.output_tokens,
@@ -289,5 +289,14 @@ impl Render for Live {
             }
         );
         let _ = self.out.flush();
+    }
+}
+
+/// `n` and `noun`, with an `s` unless `n` is 1.
+fn plural(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }

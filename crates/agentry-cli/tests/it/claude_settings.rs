@@ -120,3 +120,33 @@ fn two_stop_guards_in_two_files_both_have_their_reasons_heard_and_a_failure_name
         assert!(f["error"].as_str().unwrap().contains("status 127"), "{f}");
     }
 }
+
+#[test]
+fn the_tool_policys_allow_list_runs_bash_without_asking_and_its_approval_rule_still_asks() {
+    let turns = json!([
+        {"tool_calls": [{"name": "Bash", "input": {"command": "echo ran >> ran.txt"}}]},
+        {"text": "Ran it."}
+    ]);
+    let allowing = "[agents.helper]\nmodel = \"scripted:turns.json\"\ntools = [\"Bash\"]\n\n[hooks.tool_policy]\nallow = [\"Bash\"]\n";
+    let p = Project::new(allowing, turns.clone());
+    let (lines, code) = p.json(&["run", "go"]);
+    assert_eq!(code, 0, "{lines:?}");
+    assert_eq!(std::fs::read_to_string(p.file("ran.txt")).unwrap(), "ran\n");
+    let allowed = lines
+        .iter()
+        .find(|l| l["type"] == "hook_decision" && l["decision"] == "allowed")
+        .unwrap_or_else(|| panic!("the allow is recorded: {lines:?}"));
+    assert!(
+        allowed["detail"]
+            .as_str()
+            .unwrap()
+            .contains("tool policy allows `Bash`"),
+        "{allowed}"
+    );
+    // The same allow with an approval rule: the rule asks.
+    let asking = format!("{allowing}require_approval = [\"Bash\"]\n");
+    let p = Project::new(&asking, turns);
+    let (lines, code) = p.json(&["run", "go"]);
+    assert_eq!(code, 3, "waits for approval: {lines:?}");
+    assert!(!p.file("ran.txt").exists());
+}

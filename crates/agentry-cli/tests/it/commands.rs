@@ -19,7 +19,7 @@ fn run_streams_text_and_ends_with_a_summary() {
         .assert()
         .code(0)
         .stdout(predicate::str::contains("Hello from the script."))
-        .stdout(predicate::str::contains("1 steps"))
+        .stdout(predicate::str::contains("1 step ·"))
         .stdout(predicate::str::contains("final answer"));
     assert!(
         p.file(".agentry/runs.db").is_file(),

@@ -123,6 +123,49 @@ fn ctrl_c_cancels_cleanly_and_resume_continues() {
     );
 }
 
+/// True while process `pid` exists (and is not a zombie waiting for its parent).
+fn alive(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| !stat.split(") ").nth(1).is_some_and(|s| s.starts_with('Z')))
+}
+
+#[test]
+fn sigterm_and_sighup_cancel_like_ctrl_c_and_leave_no_process_of_the_tool_behind() {
+    for signal in ["-TERM", "-HUP"] {
+        let p = Project::new(
+            CONFIG,
+            json!([
+                {"tool_calls": [{"name": "Bash", "input": {"command": "sleep 60 & echo $! > child.pid; echo started >> marks; wait"}}]},
+                {"text": "Finished."}
+            ]),
+        );
+        let child = spawn_run(&p);
+        wait_for_start(&p);
+        let pid = std::fs::read_to_string(p.file("child.pid")).unwrap();
+        let pid = pid.trim();
+        assert!(alive(pid), "{signal}: the tool's background process runs");
+        let status = Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "{signal}: {stderr}");
+        assert!(stderr.contains("cancelling"), "{signal}: {stderr}");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while alive(pid) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert!(
+            !alive(pid),
+            "{signal}: the tool's process {pid} was stopped"
+        );
+        let run = the_run(&p);
+        assert_eq!(run["status"], "cancelled", "{signal}: {run}");
+    }
+}
+
 #[test]
 fn cancel_from_another_process_stops_a_live_run_and_resume_continues_it() {
     // The default 30 s lease: the driving process holds it throughout, so `cancel` cannot take
@@ -185,4 +228,34 @@ fn an_approval_is_answered_at_the_terminal() {
     session.expect("Wrote it.").expect("the run goes on");
     session.expect("final answer").expect("the summary");
     assert_eq!(std::fs::read_to_string(p.file("out.txt")).unwrap(), "yes");
+}
+
+#[test]
+fn ctrl_c_at_the_approval_prompt_leaves_the_run_paused() {
+    let p = Project::new(
+        CONFIG,
+        json!([
+            {"tool_calls": [{"name": "Write", "input": {"file_path": "out.txt", "content": "yes"}}]},
+            {"text": "Wrote it."}
+        ]),
+    );
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("agentry"));
+    cmd.current_dir(p.path())
+        .args(["run", "write it"])
+        .env("NO_COLOR", "1");
+    let mut session = expectrl::Session::spawn(cmd).expect("a pseudo-terminal");
+    session.set_expect_timeout(Some(Duration::from_secs(30)));
+    session.expect("[a]pprove").expect("the approval prompt");
+    session.send("\x03").unwrap();
+    session
+        .expect("the run stays paused")
+        .expect("Ctrl-C ends the prompt");
+    let status = session.get_process().wait().unwrap();
+    assert_eq!(
+        status,
+        expectrl::WaitStatus::Exited(session.get_process().pid(), 3),
+        "exit code 3: waiting for approval"
+    );
+    assert!(!p.file("out.txt").exists());
+    assert_eq!(the_run(&p)["status"], "awaiting_approval");
 }

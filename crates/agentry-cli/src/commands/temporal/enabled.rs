@@ -102,18 +102,9 @@ pub(crate) async fn worker(cli: &Cli) -> Result<Exit, Failure> {
     Ok(Exit::Ok)
 }
 
-/// Ctrl-C, or SIGTERM (how a service manager stops a worker).
+/// Ctrl-C, SIGTERM (how a service manager stops a worker) or SIGHUP.
 async fn shutdown_signal() {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = async {
-            match term.as_mut() {
-                Some(term) => { term.recv().await; }
-                None => std::future::pending::<()>().await,
-            }
-        } => {}
-    }
+    crate::signals::Signals::new().next().await;
 }
 
 /// `agentry run --temporal PROMPT`: starts the run on the server and follows it here.
@@ -230,6 +221,7 @@ async fn follow(
     let started = Instant::now();
     let run_id = handle.run_id().to_owned();
     let mut cancelled = false;
+    let mut signals = crate::signals::Signals::new();
     // One stream for the whole run: it goes on past a decision where it stopped.
     let mut events = std::pin::pin!(handle.events_from(from));
     loop {
@@ -252,9 +244,9 @@ async fn follow(
                     }
                     None => break,
                 },
-                _ = tokio::signal::ctrl_c(), if !cancelled => {
+                stop = signals.next(), if !cancelled => {
                     cancelled = true;
-                    eprintln!("\ncancelling the run on Temporal …");
+                    eprintln!("\n{}: cancelling the run on Temporal …", stop.name());
                     if let Err(e) = handle.cancel().await {
                         eprintln!("warning: {e}");
                     }
@@ -263,7 +255,7 @@ async fn follow(
         }
         if let Some(pending) = waiting {
             let decisions = match prompter.interactive {
-                true => prompter.decide(&pending),
+                true => prompter.decide(&pending, &mut signals).await,
                 false => None,
             };
             let Some(decisions) = decisions else {
