@@ -150,3 +150,35 @@ fn the_tool_policys_allow_list_runs_bash_without_asking_and_its_approval_rule_st
     assert_eq!(code, 3, "waits for approval: {lines:?}");
     assert!(!p.file("ran.txt").exists());
 }
+
+#[test]
+fn stop_fires_once_when_the_agent_finishes_not_when_it_pauses_for_approval() {
+    let config = "[agents.helper]\nmodel = \"scripted:turns.json\"\ntools = [\"Write\"]\n\n[hooks]\nsettings_files = [\".claude/settings.json\"]\n";
+    let p = Project::new(
+        config,
+        json!([
+            {"tool_calls": [{"name": "Write", "input": {"file_path": "out.txt", "content": "yes"}}]},
+            {"text": "Wrote it."}
+        ]),
+    );
+    script(
+        &p,
+        "hooks/count.sh",
+        "#!/bin/sh\ncat > /dev/null\necho stop >> \"$CLAUDE_PROJECT_DIR/stops.txt\"\n",
+    );
+    settings(&p, ".claude/settings.json", "Stop", "./hooks/count.sh");
+    let stops = || {
+        std::fs::read_to_string(p.file("stops.txt"))
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    let (lines, code) = p.json(&["run", "write it"]);
+    assert_eq!(code, 3, "paused for approval: {lines:?}");
+    assert_eq!(stops(), 0, "a pause is not the end of the agent's response");
+    let run = crate::common::run_id(&lines);
+    let (lines, code) = p.json(&["approve", &run]);
+    assert_eq!(code, 0, "{lines:?}");
+    assert_eq!(lines.last().unwrap()["output"], "Wrote it.");
+    assert_eq!(stops(), 1, "Stop fired once, at the final answer");
+}

@@ -188,6 +188,12 @@ impl RunMachine {
         self.push(Message::user(text))
     }
 
+    /// Appends the run's input (after RunStart hooks) as a user message, unless it is empty: a
+    /// hook that erased it (a blocked prompt) leaves no empty turn in the history.
+    pub fn add_input(&mut self, input: String) -> Option<Arc<Message>> {
+        (!input.is_empty()).then(|| self.add_user(input))
+    }
+
     /// Appends a message.
     pub fn push(&mut self, message: Message) -> Arc<Message> {
         let m = Arc::new(message);

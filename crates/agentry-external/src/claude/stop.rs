@@ -11,16 +11,30 @@ use serde_json::{Value, json};
 /// After this many consecutive blocked stops, a run stops anyway (as Claude Code does).
 const STOP_BLOCK_CAP: u32 = 8;
 
+/// True when a run stopping for `reason` is an agent that finished responding, which is when
+/// Claude Code fires Stop: a final answer, or a limit or hook that ended the turn. A run that
+/// pauses for approval goes on afterwards (Claude Code asks within the turn); a cancellation,
+/// a person's stop and a failure are interruptions, which fire no Stop.
+fn finished_responding(reason: &StopReason) -> bool {
+    !matches!(
+        reason,
+        StopReason::Cancelled
+            | StopReason::AwaitingApproval { .. }
+            | StopReason::StoppedByHuman { .. }
+            | StopReason::Recovered { .. }
+    )
+}
+
 impl Engine {
-    /// Stop for a top-level run, SubagentStop for a sub-agent's; an interruption fires neither,
-    /// as in Claude Code.
+    /// Stop for a top-level run, SubagentStop for a sub-agent's, when the agent finished
+    /// responding ([`finished_responding`]), as in Claude Code.
     pub(crate) async fn stop_hooks(&self, mut ev: Stop, ctx: &HookCtx) -> HookResult<Stop> {
         let event = if ctx.parent_run_id().is_some() {
             EventName::SubagentStop
         } else {
             EventName::Stop
         };
-        if !self.has(event) || matches!(ev.reason(), StopReason::Cancelled) {
+        if !self.has(event) || !finished_responding(ev.reason()) {
             return Ok(ev);
         }
         let site = self.claude.site(ctx);

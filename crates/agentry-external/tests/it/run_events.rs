@@ -60,6 +60,13 @@ if "password" in d["prompt"]:
         other => panic!("expected a hook stop, got {other:?}"),
     }
     assert!(model.requests().is_empty(), "the model was never called");
+    assert!(
+        !out.messages
+            .iter()
+            .any(|m| matches!(m.role(), agentry::Role::User)),
+        "the erased prompt leaves no (empty) user message: {:?}",
+        out.messages
+    );
 }
 
 #[tokio::test]

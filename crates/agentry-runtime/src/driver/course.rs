@@ -26,8 +26,9 @@ impl Driver {
                 } else {
                     input
                 };
-                let m = self.machine.add_user(input);
-                self.scope.added(m).await?;
+                if let Some(m) = self.machine.add_input(input) {
+                    self.scope.added(m).await?;
+                }
                 // Handed over without waiting, like a step's end: the first model turn goes on
                 // while it is written, and the next checkpoint waits for it.
                 self.queued_checkpoint().await?;

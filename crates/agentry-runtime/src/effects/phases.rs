@@ -57,8 +57,9 @@ impl RunEffects {
         } else {
             input
         };
-        let m = d.machine.add_user(input.clone());
-        d.scope.added(m).await?;
+        if let Some(m) = d.machine.add_input(input.clone()) {
+            d.scope.added(m).await?;
+        }
         Ok(input)
     }
 

@@ -24,7 +24,7 @@ impl Loop {
         )?;
         let begun = self.accept(begun);
         self.plan = begun.plan;
-        self.machine.add_user(begun.input);
+        self.machine.add_input(begun.input);
         self.synced();
         // The begin activity reported the input to MessageAdded hooks.
         self.reported = self.machine.messages.len();
