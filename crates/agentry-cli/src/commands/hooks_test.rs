@@ -14,7 +14,8 @@ use agentry::hooks::{
     ToolFailed, Traced,
 };
 use agentry::{
-    Decision, PendingApproval, RunContext, RunContextSpec, RunInfo, StopReason, ToolResult,
+    Decision, Notice, PendingApproval, RunContext, RunContextSpec, RunEngine, RunInfo, StopReason,
+    ToolResult,
 };
 use serde_json::{Map, Value, json};
 use std::path::Path;
@@ -45,7 +46,8 @@ pub(super) async fn test(
     let agent = project.agent(agent).map_err(failed)?;
     let hooks = Hooks::merge(&[project.runtime.hooks(), &agent.def().hooks]);
     let sub_agent = event == "SubagentStop";
-    let ctx = context(&agent.def().name, sub_agent);
+    let engine = context(&agent.def().name, sub_agent, text(&sample, "session_id"));
+    let ctx = engine.context().clone();
     let report = match event {
         "BeforeTool" | "PreToolUse" => {
             let ev = BeforeTool::new(call_id(&sample), tool_name(&sample)?, tool_input(&sample));
@@ -115,6 +117,7 @@ pub(super) async fn test(
         }
     };
     let stop = ctx.stop_deadline().map(|(_, reason)| reason.to_string());
+    let report = report.with_notices(engine.take_notices());
     report.print(cli.json, event, stop.as_deref());
     Ok(if report.error.is_some() {
         Exit::Failed
@@ -169,12 +172,13 @@ fn call_id(sample: &Map<String, Value>) -> String {
         .to_owned()
 }
 
-/// The context of the sample's run: a run of its own, top-level unless `sub_agent`.
-fn context(agent: &str, sub_agent: bool) -> RunContext {
-    RunContext::detached(RunContextSpec {
+/// The sample's run: a run of its own, top-level unless `sub_agent`, in the sample's session
+/// (`session_id`) when it names one.
+fn context(agent: &str, sub_agent: bool, session: Option<&str>) -> RunEngine {
+    RunEngine::new(RunContextSpec {
         parent_run_id: sub_agent.then(|| "hooks-test-parent".into()),
         info: Arc::new(RunInfo {
-            session_id: Some("hooks-test".into()),
+            session_id: Some(session.unwrap_or("hooks-test").to_owned()),
             ..RunInfo::default()
         }),
         step: 1,
@@ -196,7 +200,11 @@ impl Shown for BeforeTool {
             Some(ToolDecision::Mock(c)) => json!({"mock": c}),
             Some(ToolDecision::NeedsApproval(r)) => json!({"ask": r}),
         };
-        object([("input", self.input.clone()), ("decision", decision)])
+        object([
+            ("input", self.input.clone()),
+            ("decision", decision),
+            ("allowed", json!(self.allowed())),
+        ])
     }
 }
 
@@ -267,6 +275,11 @@ struct Report {
     decided_by: Option<String>,
     /// The error that failed the dispatch.
     error: Option<String>,
+    /// Handlers of a hook that failed while the hook went on (a command that exited 1, could
+    /// not start, timed out or printed what is not the protocol): `handler: error`.
+    handler_failures: Vec<String>,
+    /// What hooks said for the person (`systemMessage`), and other events they emitted.
+    messages: Vec<String>,
 }
 
 impl Report {
@@ -295,7 +308,26 @@ impl Report {
             after,
             decided_by,
             error,
+            handler_failures: Vec::new(),
+            messages: Vec::new(),
         }
+    }
+
+    /// The report with what the hooks left to report besides the event.
+    fn with_notices(mut self, notices: Vec<Notice>) -> Report {
+        for notice in notices {
+            match notice {
+                Notice::HookFailed { error, .. } => self.handler_failures.push(error),
+                Notice::Custom { name, data } if name == "system_message" => {
+                    let hook = data["hook"].as_str().unwrap_or_default();
+                    let message = data["message"].as_str().unwrap_or_default();
+                    self.messages.push(format!("{hook}: {message}"));
+                }
+                Notice::Custom { name, data } => self.messages.push(format!("[{name}] {data}")),
+                Notice::State { .. } => {}
+            }
+        }
+        self
     }
 
     fn print(&self, json: bool, event: &str, stop: Option<&str>) {
@@ -324,6 +356,8 @@ impl Report {
                     "decided_by": self.decided_by,
                     "stops_run": stop,
                     "error": self.error,
+                    "handler_failures": self.handler_failures,
+                    "messages": self.messages,
                 })
             );
             return;
@@ -345,6 +379,12 @@ impl Report {
                 outln!("result: {}", parts(&diff(&self.before, &self.after)))
             }
             (None, None) => outln!("result: no change"),
+        }
+        for failure in &self.handler_failures {
+            outln!("warning: {failure} (the event goes on)");
+        }
+        for message in &self.messages {
+            outln!("message: {message}");
         }
         if let Some(reason) = stop {
             outln!("the run would stop: {reason}");

@@ -83,16 +83,17 @@ fn a_script_that_exits_2_blocks_and_is_named_with_its_time() {
 }
 
 #[test]
-fn a_rewrite_is_shown_as_the_changed_input() {
+fn a_rewrite_and_an_allow_are_shown_as_what_changed() {
     let p = project();
     let (report, _) = test_json(
         &p,
         "BeforeTool",
         json!({"tool_name": "Bash", "tool_input": {"command": "ls src"}}),
     );
+    // The script allows with `updatedInput`: the rewrite and the allow, no decision.
     assert_eq!(
         report["hooks"][1]["changed"],
-        json!({"input": {"command": "ls --color=never"}})
+        json!({"input": {"command": "ls --color=never"}, "allowed": "a PreToolUse hook allowed Bash"})
     );
     assert_eq!(
         report["result"]["input"],
@@ -189,4 +190,50 @@ fn bad_events_and_samples_are_usage_errors_that_say_what_is_taken() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("needs a `tool_name`"));
+}
+
+#[test]
+fn an_allow_a_failing_handler_and_a_system_message_are_all_shown() {
+    let config = r#"
+[agents.dev]
+model = "scripted:turns.json"
+tools = ["Bash"]
+
+[[hooks.events.PreToolUse]]
+matcher = "Bash"
+hooks = [
+  { type = "command", command = "echo '{\"systemMessage\": \"checked by the guard\", \"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"allow\", \"permissionDecisionReason\": \"ls is read-only\"}}'" },
+  { type = "command", command = "./no-such-hook.sh" },
+]
+"#;
+    let p = Project::new(config, json!([]));
+    let sample = json!({"tool_name": "Bash", "tool_input": {"command": "ls"}});
+    let (report, code) = test_json(&p, "PreToolUse", sample.clone());
+    assert_eq!(code, 0, "a failing handler fails open: {report}");
+    assert_eq!(report["result"]["allowed"], "ls is read-only", "{report}");
+    let failures = report["handler_failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 1, "{report}");
+    let failure = failures[0].as_str().unwrap();
+    assert!(
+        failure.contains("./no-such-hook.sh") && failure.contains("status 127"),
+        "{failure}"
+    );
+    assert!(
+        report["messages"][0]
+            .as_str()
+            .unwrap()
+            .ends_with("checked by the guard"),
+        "{report}"
+    );
+    // The text report says the same to a person.
+    std::fs::write(p.file("sample.json"), sample.to_string()).unwrap();
+    p.agentry()
+        .args(["hooks", "test", "PreToolUse", "--input", "sample.json"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("allowed → ls is read-only"))
+        .stdout(predicate::str::contains(
+            "warning: command hook `./no-such-hook.sh`",
+        ))
+        .stdout(predicate::str::contains("message: "));
 }
