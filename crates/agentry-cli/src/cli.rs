@@ -31,7 +31,8 @@ Exit codes:
   1    the run failed, or the command could not do what it was asked
   2    bad usage or a bad config file
   3    the run waits for approval (agentry approve / agentry reject)
-  4    the run stopped before a final answer (a guard, the step limit, a hook or a person)
+  4    the run stopped before a final answer (a guard, the step limit, a hook or a person),
+       or the model's final answer was empty
   5    another process drives the run (its lease is held)
   130  the run was cancelled (agentry resume continues it)";
 

@@ -178,9 +178,29 @@ pub(crate) async fn drive(
     }
 }
 
+/// True when a run ended with a final answer that says nothing: no text and no structured
+/// output (a model that returned an empty turn).
+pub(crate) fn empty_answer(out: &RunOutput<(), Value>) -> bool {
+    out.stop == StopReason::FinalAnswer
+        && out.text.trim().is_empty()
+        && match &out.output {
+            None | Some(Value::Null) => true,
+            Some(Value::String(s)) => s.trim().is_empty(),
+            Some(_) => false,
+        }
+}
+
 /// The exit code of a run's end, with a hint for what can follow.
 pub(crate) fn finish_hint(out: &RunOutput<(), Value>) -> Exit {
     match &out.stop {
+        StopReason::FinalAnswer if empty_answer(out) => {
+            eprintln!(
+                "warning: the model's final answer is empty (it returned no text and no tool call); \
+                 try again, or look at the model's output with `agentry show {} --events`",
+                out.run_id
+            );
+            Exit::Stopped
+        }
         StopReason::FinalAnswer | StopReason::Recovered { .. } => Exit::Ok,
         StopReason::Cancelled => {
             eprintln!("continue it with `agentry resume {}`", out.run_id);

@@ -10,10 +10,63 @@ use crate::project::expand_env;
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::trace::SdkTracerProvider;
+use opentelemetry_sdk::error::OTelSdkResult;
+use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use tracing_subscriber::Layer;
 use tracing_subscriber::layer::SubscriberExt;
+
+/// An exporter whose first failure is said on stderr, naming the endpoint and the cause (the
+/// SDK itself reports export failures only to its own diagnostics, which nobody sees).
+#[derive(Debug)]
+struct Reported<E> {
+    inner: E,
+    endpoint: String,
+    warned: AtomicBool,
+}
+
+impl<E> Reported<E> {
+    fn new(inner: E, endpoint: String) -> Self {
+        Reported {
+            inner,
+            endpoint,
+            warned: AtomicBool::new(false),
+        }
+    }
+
+    fn warn(&self, error: &dyn std::fmt::Display) {
+        if !self.warned.swap(true, Ordering::Relaxed) {
+            eprintln!(
+                "warning: telemetry: spans could not be exported to {}: {error} (the run goes on; \
+                 check [telemetry] otlp_endpoint or {ENDPOINT_ENV})",
+                self.endpoint
+            );
+        }
+    }
+}
+
+impl<E: SpanExporter> SpanExporter for Reported<E> {
+    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+        let result = self.inner.export(batch).await;
+        if let Err(e) = &result {
+            self.warn(e);
+        }
+        result
+    }
+
+    fn shutdown_with_timeout(&self, timeout: std::time::Duration) -> OTelSdkResult {
+        self.inner.shutdown_with_timeout(timeout)
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        self.inner.force_flush()
+    }
+
+    fn set_resource(&mut self, resource: &Resource) {
+        self.inner.set_resource(resource);
+    }
+}
 
 /// The exporter in use; flushed and stopped by [`Telemetry::shutdown`].
 pub(crate) struct Telemetry {
@@ -71,6 +124,12 @@ impl Telemetry {
         let exporter = exporter
             .build()
             .map_err(|e| format!("telemetry: cannot set up the OTLP exporter: {e}"))?;
+        let endpoint = match &config.otlp_endpoint {
+            Some(endpoint) => expand_env(endpoint).unwrap_or_else(|_| endpoint.clone()),
+            None => std::env::var(ENDPOINT_ENV)
+                .unwrap_or_else(|_| "the default OTLP endpoint".to_owned()),
+        };
+        let exporter = Reported::new(exporter, endpoint);
         let service = config
             .service_name
             .clone()

@@ -256,6 +256,9 @@ impl Render for Live {
             let _ = writeln!(self.out, "{pretty}");
         }
         let stop = match &out.stop {
+            StopReason::FinalAnswer if crate::drive::empty_answer(out) => {
+                self.paint(ERR, "empty answer")
+            }
             StopReason::FinalAnswer => self.paint(OK, "final answer"),
             StopReason::AwaitingApproval { .. } => self.paint(WAIT, "waiting for approval"),
             StopReason::Cancelled => self.paint(WAIT, "cancelled"),

@@ -28,6 +28,20 @@ fn run_streams_text_and_ends_with_a_summary() {
 }
 
 #[test]
+fn an_empty_answer_is_not_a_final_answer_and_says_so() {
+    let p = Project::new(SCRIPTED, json!([{"text": ""}]));
+    p.agentry()
+        .args(["run", "say nothing"])
+        .assert()
+        .code(4)
+        .stdout(predicate::str::contains("empty answer"))
+        .stdout(predicate::str::contains("final answer").not())
+        .stderr(predicate::str::contains(
+            "warning: the model's final answer is empty",
+        ));
+}
+
+#[test]
 fn json_run_is_ndjson_events_then_the_result() {
     let p = Project::new(
         SCRIPTED,

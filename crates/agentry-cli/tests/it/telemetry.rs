@@ -148,3 +148,26 @@ headers = {{ Authorization = "Bearer ${{OTLP_TOKEN}}" }}
             "telemetry: GenAI spans of every run",
         ));
 }
+
+#[test]
+fn an_endpoint_that_cannot_be_reached_is_a_warning_naming_it_and_the_run_goes_on() {
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let config = format!(
+        "[agents.traced]\nmodel = \"scripted:turns.json\"\n\n[telemetry]\notlp_endpoint = \"http://127.0.0.1:{port}\"\n"
+    );
+    let p = Project::new(&config, json!([{"text": "Done."}]));
+    let out = p.agentry().args(["run", "go"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Done."));
+    assert!(
+        stderr.contains("warning: telemetry: spans could not be exported to")
+            && stderr.contains(&format!("127.0.0.1:{port}")),
+        "{stderr}"
+    );
+}
