@@ -152,7 +152,7 @@ pub(crate) fn turn_timed_out(model: &str, limit: Duration) -> ModelError {
         model,
         ModelErrorKind::Timeout,
         format!(
-            "the turn did not finish within {limit:?}, the model turn timeout (`Runtime::model_turn_timeout`); raise it for long answers or slow models"
+            "the turn did not finish within {limit:?}, the model turn timeout; raise it for long answers or slow models: `model_turn_timeout` under `[limits]` in agentry.toml, `Runtime::model_turn_timeout` in code"
         ),
     )
 }
@@ -195,7 +195,7 @@ pub(crate) async fn stream_model(
                 model.name(),
                 ModelErrorKind::Timeout,
                 format!(
-                    "the stream sent no event for {idle:?}, the model idle timeout (`Runtime::model_idle_timeout`; keep-alive comments do not count); check the server, or raise the timeout for slow models"
+                    "the stream sent no event for {idle:?}, the model idle timeout (keep-alive comments do not count); check the server, or raise it for slow models: `model_idle_timeout` under `[limits]` in agentry.toml, `Runtime::model_idle_timeout` in code"
                 ),
             )
             .into());

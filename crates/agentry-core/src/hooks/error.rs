@@ -37,7 +37,7 @@ pub enum HookFailure {
     Timeout(Duration),
     /// The hook, which has no timeout of its own, overran the runtime's default hook timeout.
     #[error(
-        "timed out after {0:?}, the default hook timeout (`Runtime::hook_timeout`); give the hook a longer one with `.timeout(..)` or make it faster"
+        "timed out after {0:?}, the default hook timeout (`hook_timeout` under `[limits]` in agentry.toml, `Runtime::hook_timeout` in code); give the hook a longer one with `.timeout(..)` or make it faster"
     )]
     DefaultTimeout(Duration),
 }

@@ -430,7 +430,7 @@ impl ToolCalls<'_> {
             Some(limit) => (limit, "its own time limit (`.timeout(..)`)"),
             None => (
                 self.rt.limits.tool_timeout,
-                "the default tool timeout (`Runtime::tool_timeout`)",
+                "the default tool timeout (`tool_timeout` under `[limits]` in agentry.toml, `Runtime::tool_timeout` in code)",
             ),
         };
         within(limit, self.invoke(tool.clone(), turn, index, input))

@@ -261,7 +261,11 @@ async fn a_model_stream_that_goes_quiet_fails_at_the_idle_timeout_which_it_names
     assert_eq!(e.kind, ModelErrorKind::Timeout);
     assert_eq!(e.model, "silent");
     assert!(e.message.contains("no event for 150ms"), "{e}");
-    assert!(e.message.contains("Runtime::model_idle_timeout"), "{e}");
+    assert!(
+        e.message.contains("Runtime::model_idle_timeout")
+            && e.message.contains("`[limits]` in agentry.toml"),
+        "{e}"
+    );
 }
 
 #[tokio::test]
