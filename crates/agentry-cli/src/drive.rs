@@ -51,6 +51,27 @@ impl Prompter {
         }
     }
 
+    /// Asks the person a yes-or-no `question`; a signal, an end of input or anything but yes is
+    /// no.
+    pub(crate) async fn confirm(&self, question: &str) -> bool {
+        eprint!("{question}");
+        let _ = std::io::stderr().flush();
+        let (tx, answer) = tokio::sync::oneshot::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = std::io::stdin().read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let mut signals = Signals::new();
+        tokio::select! {
+            line = answer => matches!(
+                line.unwrap_or_default().trim().to_lowercase().as_str(),
+                "y" | "yes"
+            ),
+            _ = signals.next() => false,
+        }
+    }
+
     /// Reads a decision on each pending call from the terminal.
     fn ask(pending: &[PendingApproval]) -> Option<Vec<Decision>> {
         let mut decisions = Vec::new();

@@ -170,6 +170,7 @@ pub(crate) type SummaryColumns = (
     i64,
     i64,
     i64,
+    i64,
 );
 
 /// The columns of an event, in the order both stores select them: seq, at (ms), kind, data (JSON
@@ -195,7 +196,7 @@ pub(crate) async fn stored_run<F>(
     store: &str,
     run_id: &str,
     record: &str,
-    (lease, revision): (i64, i64),
+    (lease, revision, lease_expires_ms): (i64, i64, i64),
     messages: F,
 ) -> Result<StoredRun, StoreError>
 where
@@ -229,13 +230,24 @@ where
         snapshot,
         lease: self::lease(store, run_id, lease)?,
         revision,
+        lease_expires_ms,
         layout,
     })
 }
 
 /// One line of a listing, read back.
 pub(crate) fn summary(store: &str, columns: SummaryColumns) -> Result<RunSummary, StoreError> {
-    let (run_id, agent, session_id, parent_run_id, status, step, created_ms, updated_ms) = columns;
+    let (
+        run_id,
+        agent,
+        session_id,
+        parent_run_id,
+        status,
+        step,
+        created_ms,
+        updated_ms,
+        lease_expires_ms,
+    ) = columns;
     let Some(status) = RunStatus::parse(&status) else {
         return Err(unreadable(
             store,
@@ -255,6 +267,7 @@ pub(crate) fn summary(store: &str, columns: SummaryColumns) -> Result<RunSummary
         step,
         created_ms,
         updated_ms,
+        lease_expires_ms,
     })
 }
 
@@ -289,8 +302,8 @@ where
     i64: for<'a> Encode<'a, DB> + Type<DB>,
 {
     let mut sql = QueryBuilder::new(
-        "SELECT run_id, agent, session_id, parent_run_id, status, step, created_ms, updated_ms \
-         FROM runs WHERE TRUE",
+        "SELECT run_id, agent, session_id, parent_run_id, status, step, created_ms, updated_ms, \
+         lease_expires_ms FROM runs WHERE TRUE",
     );
     if let Some(session_id) = &query.session_id {
         sql.push(" AND session_id = ").push_bind(session_id.clone());

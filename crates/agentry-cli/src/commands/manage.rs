@@ -4,10 +4,10 @@ use super::{Failure, failed, open, renderer};
 use crate::cli::{Cli, RunsArgs};
 use crate::drive::{Prompter, drive};
 use crate::exit::Exit;
-use crate::project::Project;
+use crate::project::{CliAgent, Project};
 use crate::render::short_input;
 use agentry::{Decision, Message, RunQuery, RunStatus, StopReason, StoreError, StoredRun};
-use serde_json::json;
+use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
 /// `agentry runs`.
@@ -36,6 +36,7 @@ pub(super) async fn runs(cli: &Cli, args: &RunsArgs) -> Result<Exit, Failure> {
         .list(&query)
         .await
         .map_err(|e| failed(e.to_string()))?;
+    let now = agentry_core::store::now_ms();
     if cli.json {
         for r in &runs {
             outln!(
@@ -44,6 +45,7 @@ pub(super) async fn runs(cli: &Cli, args: &RunsArgs) -> Result<Exit, Failure> {
                     "run_id": r.run_id, "agent": r.agent, "session_id": r.session_id,
                     "parent_run_id": r.parent_run_id, "status": r.status, "step": r.step,
                     "created_ms": r.created_ms, "updated_ms": r.updated_ms,
+                    "driver_gone": r.driver_gone(now),
                 })
             );
         }
@@ -54,7 +56,7 @@ pub(super) async fn runs(cli: &Cli, args: &RunsArgs) -> Result<Exit, Failure> {
         return Ok(Exit::Ok);
     }
     outln!(
-        "{:<38} {:<14} {:<18} {:>5}  {:<20} SESSION",
+        "{:<38} {:<14} {:<36} {:>5}  {:<20} SESSION",
         "RUN",
         "AGENT",
         "STATUS",
@@ -62,11 +64,16 @@ pub(super) async fn runs(cli: &Cli, args: &RunsArgs) -> Result<Exit, Failure> {
         "UPDATED"
     );
     for r in runs {
+        // A running run whose lease lapsed: the process driving it died.
+        let status = match r.driver_gone(now) {
+            true => format!("{} (driver gone, resumable)", r.status.as_str()),
+            false => r.status.as_str().to_owned(),
+        };
         outln!(
-            "{:<38} {:<14} {:<18} {:>5}  {:<20} {}",
+            "{:<38} {:<14} {:<36} {:>5}  {:<20} {}",
             r.run_id,
             r.agent,
-            r.status.as_str(),
+            status,
             r.step,
             ago(r.updated_ms),
             r.session_id.unwrap_or_default()
@@ -275,8 +282,51 @@ pub(super) async fn reject(
     continue_decided(cli, &project, run, &agent, decisions, color).await
 }
 
-/// `agentry resume RUN`.
+/// `agentry resume RUN`: checks the run can be taken up (no live process drives it) before a
+/// model is loaded, and says which calls it runs again.
 pub(super) async fn resume(cli: &Cli, run: &str, color: bool) -> Result<Exit, Failure> {
+    let prompter = Prompter::detect(cli.json);
+    {
+        let check = open(cli, true).await?;
+        let stored = load(&check, run).await?;
+        let now = agentry_core::store::now_ms();
+        if stored.snapshot.status() == RunStatus::Running && !stored.driver_gone(now) {
+            return Err((
+                Exit::Leased,
+                format!(
+                    "run `{run}` is driven by another process (its lease lapses in {} s): let \
+                     it finish, or `agentry cancel {run}`",
+                    stored.lease_remaining(now).as_secs().max(1)
+                ),
+            ));
+        }
+        let again = stored.snapshot.unsettled_calls();
+        if !again.is_empty() {
+            eprintln!(
+                "resuming runs {} again: {} never recorded, so what {} did before may be done twice:",
+                plural(again.len(), "call", "calls"),
+                if again.len() == 1 {
+                    "its outcome was"
+                } else {
+                    "their outcomes were"
+                },
+                if again.len() == 1 { "it" } else { "they" },
+            );
+            for call in &again {
+                let input: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+                eprintln!(
+                    "  {} {} (call {})",
+                    call.name,
+                    short_input(&call.name, &input),
+                    call.id
+                );
+            }
+            if prompter.interactive && !prompter.confirm("run them again? [y]es, [n]o ").await {
+                eprintln!("left as it is: `agentry resume {run}` when you are ready");
+                return Ok(Exit::Stopped);
+            }
+        }
+    }
     let project = open(cli, false).await?;
     let stored = load(&project, run).await?;
     let agent = project
@@ -284,8 +334,12 @@ pub(super) async fn resume(cli: &Cli, run: &str, color: bool) -> Result<Exit, Fa
         .map_err(|e| (Exit::Usage, e))?;
     let handle = project.runtime.resume(agent, run).start();
     let mut render = renderer(cli, color);
-    let prompter = Prompter::detect(cli.json);
     Ok(drive(&project, agent, handle, render.as_mut(), &prompter).await)
+}
+
+/// `n` and the noun that goes with it.
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// `agentry cancel RUN`: a paused run is stopped (its calls rejected); an interrupted one is
@@ -326,19 +380,26 @@ pub(super) async fn cancel(cli: &Cli, run: &str) -> Result<Exit, Failure> {
             Ok(Exit::Ok)
         }
         Err(agentry::Error::Store(StoreError::Leased { .. })) => {
-            cancel_live(cli, &project, run).await
+            cancel_live(cli, &project, agent, run).await
         }
         Err(e) => Err((Exit::of_error(&e), e.to_string())),
     }
 }
 
-/// How long `cancel` waits for the process driving a run to stop it.
-const CANCEL_WAIT: Duration = Duration::from_secs(30);
+/// How long `cancel` waits for the process driving a run to stop it (or, when that process
+/// died, for its lease to lapse: 30 s by default).
+const CANCEL_WAIT: Duration = Duration::from_secs(45);
 
 /// Cancels a run another process drives: records a cancel request in the store, which that
 /// process sees within seconds (when it renews the run's lease) and acts on; waits until the
-/// run is checkpointed as cancelled.
-async fn cancel_live(cli: &Cli, project: &Project, run: &str) -> Result<Exit, Failure> {
+/// run is checkpointed as cancelled. When that process died instead, the run is claimed and
+/// cancelled here once its lease lapses: one command either way.
+async fn cancel_live(
+    cli: &Cli,
+    project: &Project,
+    agent: &CliAgent,
+    run: &str,
+) -> Result<Exit, Failure> {
     project
         .store
         .request_cancel(run)
@@ -362,6 +423,15 @@ async fn cancel_live(cli: &Cli, project: &Project, run: &str) -> Result<Exit, Fa
                 );
             }
             return Ok(Exit::Ok);
+        }
+        if stored.driver_gone(agentry_core::store::now_ms()) {
+            let handle = project.runtime.resume(agent, run).start();
+            handle.cancel();
+            match handle.result().await {
+                // Checkpointed as cancelled: the next look reports it.
+                Ok(_) | Err(agentry::Error::Store(StoreError::Leased { .. })) => continue,
+                Err(e) => return Err((Exit::of_error(&e), e.to_string())),
+            }
         }
         if started.elapsed() > CANCEL_WAIT {
             return Err(failed(format!(

@@ -259,3 +259,73 @@ fn ctrl_c_at_the_approval_prompt_leaves_the_run_paused() {
     assert!(!p.file("out.txt").exists());
     assert_eq!(the_run(&p)["status"], "awaiting_approval");
 }
+
+#[test]
+fn a_run_whose_driver_died_is_listed_as_such_and_resume_names_the_call_it_runs_again() {
+    let p = Project::new(CONFIG, turns());
+    let mut child = spawn_run(&p);
+    wait_for_start(&p);
+    // While its driver lives, resume refuses at once, before any model is loaded.
+    let run = the_run(&p);
+    let id = run["run_id"].as_str().unwrap().to_owned();
+    assert_eq!(run["driver_gone"], false, "{run}");
+    let out = p.agentry().args(["resume", &id]).output().unwrap();
+    assert_eq!(out.status.code(), Some(5));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("driven by another process"), "{stderr}");
+
+    child.kill().expect("SIGKILL");
+    child.wait().unwrap();
+    // Once the killed driver's lease (1 s) lapses, the run is shown as resumable.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while the_run(&p)["driver_gone"] != true {
+        assert!(Instant::now() < deadline, "the lease never lapsed");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let listing = p.agentry().args(["runs"]).output().unwrap();
+    let listing = String::from_utf8_lossy(&listing.stdout);
+    assert!(
+        listing.contains("running (driver gone, resumable)"),
+        "{listing}"
+    );
+    // Resume says which call it runs again, and why that matters.
+    let out = p
+        .agentry()
+        .args(["--json", "resume", &id])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("resuming runs 1 call again")
+            && stderr.contains("may be done twice")
+            && stderr.contains("Bash"),
+        "{stderr}"
+    );
+    assert_eq!(the_run(&p)["status"], "finished");
+}
+
+#[test]
+fn cancel_of_a_run_whose_driver_died_takes_effect_when_its_lease_lapses_with_one_command() {
+    let p = Project::new(CONFIG, turns());
+    let mut child = spawn_run(&p);
+    wait_for_start(&p);
+    child.kill().expect("SIGKILL");
+    child.wait().unwrap();
+    // At once: the dead driver's lease (1 s) still holds the run.
+    let id = the_run(&p)["run_id"].as_str().unwrap().to_owned();
+    let started = Instant::now();
+    let (lines, code) = p.json(&["cancel", &id]);
+    assert_eq!(code, 0, "{lines:?}");
+    assert_eq!(
+        lines.last().unwrap()["stop"]["kind"],
+        "cancelled",
+        "{lines:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(the_run(&p)["status"], "cancelled");
+}

@@ -75,6 +75,21 @@ pub struct RunSnapshot {
 }
 
 impl RunSnapshot {
+    /// The calls of the pending turn whose outcome was never recorded, which resuming the run
+    /// runs again: calls under way when the run was killed or cancelled. What they did before
+    /// (a file written, a command run) may be done twice. None for a run that waits for
+    /// approval (its waiting calls never ran) or that ended.
+    pub fn unsettled_calls(&self) -> Vec<&ToolCall> {
+        match &self.stop {
+            None | Some(StopReason::Cancelled) => self
+                .pending_tool_calls
+                .iter()
+                .filter(|c| !self.settled_results.iter().any(|r| r.call_id == c.id))
+                .collect(),
+            Some(_) => Vec::new(),
+        }
+    }
+
     /// The snapshot of run `run_id` of `agent` before anything happened in it: no history, no
     /// state, no step. (What an engine that drives runs itself opens a new run's effects with.)
     pub fn new(run_id: impl Into<String>, agent: impl Into<String>) -> Self {

@@ -144,6 +144,7 @@ impl RunStore for MemoryStore {
             snapshot: r.snapshot.clone(),
             lease: r.lease,
             revision: r.revision,
+            lease_expires_ms: r.lease_expires_ms,
             layout: Some(r.layout.clone()),
         });
         Box::pin(async move { Ok(found) })
@@ -237,6 +238,7 @@ impl RunStore for MemoryStore {
                         step: r.snapshot.step,
                         created_ms: r.created_ms,
                         updated_ms: r.updated_ms,
+                        lease_expires_ms: r.lease_expires_ms,
                     },
                 )
             })

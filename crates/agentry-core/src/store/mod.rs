@@ -230,6 +230,10 @@ pub struct StoredRun {
     pub lease: u64,
     /// Its revision: how many of its checkpoints were written (the next one follows this).
     pub revision: u64,
+    /// When its current lease lapses, in milliseconds since the Unix epoch; 0 when no process
+    /// holds it (a paused or ended run). A run still `running` whose lease lapsed has no live
+    /// driver ([`StoredRun::driver_gone`]): any process may resume it.
+    pub lease_expires_ms: i64,
     /// Where its history lies in its message log (`None` for a run stored before histories were
     /// logged: its next checkpoint writes the whole history into the log).
     pub layout: Option<LogLayout>,
@@ -254,6 +258,31 @@ pub struct RunSummary {
     pub created_ms: i64,
     /// Last saved, in milliseconds since the Unix epoch.
     pub updated_ms: i64,
+    /// When its current lease lapses, in milliseconds since the Unix epoch; 0 when no process
+    /// holds it. See [`RunSummary::driver_gone`].
+    #[serde(default)]
+    pub lease_expires_ms: i64,
+}
+
+impl RunSummary {
+    /// True when the run is `running` but its lease lapsed by `now_ms`: the process that drove
+    /// it is gone (killed, crashed), and any process may resume it.
+    pub fn driver_gone(&self, now_ms: i64) -> bool {
+        self.status == RunStatus::Running && self.lease_expires_ms <= now_ms
+    }
+}
+
+impl StoredRun {
+    /// True when the run is `running` (no stop reason in its checkpoint) but its lease lapsed
+    /// by `now_ms`: the process that drove it is gone, and any process may resume it.
+    pub fn driver_gone(&self, now_ms: i64) -> bool {
+        self.snapshot.status() == RunStatus::Running && self.lease_expires_ms <= now_ms
+    }
+
+    /// How long until its lease lapses, from `now_ms` (zero when it has).
+    pub fn lease_remaining(&self, now_ms: i64) -> Duration {
+        Duration::from_millis(u64::try_from(self.lease_expires_ms - now_ms).unwrap_or(0))
+    }
 }
 
 /// Which runs to list. The default lists every run, newest first.

@@ -223,15 +223,17 @@ impl PostgresStore {
 
     async fn load_run(&self, run_id: &str) -> Result<Option<StoredRun>, StoreError> {
         let failed = |e| error::backend(&self.name, format_args!("loading run `{run_id}`"), e);
-        let row: Option<(String, i64, i64)> =
-            sqlx::query_as("SELECT snapshot::text, lease, revision FROM runs WHERE run_id = $1")
-                .bind(run_id)
-                .fetch_optional(&self.pool)
-                .await
-                .map_err(failed)?;
+        let row: Option<(String, i64, i64, i64)> = sqlx::query_as(
+            "SELECT snapshot::text, lease, revision, lease_expires_ms FROM runs WHERE run_id = $1",
+        )
+        .bind(run_id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(failed)?;
         // A run's row is inserted with an empty record just before its first save writes it: a
         // run caught in between has no checkpoint yet.
-        let Some((record, lease, revision)) = row.filter(|(record, ..)| record != "{}") else {
+        let Some((record, lease, revision, expires)) = row.filter(|(record, ..)| record != "{}")
+        else {
             return Ok(None);
         };
         // Read after the record: the log only grows, so it holds every message the record names.
@@ -242,9 +244,15 @@ impl PostgresStore {
                 .await
                 .map_err(failed)
         };
-        rows::stored_run(&self.name, run_id, &record, (lease, revision), messages)
-            .await
-            .map(Some)
+        rows::stored_run(
+            &self.name,
+            run_id,
+            &record,
+            (lease, revision, expires),
+            messages,
+        )
+        .await
+        .map(Some)
     }
 
     async fn claim_run(

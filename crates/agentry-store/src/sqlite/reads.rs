@@ -13,10 +13,13 @@ impl SqliteStore {
             .worker
             .call(move |conn| {
                 let failed = |e| error::sqlite(&name, format_args!("loading run `{id}`"), e);
-                let row: Option<(String, i64, i64)> = conn
-                    .prepare_cached("SELECT snapshot, lease, revision FROM runs WHERE run_id = ?1")
+                let row: Option<(String, i64, i64, i64)> = conn
+                    .prepare_cached(
+                        "SELECT snapshot, lease, revision, lease_expires_ms FROM runs \
+                         WHERE run_id = ?1",
+                    )
                     .and_then(|mut q| {
-                        q.query_row([&id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                        q.query_row([&id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
                             .optional()
                     })
                     .map_err(failed)?;
@@ -37,10 +40,10 @@ impl SqliteStore {
                 Ok(Some((row, messages)))
             })
             .await?;
-        let Some(((record, lease, revision), messages)) = found else {
+        let Some(((record, lease, revision, expires), messages)) = found else {
             return Ok(None);
         };
-        let stored = (lease, revision);
+        let stored = (lease, revision, expires);
         rows::stored_run(&self.name, run_id, &record, stored, async || Ok(messages))
             .await
             .map(Some)
@@ -53,7 +56,7 @@ impl SqliteStore {
             .call(move |conn| {
                 conn.prepare_cached(
                     "SELECT run_id, agent, session_id, parent_run_id, status, step, created_ms, \
-                     updated_ms FROM runs \
+                     updated_ms, lease_expires_ms FROM runs \
                      WHERE (?1 IS NULL OR session_id = ?1) AND (?2 IS NULL OR agent = ?2) \
                      AND (?3 IS NULL OR status = ?3) \
                      ORDER BY position DESC LIMIT ?4",
@@ -71,6 +74,7 @@ impl SqliteStore {
                             r.get(5)?,
                             r.get(6)?,
                             r.get(7)?,
+                            r.get(8)?,
                         ))
                     })?
                     .collect::<Result<_, _>>()

@@ -261,3 +261,38 @@ pub async fn a_renewal_never_takes_back_a_released_lease(s: &Stores) {
         1
     );
 }
+
+pub async fn a_run_whose_lease_lapsed_while_running_has_no_driver(s: &Stores) {
+    use agentry_core::RunQuery;
+    let store = &*s.store;
+    let now = || agentry_core::store::now_ms();
+    let run = snapshot("run-1");
+    // Driven: its lease is held, for about as long as was asked.
+    save_holding(store, &run, 0, &[], Some(HOLD)).await.unwrap();
+    let stored = store.load("run-1").await.unwrap().unwrap();
+    let left = stored.lease_remaining(now()).as_millis() as u64;
+    assert!(
+        left > HOLD.as_millis() as u64 - 60_000 && left <= HOLD.as_millis() as u64,
+        "{left}"
+    );
+    assert!(!stored.driver_gone(now()));
+    let listed = &s.other.list(&RunQuery::all()).await.unwrap()[0];
+    assert_eq!(listed.lease_expires_ms, stored.lease_expires_ms);
+    assert!(!listed.driver_gone(now()));
+    // Its driver stops renewing (killed): once the lease lapses, the run has no driver.
+    save_holding(store, &run, 0, &[], Some(Duration::from_millis(1)))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let stored = s.other.load("run-1").await.unwrap().unwrap();
+    assert!(stored.driver_gone(now()));
+    assert_eq!(stored.lease_remaining(now()), Duration::ZERO);
+    assert!(s.other.list(&RunQuery::all()).await.unwrap()[0].driver_gone(now()));
+    // A run that paused or ended released its lease: it has no driver, and is not running.
+    let mut ended = snapshot("run-2");
+    ended.stop = Some(agentry_core::StopReason::FinalAnswer);
+    save(store, &ended, 0, &[]).await.unwrap();
+    let stored = store.load("run-2").await.unwrap().unwrap();
+    assert_eq!(stored.lease_expires_ms, 0);
+    assert!(!stored.driver_gone(now()), "an ended run is not a lost one");
+}

@@ -130,6 +130,8 @@ pub async fn listing_filters_and_puts_the_newest_first(s: &Stores) {
             step: 3,
             created_ms,
             updated_ms,
+            // A finished run's lease is released.
+            lease_expires_ms: 0,
         }
     );
     let now = SystemTime::now()

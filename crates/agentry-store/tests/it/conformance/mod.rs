@@ -58,6 +58,7 @@ macro_rules! conformance_tests {
             a_checkpoint_that_does_not_follow_the_stored_revision_changes_nothing,
             after_a_failed_checkpoint_the_next_ones_are_refused_and_the_run_stays_whole,
             a_renewal_never_takes_back_a_released_lease,
+            a_run_whose_lease_lapsed_while_running_has_no_driver,
         );
     };
     (@each $open:expr; $($property:ident),* $(,)?) => {
