@@ -119,6 +119,9 @@ fn guards_hook(g: &GuardsConfig) -> Guards {
     if let Some(t) = g.max_wall_time {
         guards = guards.max_wall_time(t.0);
     }
+    if let Some(n) = g.max_repeated_calls {
+        guards = guards.max_repeated_calls((n > 0).then_some(n));
+    }
     guards
 }
 
@@ -132,6 +135,11 @@ fn guards_summary(g: &GuardsConfig) -> String {
     }
     if let Some(t) = g.max_wall_time {
         parts.push(format!("max {}", humantime::format_duration(t.0)));
+    }
+    match g.max_repeated_calls {
+        Some(0) => parts.push("repeated calls allowed".into()),
+        Some(n) => parts.push(format!("max {n} identical tool calls")),
+        None => {}
     }
     if parts.is_empty() {
         "the default limits".into()

@@ -71,7 +71,8 @@ impl Spinner {
             bar: (enabled && std::io::stderr().is_terminal()).then(|| {
                 let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
                 bar.set_style(
-                    ProgressStyle::with_template("{spinner} {msg}").expect("a valid template"),
+                    ProgressStyle::with_template("{spinner} {msg} {elapsed} · Ctrl-C to interrupt")
+                        .expect("a valid template"),
                 );
                 bar
             }),

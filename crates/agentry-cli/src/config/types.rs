@@ -293,6 +293,10 @@ pub(crate) struct GuardsConfig {
     /// Stop once the run has taken this long.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_wall_time: Option<HumanDuration>,
+    /// Block a tool call once the run has made this many identical ones (the same tool and
+    /// input); the model is told to try another approach. Default 5; 0 turns it off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_repeated_calls: Option<u32>,
 }
 
 /// The tool policy hook.

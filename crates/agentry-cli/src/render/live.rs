@@ -22,6 +22,8 @@ pub(crate) struct Live {
     /// Hook decisions on calls whose start is not shown yet (hooks run before the call starts,
     /// but read better under it).
     decisions: Vec<(String, String)>,
+    /// The streamed answer's markdown, styled (with colour only).
+    markdown: Option<super::markdown::Markdown>,
 }
 
 const DIM: Style = Style::new().dimmed();
@@ -43,6 +45,7 @@ impl Live {
             mid_line: false,
             spinner: Spinner::new(spinner),
             decisions: Vec::new(),
+            markdown: color.then(super::markdown::Markdown::new),
         }
     }
 
@@ -55,6 +58,13 @@ impl Live {
     }
 
     fn end_line(&mut self) {
+        // What the markdown styler still holds (a line's start), with its styles closed.
+        if let Some(md) = &mut self.markdown {
+            let rest = md.finish();
+            if !rest.is_empty() {
+                let _ = write!(self.out, "{rest}");
+            }
+        }
         if self.mid_line {
             let _ = writeln!(self.out);
             self.mid_line = false;
@@ -112,7 +122,15 @@ impl Render for Live {
                     let p = self.prefix(&path);
                     let _ = write!(self.out, "{p}");
                 }
-                let _ = write!(self.out, "{text}");
+                match &mut self.markdown {
+                    Some(md) => {
+                        let styled = md.push(text);
+                        let _ = write!(self.out, "{styled}");
+                    }
+                    None => {
+                        let _ = write!(self.out, "{text}");
+                    }
+                }
                 let _ = self.out.flush();
                 self.mid_line = !text.ends_with('\n');
             }

@@ -2,6 +2,7 @@
 
 mod json;
 mod live;
+mod markdown;
 mod short;
 
 pub(crate) use json::Ndjson;

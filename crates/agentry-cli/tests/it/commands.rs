@@ -256,6 +256,56 @@ fn init_writes_a_starter_that_checks() {
         .stderr(predicate::str::contains("--force"));
 }
 
+/// The starter file with its commented examples uncommented: each line of an example is a
+/// comment that is TOML (`# [table]`, `# [[table]]`, `# key = value`).
+fn uncommented(starter: &str) -> String {
+    let toml_line = regex::Regex::new(r"^# (\[\[?[A-Za-z_.]+\]\]?|[A-Za-z_]+ = .+)$").unwrap();
+    starter
+        .lines()
+        .map(|line| match toml_line.is_match(line) {
+            true => &line[2..],
+            false => line,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn every_example_the_starter_comments_out_is_valid_when_uncommented() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = assert_cmd::Command::cargo_bin("agentry").unwrap();
+    cmd.current_dir(dir.path()).arg("init").assert().code(0);
+    let starter = std::fs::read_to_string(dir.path().join("agentry.toml")).unwrap();
+    let all = uncommented(&starter);
+    let examples = starter.lines().count()
+        - starter
+            .lines()
+            .zip(all.lines())
+            .filter(|(a, b)| a == b)
+            .count();
+    assert!(
+        examples >= 6,
+        "the examples were found ({examples} lines):\n{all}"
+    );
+    std::fs::write(dir.path().join("agentry.toml"), &all).unwrap();
+    std::fs::create_dir_all(dir.path().join("hooks")).unwrap();
+    std::fs::write(dir.path().join("hooks/guard.sh"), "#!/bin/sh\nexit 0\n").unwrap();
+    let mut cmd = assert_cmd::Command::cargo_bin("agentry").unwrap();
+    cmd.current_dir(dir.path())
+        .args(["config", "check"])
+        .assert()
+        .code(0);
+    let mut cmd = assert_cmd::Command::cargo_bin("agentry").unwrap();
+    cmd.current_dir(dir.path())
+        .args(["hooks", "list"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("tool_policy"))
+        .stdout(
+            predicate::str::contains("PreToolUse").or(predicate::str::contains("hooks.events")),
+        );
+}
+
 #[test]
 fn the_published_schema_is_the_one_the_binary_prints() {
     let out = assert_cmd::Command::cargo_bin("agentry")

@@ -108,3 +108,23 @@ fn a_multi_line_answer_keeps_every_line() {
         );
     }
 }
+
+#[test]
+fn markdown_is_styled_on_a_colour_terminal_and_left_plain_otherwise() {
+    let answer = "Steps:\n- build **everything**\n- run `cargo test`\n```sh\ncargo test\n```";
+    let p = project(json!([{ "text": answer }]));
+    let styled = screen(&p, &["run", "how?"], true);
+    let text = shown(&styled);
+    assert!(styled.iter().any(|r| r == "• build everything"), "{text}");
+    assert!(styled.iter().any(|r| r == "• run cargo test"), "{text}");
+    assert!(styled.iter().any(|r| r == "cargo test"), "{text}");
+    assert!(!text.contains("**") && !text.contains("- build"), "{text}");
+    // Without colour (or off a terminal) the answer is the model's text as it is.
+    let p = project(json!([{ "text": answer }]));
+    let plain = screen(&p, &["run", "how?"], false);
+    assert!(
+        plain.iter().any(|r| r == "- build **everything**"),
+        "{}",
+        shown(&plain)
+    );
+}

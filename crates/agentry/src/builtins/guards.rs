@@ -2,12 +2,13 @@
 
 use super::per_run::PerRun;
 use agentry_core::hooks::{
-    AfterModel, AfterStep, BeforeStep, Events, Hook, HookCtx, HookExt, HookRegistration,
-    HookResult, IntoHook, RunEnd, RunFailed, RunStart,
+    AfterModel, AfterStep, BeforeStep, BeforeTool, Events, Hook, HookCtx, HookExt,
+    HookRegistration, HookResult, IntoHook, RunEnd, RunFailed, RunStart,
 };
 use agentry_core::{FinishReason, Limit, StopReason, Usage};
 use std::collections::HashMap;
 use std::future::Future;
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -75,8 +76,11 @@ impl PriceTable {
 ///   get an error result, and the run stops with the same limit.
 /// - **Finish reasons**: when a model turn ends with one of the given reasons, the run stops
 ///   after that step (unless the turn was a final answer, which ends it anyway).
+/// - **Repeated calls**: a tool call identical to ones the run already made (the same tool, the
+///   same input) more than [`max_repeated_calls`](Self::max_repeated_calls) times is blocked,
+///   and the model is told it is going round in circles (the run goes on).
 ///
-/// [`Guards::new`] has the usual bundle: 20 steps, 32,768 tokens, 300 s; each limit can be
+/// [`Guards::new`] has the usual bundle: 20 steps, 32,768 tokens, 300 s, 5 identical calls; each limit can be
 /// tuned or turned off. The guards are one hook, `guards`, at priority [`GUARD_PRIORITY`]; to give
 /// limits different priorities, register several `Guards` (e.g. `Guards::none().max_cost(..)`),
 /// each with its own `.named(..)` and `.priority(..)`. When several stops fire at once, the
@@ -94,6 +98,7 @@ pub struct Guards {
     max_cost: Option<(f64, Arc<PriceTable>)>,
     finish_reasons: Vec<FinishReason>,
     count_sub_agents: bool,
+    max_repeated_calls: Option<u32>,
 }
 
 impl Default for Guards {
@@ -103,12 +108,13 @@ impl Default for Guards {
 }
 
 impl Guards {
-    /// The usual bundle: 20 steps, 32,768 tokens, 300 s of wall time.
+    /// The usual bundle: 20 steps, 32,768 tokens, 300 s of wall time, 5 identical tool calls.
     pub fn new() -> Self {
         Guards {
             max_steps: Some(20),
             max_tokens: Some(32_768),
             max_wall_time: Some(Duration::from_secs(300)),
+            max_repeated_calls: Some(5),
             ..Guards::none()
         }
     }
@@ -122,6 +128,7 @@ impl Guards {
             max_cost: None,
             finish_reasons: Vec::new(),
             count_sub_agents: false,
+            max_repeated_calls: None,
         }
     }
 
@@ -147,6 +154,14 @@ impl Guards {
     /// table costs nothing, with a warning in the log).
     pub fn max_cost(mut self, limit: f64, prices: PriceTable) -> Self {
         self.max_cost = Some((limit, Arc::new(prices)));
+        self
+    }
+
+    /// Blocks a tool call once the run has made `calls` identical ones (the same tool with the
+    /// same input): the model gets an error result saying so, and the run goes on (`None`:
+    /// off).
+    pub fn max_repeated_calls(mut self, calls: impl Into<Option<u32>>) -> Self {
+        self.max_repeated_calls = calls.into();
         self
     }
 
@@ -184,6 +199,8 @@ struct Budget {
     tokens: u64,
     cost: f64,
     finished_with: Option<FinishReason>,
+    /// How often each tool call was made, by a hash of its tool and input.
+    calls: HashMap<u64, u32>,
 }
 
 struct GuardHook {
@@ -237,6 +254,7 @@ impl GuardHook {
                 tokens: 0,
                 cost: 0.0,
                 finished_with: None,
+                calls: HashMap::new(),
             },
         );
     }
@@ -283,12 +301,49 @@ impl GuardHook {
 
 impl Hook for GuardHook {
     fn wants(&self) -> Events {
+        let calls = match self.guards.max_repeated_calls {
+            Some(_) => Events::BEFORE_TOOL,
+            None => Events::empty(),
+        };
         Events::RUN_START
             | Events::BEFORE_STEP
             | Events::AFTER_MODEL
             | Events::AFTER_STEP
             | Events::RUN_END
             | Events::RUN_FAILED
+            | calls
+    }
+
+    fn before_tool(
+        &self,
+        mut ev: BeforeTool,
+        ctx: &HookCtx,
+    ) -> impl Future<Output = HookResult<BeforeTool>> + Send {
+        if let Some(limit) = self.guards.max_repeated_calls {
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            ev.name().hash(&mut hasher);
+            ev.input.to_string().hash(&mut hasher);
+            let key = hasher.finish();
+            let made = self
+                .runs()
+                .get_mut(ctx.run_id())
+                .map(|run| {
+                    let made = run.calls.entry(key).or_insert(0);
+                    *made += 1;
+                    *made
+                })
+                .unwrap_or(0);
+            if made > limit {
+                ev.block(format!(
+                    "this `{}` call, with this same input, was already made {limit} times in this \
+                     run and its result will not change: do not repeat it; try another approach, \
+                     or answer with what you have (the `{}` guard)",
+                    ev.name(),
+                    ctx.hook_name()
+                ));
+            }
+        }
+        async move { Ok(ev) }
     }
 
     fn run_start(

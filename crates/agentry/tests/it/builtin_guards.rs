@@ -297,3 +297,48 @@ async fn a_resumed_run_is_still_guarded() {
     assert_eq!(out.stop.to_string(), "step limit reached: 3/3");
     assert_eq!(out.steps, 3);
 }
+
+#[tokio::test]
+async fn identical_calls_past_the_limit_are_blocked_and_the_model_is_told_why() {
+    // The same call three times, then a different one, then the same again, then an answer.
+    let model = || {
+        let turns = ["same", "same", "same", "other", "same"];
+        ScriptedModel::from_fn(move |n, _| match turns.get(n as usize - 1) {
+            Some(text) => ScriptedTurn::new().with_tool_call("echo", json!({ "text": text })),
+            None => ScriptedTurn::text("giving up"),
+        })
+    };
+    let a = agent(
+        model(),
+        Duration::ZERO,
+        vec![Guards::none().max_repeated_calls(2).into_hook()],
+    );
+    let out = Runtime::new().run(&a, "go").await.unwrap();
+    assert_eq!(out.text, "giving up", "the run goes on");
+    let results: Vec<(bool, String)> = out
+        .messages
+        .iter()
+        .filter_map(|m| m.tool_result())
+        .map(|r| (r.is_error, r.content.clone()))
+        .collect();
+    let blocked = |i: usize| results[i].0 && results[i].1.contains("already made 2 times");
+    assert_eq!(results[0], (false, "same".to_owned()));
+    assert_eq!(results[1], (false, "same".to_owned()));
+    assert!(blocked(2), "the third identical call: {:?}", results[2]);
+    assert_eq!(
+        results[3],
+        (false, "other".to_owned()),
+        "a different input runs"
+    );
+    assert!(blocked(4), "{:?}", results[4]);
+    // Without the limit, every call runs.
+    let a = agent(model(), Duration::ZERO, vec![Guards::none().into_hook()]);
+    let out = Runtime::new().run(&a, "go").await.unwrap();
+    let results: Vec<_> = out
+        .messages
+        .iter()
+        .filter_map(|m| m.tool_result())
+        .collect();
+    assert_eq!(results.len(), 5);
+    assert!(results.iter().all(|r| !r.is_error), "{results:?}");
+}
