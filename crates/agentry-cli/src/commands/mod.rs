@@ -17,10 +17,105 @@ use crate::project::Project;
 use crate::render::{Live, Ndjson, Render};
 
 /// Runs the command `cli` names.
-pub(crate) async fn run(cli: Cli, color: bool) -> Exit {
-    let result = match &cli.command {
+pub(crate) async fn run(mut cli: Cli, color: bool) -> Exit {
+    let result = match resolve_run_id(&mut cli).await {
+        Ok(()) => dispatch(&cli, color).await,
+        Err(failure) => Err(failure),
+    };
+    match result {
+        Ok(exit) => exit,
+        Err((exit, message)) => {
+            if !message.is_empty() {
+                if cli.json {
+                    outln!("{}", serde_json::json!({"type": "error", "error": message}));
+                } else {
+                    eprintln!("error: {message}");
+                }
+            }
+            exit
+        }
+    }
+}
+
+/// The run id a command names, in the store of the config: its whole id, or the start of one
+/// (`agentry resume 3f2a`) that no other run's id shares. Runs on Temporal are named whole.
+async fn resolve_run_id(cli: &mut Cli) -> Result<(), Failure> {
+    let run = match &mut cli.command {
+        Command::Show { run, .. }
+        | Command::Resume { run }
+        | Command::Cancel { run }
+        | Command::Replay { run, .. }
+        | Command::Approve {
+            run,
+            temporal: false,
+            ..
+        }
+        | Command::Reject {
+            run,
+            temporal: false,
+            ..
+        } => run,
+        _ => return Ok(()),
+    };
+    let given = std::mem::take(run);
+    let project = open(cli, true).await?;
+    let runs = project
+        .store
+        .list(&agentry::RunQuery::all())
+        .await
+        .map_err(|e| failed(e.to_string()))?;
+    let found = match runs.iter().find(|r| r.run_id == given) {
+        Some(exact) => exact.run_id.clone(),
+        None => {
+            let matching: Vec<&str> = runs
+                .iter()
+                .map(|r| r.run_id.as_str())
+                .filter(|id| !given.is_empty() && id.starts_with(given.as_str()))
+                .collect();
+            match matching.as_slice() {
+                [one] => (*one).to_owned(),
+                [] => {
+                    return Err(failed(format!(
+                        "{} has no run `{given}`; `agentry runs` lists them",
+                        project.store_label
+                    )));
+                }
+                several => {
+                    return Err((
+                        Exit::Usage,
+                        format!(
+                            "`{given}` starts {} run ids ({}{}): give more of it",
+                            several.len(),
+                            several
+                                .iter()
+                                .take(4)
+                                .copied()
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                            if several.len() > 4 { ", ..." } else { "" }
+                        ),
+                    ));
+                }
+            }
+        }
+    };
+    if let Command::Show { run, .. }
+    | Command::Resume { run }
+    | Command::Cancel { run }
+    | Command::Replay { run, .. }
+    | Command::Approve { run, .. }
+    | Command::Reject { run, .. } = &mut cli.command
+    {
+        *run = found;
+    }
+    Ok(())
+}
+
+/// Runs the command `cli` names, its run id resolved.
+async fn dispatch(cli: &Cli, color: bool) -> Result<Exit, Failure> {
+    match &cli.command {
         Command::Run(args) if args.temporal => temporal::run(&cli, args, color).await,
-        Command::Run(args) => run::run(&cli, args, color).await,
+        Command::Run(args) => run::run(cli, args, color).await,
         Command::Chat(args) => run::chat(&cli, args, color).await,
         Command::Runs(args) => manage::runs(&cli, args).await,
         Command::Show { run, events } => manage::show(&cli, run, *events).await,
@@ -72,19 +167,6 @@ pub(crate) async fn run(cli: Cli, color: bool) -> Exit {
             command: ConfigCommand::Schema,
         } => config::schema(),
         Command::Init { force } => config::init(*force),
-    };
-    match result {
-        Ok(exit) => exit,
-        Err((exit, message)) => {
-            if !message.is_empty() {
-                if cli.json {
-                    outln!("{}", serde_json::json!({"type": "error", "error": message}));
-                } else {
-                    eprintln!("error: {message}");
-                }
-            }
-            exit
-        }
     }
 }
 

@@ -107,8 +107,11 @@ impl Render for Live {
     fn event(&mut self, event: &RunEvent) {
         let path = event.agent_path().to_owned();
         match event {
-            RunEvent::RunStarted { .. } => {
+            RunEvent::RunStarted { run_id, .. } => {
                 if self.root.is_none() {
+                    // On stderr, so the answer alone is on stdout: its id, to resume, show or
+                    // replay it (a unique start of it will do).
+                    eprintln!("{}", self.paint(DIM, &format!("run {run_id}")));
                     self.root = Some(path);
                 } else {
                     let p = self.prefix(&path);

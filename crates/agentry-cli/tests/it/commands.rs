@@ -42,6 +42,42 @@ fn an_empty_answer_is_not_a_final_answer_and_says_so() {
 }
 
 #[test]
+fn a_run_is_named_at_its_start_and_by_any_unique_start_of_its_id() {
+    let p = Project::new(SCRIPTED, json!([{"text": "One."}, {"text": "Two."}]));
+    let out = p.agentry().args(["run", "first"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (lines, _) = p.json(&["runs"]);
+    let first = lines[0]["run_id"].as_str().unwrap().to_owned();
+    assert!(
+        stderr
+            .lines()
+            .next()
+            .is_some_and(|l| l == format!("run {first}")),
+        "the run's id is its first line: {stderr}"
+    );
+    p.json(&["run", "second"]);
+    let (lines, _) = p.json(&["runs"]);
+    let ids: Vec<String> = lines
+        .iter()
+        .map(|l| l["run_id"].as_str().unwrap().to_owned())
+        .collect();
+    // The shortest start of the first run's id that the other does not share.
+    let unique = (1..=first.len())
+        .map(|n| &first[..n])
+        .find(|start| ids.iter().filter(|id| id.starts_with(start)).count() == 1)
+        .unwrap();
+    let (shown, code) = p.json(&["show", unique]);
+    assert_eq!(code, 0, "{shown:?}");
+    assert_eq!(shown[0]["run_id"], first.as_str(), "{shown:?}");
+    // A start no run has, and an empty one, are errors that say so.
+    p.agentry()
+        .args(["show", "zzzz"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("no run `zzzz`"));
+}
+
+#[test]
 fn json_run_is_ndjson_events_then_the_result() {
     let p = Project::new(
         SCRIPTED,
