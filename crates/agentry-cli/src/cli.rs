@@ -157,6 +157,8 @@ pub(crate) struct RunArgs {
     /// Never prompt for approval: a run that needs one stops (exit 3) for `agentry approve`.
     #[arg(long)]
     pub no_prompt: bool,
+    #[command(flatten)]
+    pub approvals: ApprovalArgs,
     /// Run on the Temporal server of the config's `[temporal]` table (workers started with
     /// `agentry worker` run it) and follow it here.
     #[arg(long)]
@@ -166,12 +168,28 @@ pub(crate) struct RunArgs {
     pub prompt: Vec<String>,
 }
 
+/// What runs without asking a person, for scripts.
+#[derive(Args, Clone, Debug, Default)]
+pub(crate) struct ApprovalArgs {
+    /// Calls of these tools run without asking (comma-separated names or globs: `Bash,Write`),
+    /// as if the tool policy allowed them; a `require_approval` rule or a hook that asks still
+    /// asks.
+    #[arg(long, value_delimiter = ',', value_name = "TOOLS")]
+    pub allowed_tools: Vec<String>,
+    /// Approve every call that asks for approval, without asking (recorded as approved by
+    /// `--yes`). For scripts and sandboxes; blocks and denials still apply.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+}
+
 /// `agentry chat`.
 #[derive(Args)]
 pub(crate) struct ChatArgs {
     /// The agent (default: the config's default agent).
     #[arg(short, long)]
     pub agent: Option<String>,
+    #[command(flatten)]
+    pub approvals: ApprovalArgs,
     /// The session id (default: a new one).
     #[arg(short, long)]
     pub session: Option<String>,

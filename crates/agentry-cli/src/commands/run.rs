@@ -1,9 +1,10 @@
 //! `agentry run` and `agentry chat`.
 
 use super::{Failure, failed, open, renderer};
-use crate::cli::{ChatArgs, Cli, RunArgs};
+use crate::cli::{ApprovalArgs, ChatArgs, Cli, RunArgs};
 use crate::drive::{Prompter, drive};
 use crate::exit::Exit;
+use crate::project::Project;
 use std::io::{BufRead, IsTerminal, Read, Write};
 
 /// The prompt `args` gives: its words joined, or stdin for `-`.
@@ -23,10 +24,46 @@ pub(super) fn prompt(args: &RunArgs) -> Result<String, Failure> {
     Ok(prompt)
 }
 
+/// Adds to the project's runtime what `--allowed-tools` and `--yes` allow.
+fn approvals(project: &mut Project, args: &ApprovalArgs) -> Result<(), Failure> {
+    use agentry::builtins::ToolPolicy;
+    use agentry::hooks::{HookExt, on_sync};
+    if !args.allowed_tools.is_empty() {
+        let mut policy = ToolPolicy::allow_by_default();
+        for tool in &args.allowed_tools {
+            policy = policy.allow(tool.trim());
+        }
+        let policy = policy
+            .build()
+            .map_err(|e| (Exit::Usage, format!("--allowed-tools: {e}")))?;
+        project.runtime = project
+            .runtime
+            .clone()
+            .with(policy.named("--allowed-tools"));
+        project.runtime_hooks.push((
+            "--allowed-tools".into(),
+            format!("{} run without asking", args.allowed_tools.join(", ")),
+        ));
+    }
+    if args.yes {
+        let yes = on_sync::approval_requested(|ev, _ctx| {
+            ev.approve();
+            Ok(())
+        })
+        .named("--yes");
+        project.runtime = project.runtime.clone().with(yes);
+        project
+            .runtime_hooks
+            .push(("--yes".into(), "every call that asks is approved".into()));
+    }
+    Ok(())
+}
+
 /// `agentry run PROMPT`.
 pub(super) async fn run(cli: &Cli, args: &RunArgs, color: bool) -> Result<Exit, Failure> {
     let prompt = prompt(args)?;
-    let project = open(cli, false).await?;
+    let mut project = open(cli, false).await?;
+    approvals(&mut project, &args.approvals)?;
     let agent = project
         .agent(args.agent.as_deref())
         .map_err(|e| (Exit::Usage, e))?;
@@ -42,7 +79,8 @@ pub(super) async fn run(cli: &Cli, args: &RunArgs, color: bool) -> Result<Exit, 
 
 /// `agentry chat`: each line typed is a run of one session.
 pub(super) async fn chat(cli: &Cli, args: &ChatArgs, color: bool) -> Result<Exit, Failure> {
-    let project = open(cli, false).await?;
+    let mut project = open(cli, false).await?;
+    approvals(&mut project, &args.approvals)?;
     let agent = project
         .agent(args.agent.as_deref())
         .map_err(|e| (Exit::Usage, e))?;

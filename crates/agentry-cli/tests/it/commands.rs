@@ -480,3 +480,31 @@ fn chat_keeps_one_session_across_turns_and_ends_it_when_input_ends() {
         "prompt_input_exit\n"
     );
 }
+
+#[test]
+fn allowed_tools_and_yes_let_a_script_run_calls_that_ask() {
+    let config =
+        "[agents.helper]\nmodel = \"scripted:turns.json\"\ntools = [\"Bash\", \"Write\"]\n";
+    let turns = json!([
+        {"tool_calls": [{"name": "Bash", "input": {"command": "echo ran >> ran.txt"}}]},
+        {"tool_calls": [{"name": "Write", "input": {"file_path": "w.txt", "content": "w"}}]},
+        {"text": "Done."}
+    ]);
+    // Bash is allowed; Write still asks (and the run pauses there).
+    let p = Project::new(config, turns.clone());
+    let (lines, code) = p.json(&["run", "--allowed-tools", "Bash", "go"]);
+    assert_eq!(code, 3, "{lines:?}");
+    assert_eq!(std::fs::read_to_string(p.file("ran.txt")).unwrap(), "ran\n");
+    assert!(!p.file("w.txt").exists());
+    // --yes approves both, each recorded as approved by `--yes`.
+    let p = Project::new(config, turns);
+    let (lines, code) = p.json(&["run", "--yes", "go"]);
+    assert_eq!(code, 0, "{lines:?}");
+    assert!(p.file("ran.txt").exists() && p.file("w.txt").exists());
+    let by: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["type"] == "approval_resolved")
+        .map(|l| l["by"].as_str().unwrap())
+        .collect();
+    assert_eq!(by, ["--yes", "--yes"], "{lines:?}");
+}
