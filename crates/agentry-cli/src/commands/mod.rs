@@ -114,18 +114,18 @@ async fn resolve_run_id(cli: &mut Cli) -> Result<(), Failure> {
 /// Runs the command `cli` names, its run id resolved.
 async fn dispatch(cli: &Cli, color: bool) -> Result<Exit, Failure> {
     match &cli.command {
-        Command::Run(args) if args.temporal => temporal::run(&cli, args, color).await,
+        Command::Run(args) if args.temporal => temporal::run(cli, args, color).await,
         Command::Run(args) => run::run(cli, args, color).await,
-        Command::Chat(args) => run::chat(&cli, args, color).await,
-        Command::Runs(args) => manage::runs(&cli, args).await,
-        Command::Show { run, events } => manage::show(&cli, run, *events).await,
+        Command::Chat(args) => run::chat(cli, args, color).await,
+        Command::Runs(args) => manage::runs(cli, args).await,
+        Command::Show { run, events } => manage::show(cli, run, *events).await,
         Command::Approve {
             run,
             call,
             temporal: true,
-        } => temporal::approve(&cli, run, call.as_deref(), color).await,
+        } => temporal::approve(cli, run, call.as_deref(), color).await,
         Command::Approve { run, call, .. } => {
-            manage::approve(&cli, run, call.as_deref(), color).await
+            manage::approve(cli, run, call.as_deref(), color).await
         }
         Command::Reject {
             run,
@@ -133,21 +133,21 @@ async fn dispatch(cli: &Cli, color: bool) -> Result<Exit, Failure> {
             reason,
             stop,
             temporal: true,
-        } => temporal::reject(&cli, run, call.as_deref(), reason, *stop, color).await,
+        } => temporal::reject(cli, run, call.as_deref(), reason, *stop, color).await,
         Command::Reject {
             run,
             call,
             reason,
             stop,
             ..
-        } => manage::reject(&cli, run, call.as_deref(), reason, *stop, color).await,
-        Command::Worker => temporal::worker(&cli).await,
-        Command::Resume { run } => manage::resume(&cli, run, color).await,
-        Command::Cancel { run } => manage::cancel(&cli, run).await,
-        Command::Replay { run, agent } => replay::replay(&cli, run, agent.as_deref()).await,
+        } => manage::reject(cli, run, call.as_deref(), reason, *stop, color).await,
+        Command::Worker => temporal::worker(cli).await,
+        Command::Resume { run } => manage::resume(cli, run, color).await,
+        Command::Cancel { run } => manage::cancel(cli, run).await,
+        Command::Replay { run, agent } => replay::replay(cli, run, agent.as_deref()).await,
         Command::Hooks {
             command: HooksCommand::List,
-        } => config::hooks_list(&cli).await,
+        } => config::hooks_list(cli).await,
         Command::Hooks {
             command:
                 HooksCommand::Test {
@@ -155,14 +155,14 @@ async fn dispatch(cli: &Cli, color: bool) -> Result<Exit, Failure> {
                     input,
                     agent,
                 },
-        } => hooks_test::test(&cli, event, input.as_deref(), agent.as_deref()).await,
+        } => hooks_test::test(cli, event, input.as_deref(), agent.as_deref()).await,
         Command::Mcp {
             command: McpCommand::Serve { agents },
-        } => mcp::serve(&cli, agents).await,
-        Command::Models { command } => models::models(&cli, command).await,
+        } => mcp::serve(cli, agents).await,
+        Command::Models { command } => models::models(cli, command).await,
         Command::Config {
             command: ConfigCommand::Check,
-        } => config::check(&cli).await,
+        } => config::check(cli).await,
         Command::Config {
             command: ConfigCommand::Schema,
         } => config::schema(),
