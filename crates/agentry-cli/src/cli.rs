@@ -19,6 +19,10 @@ pub(crate) struct Cli {
     /// When to use colour: auto (a terminal, and NO_COLOR unset), always, never.
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+    /// A Claude Code plugin directory whose hooks (`hooks/hooks.json`) every run gets, as
+    /// `[hooks] plugins` in agentry.toml does (repeatable).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub plugin_dir: Vec<std::path::PathBuf>,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,

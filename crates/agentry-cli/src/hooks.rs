@@ -80,14 +80,25 @@ pub(crate) fn build(
         for warning in loaded.warnings() {
             eprintln!("warning: {}: {warning}", resolved.display());
         }
+        unresolved(&loaded, &format!("{scope}.settings_files: {path}"))?;
         settings = settings.merge(loaded.with_source(path.clone()));
         sources.push(path.clone());
+    }
+    for path in &hooks.plugins {
+        let loaded = HookSettings::plugin(file.resolve(path))
+            .map_err(|e| format!("{scope}.plugins: {e}"))?;
+        for warning in loaded.warnings() {
+            eprintln!("warning: plugin {path}: {warning}");
+        }
+        settings = settings.merge(loaded);
+        sources.push(format!("plugin {path}"));
     }
     if !hooks.events.is_empty() {
         let events = HookSettings::from_value(&json!({ "hooks": hooks.events }))
             .map_err(|e| format!("{scope}.events: {e}"))?
             .strict()
             .map_err(|e| format!("{scope}.events: {e}"))?;
+        unresolved(&events, &format!("{scope}.events"))?;
         settings = settings.merge(events.with_source(format!("{scope}.events")));
         sources.push(format!("{scope}.events"));
     }
@@ -106,6 +117,21 @@ pub(crate) fn build(
         });
     }
     Ok(out)
+}
+
+/// An error when handlers of `settings` (from `place`) refer to a plugin's directories though no
+/// plugin declares them: the path would be wrong at run time.
+fn unresolved(settings: &HookSettings, place: &str) -> Result<(), String> {
+    let refs = settings.unresolved_plugin_refs();
+    if refs.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "{place}: {} refer to ${{CLAUDE_PLUGIN_ROOT}} or ${{CLAUDE_PLUGIN_DATA}}, which only a \
+         plugin's hooks have: load the plugin with `plugins = [\"path/to/plugin\"]` in [hooks] \
+         (or --plugin-dir)",
+        refs.join("; ")
+    ))
 }
 
 fn guards_hook(g: &GuardsConfig) -> Guards {

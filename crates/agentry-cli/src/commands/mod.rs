@@ -185,7 +185,11 @@ fn load(cli: &Cli) -> Result<LoadedConfig, Failure> {
 
 /// Reads the config file and builds what it declares; `check_only` loads no model.
 async fn open(cli: &Cli, check_only: bool) -> Result<Project, Failure> {
-    let file = load(cli)?;
+    let mut file = load(cli)?;
+    for dir in &cli.plugin_dir {
+        let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
+        file.config.hooks.plugins.push(dir.display().to_string());
+    }
     let models = Models::new(cli.json, check_only);
     Project::open(file, &models)
         .await

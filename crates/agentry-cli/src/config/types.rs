@@ -268,6 +268,11 @@ pub(crate) struct HooksConfig {
     /// (`.claude/settings.json`, `.claude/settings.local.json`), relative to the config file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub settings_files: Vec<String>,
+    /// Claude Code plugin directories whose `hooks/hooks.json` is loaded as an installed
+    /// plugin's: its commands get `CLAUDE_PLUGIN_ROOT` and `CLAUDE_PLUGIN_DATA`. Relative to the
+    /// config file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plugins: Vec<String>,
     /// A `hooks` block in Claude Code's settings format, written in TOML:
     /// `[[hooks.events.PreToolUse]] matcher = "Bash"` with
     /// `hooks = [{ type = "command", command = "./guard.sh", timeout = 5 }]`. Handler types:

@@ -182,3 +182,65 @@ fn stop_fires_once_when_the_agent_finishes_not_when_it_pauses_for_approval() {
     assert_eq!(lines.last().unwrap()["output"], "Wrote it.");
     assert_eq!(stops(), 1, "Stop fired once, at the final answer");
 }
+
+#[test]
+fn a_plugins_hooks_run_as_installed_in_exec_and_shell_form() {
+    let config = "[agents.helper]\nmodel = \"scripted:turns.json\"\ntools = [\"Bash\"]\n\n[tools.Bash]\napproval = false\n\n[hooks]\nplugins = [\"vendor/safety\"]\n";
+    let p = Project::new(
+        config,
+        json!([
+            {"tool_calls": [{"name": "Bash", "input": {"command": "rm -rf build"}}]},
+            {"text": "Stopped."}
+        ]),
+    );
+    let home = tempfile::tempdir().unwrap();
+    // Exec form: the plugin root substituted into the argument; shell form: the variables set.
+    script(
+        &p,
+        "vendor/safety/scripts/guard.sh",
+        "#!/bin/sh\ncase \"$(cat)\" in *'rm -rf'*) echo \"refused by $(basename \"$CLAUDE_PLUGIN_ROOT\")\" >&2; exit 2;; esac\n",
+    );
+    script(
+        &p,
+        "vendor/safety/scripts/log.sh",
+        "#!/bin/sh\ncat > /dev/null\necho \"$CLAUDE_PLUGIN_DATA\" > \"$CLAUDE_PROJECT_DIR/data-dir.txt\"\n",
+    );
+    let hooks = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "sh", "args": ["${CLAUDE_PLUGIN_ROOT}/scripts/guard.sh"]},
+        {"type": "command", "command": "\"${CLAUDE_PLUGIN_ROOT}\"/scripts/log.sh"}
+    ]}]}});
+    std::fs::create_dir_all(p.file("vendor/safety/hooks")).unwrap();
+    std::fs::write(p.file("vendor/safety/hooks/hooks.json"), hooks.to_string()).unwrap();
+    let out = p
+        .agentry()
+        .env("AGENTRY_HOME", home.path())
+        .args(["--json", "run", "clean"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("refused by safety"), "{stdout}");
+    let data = std::fs::read_to_string(p.file("data-dir.txt")).unwrap();
+    let expected = home.path().join("plugins/data/safety");
+    assert_eq!(data.trim(), expected.display().to_string());
+    assert!(expected.is_dir(), "the plugin's data directory exists");
+}
+
+#[test]
+fn a_plugin_variable_outside_a_plugin_is_a_config_error() {
+    let config = "[agents.helper]\nmodel = \"scripted:turns.json\"\n\n[hooks]\nsettings_files = [\".claude/settings.json\"]\n";
+    let p = Project::new(config, json!([]));
+    settings(
+        &p,
+        ".claude/settings.json",
+        "PreToolUse",
+        "${CLAUDE_PLUGIN_ROOT}/scripts/guard.sh",
+    );
+    let out = p.agentry().args(["config", "check"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("CLAUDE_PLUGIN_ROOT") && stderr.contains("plugins = "),
+        "{stderr}"
+    );
+}

@@ -24,6 +24,7 @@ pub use settings::HookSettings;
 pub use tool_names::{ToolAlias, ToolNames};
 
 pub(crate) use payload::common_fields;
+pub(crate) use settings::Plugin;
 pub(crate) use site::{Site, default_state_dir};
 
 use memo::RunMemo;

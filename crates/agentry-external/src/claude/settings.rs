@@ -20,6 +20,27 @@ pub(crate) struct Group {
     /// Where the group was declared (a settings file), to name its handlers in errors and
     /// events; `None` for settings built in code.
     pub(crate) source: Option<std::sync::Arc<str>>,
+    /// The plugin that declared the group, whose directories its commands get.
+    pub(crate) plugin: Option<std::sync::Arc<Plugin>>,
+}
+
+/// A Claude Code plugin's directories: its root (`CLAUDE_PLUGIN_ROOT`) and where it keeps data
+/// (`CLAUDE_PLUGIN_DATA`).
+#[derive(Debug)]
+pub(crate) struct Plugin {
+    pub(crate) root: std::path::PathBuf,
+    pub(crate) data: std::path::PathBuf,
+}
+
+impl Plugin {
+    /// `env` with the plugin's variables, which exec-form commands also have substituted.
+    pub(crate) fn with_vars(&self, env: &[(String, String)]) -> Vec<(String, String)> {
+        let mut env = env.to_vec();
+        env.retain(|(k, _)| k != "CLAUDE_PLUGIN_ROOT" && k != "CLAUDE_PLUGIN_DATA");
+        env.push(("CLAUDE_PLUGIN_ROOT".into(), self.root.display().to_string()));
+        env.push(("CLAUDE_PLUGIN_DATA".into(), self.data.display().to_string()));
+        env
+    }
 }
 
 /// The command hooks and webhooks a settings file declares, read as Claude Code reads them: a
@@ -75,6 +96,53 @@ impl HookSettings {
         Ok(HookSettings::from_value(&value)
             .map_err(|e| e.in_file(path))?
             .with_source(path.display().to_string()))
+    }
+
+    /// Reads the hooks of the Claude Code plugin at `root` (its `hooks/hooks.json`), as Claude
+    /// Code runs an installed plugin's: its commands get `CLAUDE_PLUGIN_ROOT` (the plugin's
+    /// directory) and `CLAUDE_PLUGIN_DATA` (`$AGENTRY_HOME/plugins/data/<plugin>`, created), as
+    /// variables and substituted into exec-form commands, and are named `plugin <name>` in
+    /// errors and events. Merge it with the other settings ([`merge`](Self::merge)) so its
+    /// answers merge with theirs.
+    pub fn plugin(root: impl AsRef<Path>) -> Result<HookSettings, SettingsError> {
+        let root = std::path::absolute(root.as_ref()).unwrap_or_else(|_| root.as_ref().into());
+        let name = root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "plugin".into());
+        let file = root.join("hooks").join("hooks.json");
+        let mut settings = HookSettings::load(&file)?.with_source(format!("plugin {name}"));
+        let data = super::site::agentry_home()
+            .join("plugins")
+            .join("data")
+            .join(&name);
+        std::fs::create_dir_all(&data).map_err(|e| {
+            SettingsError::new(
+                format!("plugin {name}"),
+                format!("cannot create its data directory {}: {e}", data.display()),
+            )
+        })?;
+        let plugin = std::sync::Arc::new(Plugin { root, data });
+        for g in &mut settings.groups {
+            g.plugin = Some(plugin.clone());
+        }
+        Ok(settings)
+    }
+
+    /// The handlers that refer to `${CLAUDE_PLUGIN_ROOT}` or `${CLAUDE_PLUGIN_DATA}` though no
+    /// plugin declared them: the variable would be empty and the path wrong. Each as
+    /// `event: command`.
+    pub fn unresolved_plugin_refs(&self) -> Vec<String> {
+        self.groups
+            .iter()
+            .filter(|g| g.plugin.is_none())
+            .flat_map(|g| g.hooks.iter().map(move |h| (g.event, h)))
+            .filter(|(_, h)| {
+                let text = h.display();
+                text.contains("CLAUDE_PLUGIN_ROOT") || text.contains("CLAUDE_PLUGIN_DATA")
+            })
+            .map(|(event, h)| format!("{event}: {}", h.display()))
+            .collect()
     }
 
     /// Reads the settings files at `paths` as one set of hooks, as Claude Code merges user,
@@ -226,6 +294,7 @@ impl HookSettings {
                 matcher,
                 hooks,
                 source: None,
+                plugin: None,
             });
         }
         Ok(())
@@ -261,6 +330,7 @@ impl HookSettings {
             matcher: parsed,
             hooks: vec![spec],
             source: None,
+            plugin: None,
         });
         Ok(self)
     }

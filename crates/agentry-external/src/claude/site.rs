@@ -70,10 +70,7 @@ pub(super) fn safe_session_id(raw: &str) -> String {
 
 /// `$AGENTRY_HOME/projects/<project path with separators as dashes>`.
 pub(crate) fn default_state_dir(project: &Path) -> PathBuf {
-    let home = std::env::var_os("AGENTRY_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".agentry")))
-        .unwrap_or_else(|| std::env::temp_dir().join("agentry"));
+    let home = agentry_home();
     let slug: String = project
         .display()
         .to_string()
@@ -81,4 +78,12 @@ pub(crate) fn default_state_dir(project: &Path) -> PathBuf {
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
         .collect();
     home.join("projects").join(slug)
+}
+
+/// `$AGENTRY_HOME`, else `~/.agentry`.
+pub(crate) fn agentry_home() -> PathBuf {
+    std::env::var_os("AGENTRY_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".agentry")))
+        .unwrap_or_else(|| std::env::temp_dir().join("agentry"))
 }

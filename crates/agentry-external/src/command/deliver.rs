@@ -20,6 +20,9 @@ impl Engine {
         timeout: Duration,
     ) -> (Matched<'s>, Instant, Result<Finished, String>) {
         let started = Instant::now();
+        // A plugin's command gets its directories; others the environment as it is.
+        let plugin_env = matched.plugin.map(|p| p.with_vars(env));
+        let env = plugin_env.as_deref().unwrap_or(env);
         let outcome = self.deliver(event, matched.spec, stdin, env, timeout).await;
         (matched, started, outcome)
     }

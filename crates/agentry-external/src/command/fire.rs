@@ -27,6 +27,8 @@ struct Failure<'s> {
 pub(super) struct Matched<'s> {
     pub(super) spec: &'s HandlerSpec,
     source: Option<&'s str>,
+    /// The plugin that declared it, whose variables its command gets.
+    pub(super) plugin: Option<&'s crate::claude::Plugin>,
 }
 
 impl Matched<'_> {
@@ -70,6 +72,7 @@ impl Engine {
                         found.push(Matched {
                             spec,
                             source: g.source.as_deref(),
+                            plugin: g.plugin.as_deref(),
                         });
                     }
                 }
@@ -138,14 +141,11 @@ impl Engine {
             let timeout = matched.spec.timeout().unwrap_or(default_timeout);
             match matched.spec {
                 HandlerSpec::Command(c) if c.background => {
-                    self.spawn_background(
-                        c.clone(),
-                        event,
-                        site,
-                        stdin.clone(),
-                        env.clone(),
-                        timeout,
-                    );
+                    let env = match matched.plugin {
+                        Some(plugin) => plugin.with_vars(&env),
+                        None => env.clone(),
+                    };
+                    self.spawn_background(c.clone(), event, site, stdin.clone(), env, timeout);
                 }
                 _ => deliver.push((matched, timeout)),
             }
