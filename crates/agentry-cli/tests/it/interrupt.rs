@@ -208,8 +208,8 @@ fn cancel_from_another_process_stops_a_live_run_and_resume_continues_it() {
     assert_eq!(lines.last().unwrap()["output"], "Finished.");
 }
 
-#[test]
-fn an_approval_is_answered_at_the_terminal() {
+/// A run on a pseudo-terminal that asks to approve a Write, stopped at the prompt.
+fn at_the_approval_prompt() -> (Project, expectrl::Session) {
     let p = Project::new(
         CONFIG,
         json!([
@@ -224,6 +224,12 @@ fn an_approval_is_answered_at_the_terminal() {
     let mut session = expectrl::Session::spawn(cmd).expect("a pseudo-terminal");
     session.set_expect_timeout(Some(Duration::from_secs(30)));
     session.expect("[a]pprove").expect("the approval prompt");
+    (p, session)
+}
+
+#[test]
+fn an_approval_is_answered_at_the_terminal() {
+    let (p, mut session) = at_the_approval_prompt();
     session.send_line("a").unwrap();
     session.expect("Wrote it.").expect("the run goes on");
     session.expect("final answer").expect("the summary");
@@ -232,20 +238,7 @@ fn an_approval_is_answered_at_the_terminal() {
 
 #[test]
 fn ctrl_c_at_the_approval_prompt_leaves_the_run_paused() {
-    let p = Project::new(
-        CONFIG,
-        json!([
-            {"tool_calls": [{"name": "Write", "input": {"file_path": "out.txt", "content": "yes"}}]},
-            {"text": "Wrote it."}
-        ]),
-    );
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("agentry"));
-    cmd.current_dir(p.path())
-        .args(["run", "write it"])
-        .env("NO_COLOR", "1");
-    let mut session = expectrl::Session::spawn(cmd).expect("a pseudo-terminal");
-    session.set_expect_timeout(Some(Duration::from_secs(30)));
-    session.expect("[a]pprove").expect("the approval prompt");
+    let (p, mut session) = at_the_approval_prompt();
     session.send("\x03").unwrap();
     session
         .expect("the run stays paused")
