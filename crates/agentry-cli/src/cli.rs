@@ -238,8 +238,10 @@ pub(crate) enum HooksCommand {
     #[command(after_help = HOOKS_TEST_HELP)]
     Test {
         /// The event, by its Claude Code name or agentry's: PreToolUse (BeforeTool),
-        /// PostToolUse (AfterTool), PostToolUseFailure (ToolFailed), UserPromptSubmit
-        /// (RunStart), Stop, SubagentStop, PermissionRequest (ApprovalRequested).
+        /// PostToolUse (AfterTool), PostToolUseFailure (ToolFailed), UserPromptSubmit and
+        /// SessionStart (RunStart), Stop, SubagentStop, SubagentStart (BeforeSubAgent),
+        /// PostToolBatch (AfterToolBatch), PreCompact (BeforeCompact), PostCompact
+        /// (AfterCompact), PermissionRequest and Notification (ApprovalRequested).
         event: String,
         /// The sample event as a JSON object, in the form a hook script reads on stdin
         /// (`-` reads it from stdin).
@@ -254,11 +256,15 @@ pub(crate) enum HooksCommand {
 /// The sample fields `hooks test` reads, shown in its `--help`.
 pub(crate) const HOOKS_TEST_HELP: &str = "\
 The sample's fields, as hook scripts read them:
-  tool_name, tool_input, tool_use_id   tool events and PermissionRequest
+  tool_name, tool_input, tool_use_id   tool events, PermissionRequest, Notification
   tool_response                        PostToolUse
   error                                PostToolUseFailure
-  prompt                               UserPromptSubmit
+  prompt                               UserPromptSubmit, SessionStart, SubagentStart
   last_assistant_message               Stop, SubagentStop
+  agent_type                           SubagentStart
+  tool_calls                           PostToolBatch
+  compact_summary                      PostCompact
+  session_id                           every event
 Example:
   echo '{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"rm -rf /\"}}' \\
     | agentry hooks test PreToolUse --input -";

@@ -9,9 +9,10 @@
 use super::{Failure, failed, open};
 use crate::cli::Cli;
 use crate::exit::Exit;
+use agentry::agent::{CompactPlan, CompactStrategy};
 use agentry::hooks::{
-    AfterTool, ApprovalRequested, BeforeTool, Event, HookStep, Hooks, RunStart, Stop, ToolDecision,
-    ToolFailed, Traced,
+    AfterCompact, AfterTool, AfterToolBatch, ApprovalRequested, BeforeCompact, BeforeSubAgent,
+    BeforeTool, Event, HookStep, Hooks, RunStart, Stop, ToolDecision, ToolFailed, Traced,
 };
 use agentry::{
     Decision, Notice, PendingApproval, RunContext, RunContextSpec, RunEngine, RunInfo, StopReason,
@@ -31,6 +32,12 @@ const EVENTS: &[(&str, &str)] = &[
     ("Stop", "Stop"),
     ("the Stop of a sub-agent", "SubagentStop"),
     ("ApprovalRequested", "PermissionRequest"),
+    ("ApprovalRequested", "Notification"),
+    ("RunStart of a session's first run", "SessionStart"),
+    ("BeforeSubAgent", "SubagentStart"),
+    ("AfterToolBatch", "PostToolBatch"),
+    ("BeforeCompact", "PreCompact"),
+    ("AfterCompact", "PostCompact"),
 ];
 
 /// `agentry hooks test`.
@@ -75,7 +82,7 @@ pub(super) async fn test(
             );
             Report::trace(&hooks, ev, &ctx).await
         }
-        "RunStart" | "UserPromptSubmit" => {
+        "RunStart" | "UserPromptSubmit" | "SessionStart" => {
             let ev = RunStart {
                 input: text(&sample, "prompt").unwrap_or_default().to_owned(),
             };
@@ -88,7 +95,43 @@ pub(super) async fn test(
             };
             Report::trace(&hooks, ev, &ctx).await
         }
-        "ApprovalRequested" | "PermissionRequest" => {
+        "BeforeSubAgent" | "SubagentStart" => {
+            let ev = BeforeSubAgent::new(
+                text(&sample, "agent_type").unwrap_or("helper").to_owned(),
+                call_id(&sample),
+                text(&sample, "prompt").unwrap_or_default().to_owned(),
+            );
+            Report::trace(&hooks, ev, &ctx).await
+        }
+        "AfterToolBatch" | "PostToolBatch" => {
+            let calls = match sample.get("tool_calls") {
+                Some(Value::Array(calls)) => calls.clone(),
+                _ => Vec::new(),
+            };
+            let results = calls
+                .iter()
+                .map(|c| {
+                    let name = c["tool_name"].as_str().unwrap_or("tool");
+                    let id = c["tool_use_id"].as_str().unwrap_or("toolu_hooks_test");
+                    let content = match &c["tool_response"] {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    ToolResult::ok(id, name, content)
+                })
+                .collect();
+            Report::trace(&hooks, AfterToolBatch::new(results), &ctx).await
+        }
+        "BeforeCompact" | "PreCompact" => {
+            let ev = BeforeCompact::new(0, 0, agentry::History::default(), compact_plan());
+            Report::trace(&hooks, ev, &ctx).await
+        }
+        "AfterCompact" | "PostCompact" => {
+            let summary = text(&sample, "compact_summary").unwrap_or_default();
+            let ev = AfterCompact::new(compact_plan(), 0, summary.to_owned());
+            Report::trace(&hooks, ev, &ctx).await
+        }
+        "ApprovalRequested" | "PermissionRequest" | "Notification" => {
             let ev = ApprovalRequested::new(PendingApproval {
                 call_id: call_id(&sample),
                 tool: tool_name(&sample)?,
@@ -145,6 +188,15 @@ fn read_sample(input: Option<&Path>) -> Result<Map<String, Value>, Failure> {
                 .into(),
         )),
         Err(e) => Err((Exit::Usage, format!("the sample is not JSON: {e}"))),
+    }
+}
+
+/// The plan of a compaction that folds nothing, for the sample's compaction events.
+fn compact_plan() -> CompactPlan {
+    CompactPlan {
+        strategy: CompactStrategy::Summarize,
+        start: 0,
+        end: 0,
     }
 }
 
@@ -235,6 +287,30 @@ impl Shown for RunStart {
 impl Shown for Stop {
     fn shown(&self) -> Map<String, Value> {
         object([("veto", json!(self.vetoed()))])
+    }
+}
+
+impl Shown for BeforeSubAgent {
+    fn shown(&self) -> Map<String, Value> {
+        object([("input", json!(self.input))])
+    }
+}
+
+impl Shown for AfterToolBatch {
+    fn shown(&self) -> Map<String, Value> {
+        Map::new()
+    }
+}
+
+impl Shown for BeforeCompact {
+    fn shown(&self) -> Map<String, Value> {
+        object([("veto", json!(self.vetoed()))])
+    }
+}
+
+impl Shown for AfterCompact {
+    fn shown(&self) -> Map<String, Value> {
+        object([("summary", json!(self.summary))])
     }
 }
 

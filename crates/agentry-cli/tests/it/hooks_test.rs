@@ -237,3 +237,94 @@ hooks = [
         ))
         .stdout(predicate::str::contains("message: "));
 }
+
+#[test]
+fn every_claude_code_event_agentry_maps_can_be_tried() {
+    let config = r#"
+[agents.dev]
+model = "scripted:turns.json"
+
+[hooks]
+settings_files = [".claude/settings.json"]
+"#;
+    let p = Project::new(config, json!([]));
+    std::fs::create_dir_all(p.file(".claude")).unwrap();
+    std::fs::write(
+        p.file(".claude/answer.py"),
+        r#"import json, os, sys
+d = json.load(sys.stdin)
+event = d["hook_event_name"]
+with open(os.path.join(os.environ["CLAUDE_PROJECT_DIR"], "seen.txt"), "a") as f:
+    f.write(event + "\n")
+if event == "PreCompact":
+    print(json.dumps({"decision": "block", "reason": "not now"}))
+elif event in ("SessionStart", "SubagentStart"):
+    print(json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": "ctx for " + event}}))
+"#,
+    )
+    .unwrap();
+    let handler = json!([{"hooks": [{"type": "command", "command": "python3 \"$CLAUDE_PROJECT_DIR/.claude/answer.py\""}]}]);
+    let events = [
+        "SessionStart",
+        "SubagentStart",
+        "PostToolBatch",
+        "PreCompact",
+        "PostCompact",
+        "Notification",
+    ];
+    let hooks: serde_json::Map<String, Value> = events
+        .iter()
+        .map(|e| (e.to_string(), handler.clone()))
+        .collect();
+    std::fs::write(
+        p.file(".claude/settings.json"),
+        json!({ "hooks": hooks }).to_string(),
+    )
+    .unwrap();
+    let samples = [
+        ("SessionStart", json!({"prompt": "hi"})),
+        (
+            "SubagentStart",
+            json!({"agent_type": "helper", "prompt": "look"}),
+        ),
+        (
+            "PostToolBatch",
+            json!({"tool_calls": [{"tool_name": "Bash", "tool_use_id": "t1", "tool_response": "ok"}]}),
+        ),
+        ("PreCompact", json!({})),
+        (
+            "PostCompact",
+            json!({"compact_summary": "the story so far"}),
+        ),
+        (
+            "Notification",
+            json!({"tool_name": "Bash", "tool_input": {"command": "ls"}}),
+        ),
+    ];
+    for (event, sample) in samples {
+        let (report, code) = test_json(&p, event, sample);
+        assert_eq!(code, 0, "{event}: {report}");
+        match event {
+            "SessionStart" => assert!(
+                report["result"]["input"]
+                    .as_str()
+                    .unwrap()
+                    .contains("ctx for SessionStart"),
+                "{report}"
+            ),
+            "SubagentStart" => assert!(
+                report["result"]["input"]
+                    .as_str()
+                    .unwrap()
+                    .contains("ctx for SubagentStart"),
+                "{report}"
+            ),
+            "PreCompact" => assert_eq!(report["result"]["veto"], "not now", "{report}"),
+            _ => {}
+        }
+    }
+    let seen = std::fs::read_to_string(p.file("seen.txt")).unwrap();
+    for event in events {
+        assert!(seen.lines().any(|l| l == event), "{event} fired: {seen}");
+    }
+}
