@@ -368,6 +368,7 @@ fn typed<S: AgentState, O: DeserializeOwned>(done: Finished) -> Result<RunOutput
     };
     Ok(RunOutput {
         run_id: done.run_id,
+        session_id: done.session_id,
         output,
         text: done.machine.last_text(),
         state,

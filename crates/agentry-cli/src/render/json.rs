@@ -37,6 +37,7 @@ impl Render for Ndjson {
         self.emit(json!({
             "type": "result",
             "run_id": out.run_id,
+            "session_id": out.session_id,
             "output": out.output,
             "stop": out.stop,
             "steps": out.steps,

@@ -508,3 +508,13 @@ fn allowed_tools_and_yes_let_a_script_run_calls_that_ask() {
         .collect();
     assert_eq!(by, ["--yes", "--yes"], "{lines:?}");
 }
+
+#[test]
+fn the_json_result_names_the_runs_session() {
+    let p = Project::new(SCRIPTED, json!([{"text": "One."}, {"text": "Two."}]));
+    let (lines, code) = p.json(&["run", "--session", "s-42", "hi"]);
+    assert_eq!(code, 0, "{lines:?}");
+    assert_eq!(lines.last().unwrap()["session_id"], "s-42");
+    let (lines, _) = p.json(&["run", "hi again"]);
+    assert_eq!(lines.last().unwrap()["session_id"], Value::Null);
+}

@@ -10,6 +10,9 @@ use crate::{History, StopReason, Usage};
 pub struct RunOutput<S, O> {
     /// The run id.
     pub run_id: String,
+    /// The session the run belongs to, if any: the id to continue the conversation with.
+    #[serde(default)]
+    pub session_id: Option<String>,
     /// The output: the final answer (typed for a structured output type). `None` when the run
     /// stopped without one (step limit, a hook's stop, cancellation).
     pub output: Option<O>,
@@ -42,6 +45,7 @@ impl<S, O> RunOutput<S, O> {
     ) -> Result<RunOutput<S2, O2>, E> {
         Ok(RunOutput {
             run_id: self.run_id,
+            session_id: self.session_id,
             output: self.output.map(output).transpose()?,
             text: self.text,
             state: state(self.state)?,

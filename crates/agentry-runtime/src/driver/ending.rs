@@ -144,8 +144,10 @@ impl Driver {
         }
         self.release();
         let state = self.scope.engine.take_state(Box::new(()));
+        let session_id = self.scope.context().session_id().map(str::to_owned);
         Ok(Finished {
             run_id,
+            session_id,
             output,
             stop,
             machine: self.machine,

@@ -34,6 +34,7 @@ pub(crate) enum Start {
 /// What a run that ended without failing leaves.
 pub(crate) struct Finished {
     pub run_id: String,
+    pub session_id: Option<String>,
     pub output: Option<Value>,
     pub stop: StopReason,
     pub machine: RunMachine,

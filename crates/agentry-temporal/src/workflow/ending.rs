@@ -92,6 +92,7 @@ impl Loop {
         });
         RunResult::Finished(Box::new(RunOutput {
             run_id: self.id.run_id.clone(),
+            session_id: self.id.session_id.clone(),
             output: finish.output,
             text: self.machine.last_text(),
             state: self.state.clone(),
