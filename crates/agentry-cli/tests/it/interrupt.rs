@@ -47,6 +47,26 @@ fn wait_for_start(p: &Project) {
     }
 }
 
+/// Kills `child` (SIGKILL) once its Bash call has started.
+fn kill_mid_call(mut child: Child, p: &Project) {
+    wait_for_start(p);
+    child.kill().expect("SIGKILL");
+    child.wait().unwrap();
+}
+
+/// `agentry cancel RUN` ends the run as cancelled, in one command and within `limit`.
+fn cancel_within(p: &Project, run: &str, limit: Duration) {
+    let started = Instant::now();
+    let (lines, code) = p.json(&["cancel", run]);
+    assert_eq!(code, 0, "{lines:?}");
+    assert_eq!(
+        lines.last().unwrap()["stop"]["kind"],
+        "cancelled",
+        "{lines:?}"
+    );
+    assert!(started.elapsed() < limit, "{:?}", started.elapsed());
+}
+
 /// The one run the store holds.
 fn the_run(p: &Project) -> Value {
     let (runs, code) = p.json(&["runs"]);
@@ -70,10 +90,7 @@ fn resume(p: &Project, run: &str) -> (Vec<Value>, i32) {
 #[test]
 fn a_run_killed_during_a_tool_call_finishes_with_resume() {
     let p = Project::new(CONFIG, turns());
-    let mut child = spawn_run(&p);
-    wait_for_start(&p);
-    child.kill().expect("SIGKILL");
-    child.wait().unwrap();
+    kill_mid_call(spawn_run(&p), &p);
 
     let run = the_run(&p);
     assert_eq!(
@@ -175,20 +192,8 @@ fn cancel_from_another_process_stops_a_live_run_and_resume_continues_it() {
     wait_for_start(&p);
     let run = the_run(&p);
     let id = run["run_id"].as_str().unwrap();
-    let started = Instant::now();
-    let (lines, code) = p.json(&["cancel", id]);
-    assert_eq!(code, 0, "{lines:?}");
-    assert_eq!(
-        lines.last().unwrap()["stop"]["kind"],
-        "cancelled",
-        "{lines:?}"
-    );
     // Seen at the next renewal (within 2 s), well before the 30 s lease would run out.
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "{:?}",
-        started.elapsed()
-    );
+    cancel_within(&p, id, Duration::from_secs(10));
     let out = child.wait_with_output().unwrap();
     assert_eq!(
         out.status.code(),
@@ -301,24 +306,9 @@ fn a_run_whose_driver_died_is_listed_as_such_and_resume_names_the_call_it_runs_a
 #[test]
 fn cancel_of_a_run_whose_driver_died_takes_effect_when_its_lease_lapses_with_one_command() {
     let p = Project::new(CONFIG, turns());
-    let mut child = spawn_run(&p);
-    wait_for_start(&p);
-    child.kill().expect("SIGKILL");
-    child.wait().unwrap();
+    kill_mid_call(spawn_run(&p), &p);
     // At once: the dead driver's lease (1 s) still holds the run.
     let id = the_run(&p)["run_id"].as_str().unwrap().to_owned();
-    let started = Instant::now();
-    let (lines, code) = p.json(&["cancel", &id]);
-    assert_eq!(code, 0, "{lines:?}");
-    assert_eq!(
-        lines.last().unwrap()["stop"]["kind"],
-        "cancelled",
-        "{lines:?}"
-    );
-    assert!(
-        started.elapsed() < Duration::from_secs(15),
-        "{:?}",
-        started.elapsed()
-    );
+    cancel_within(&p, &id, Duration::from_secs(15));
     assert_eq!(the_run(&p)["status"], "cancelled");
 }

@@ -576,3 +576,52 @@ async fn a_run_error_observer_that_keeps_the_error_does_not_change_the_error_ret
     assert!(matches!(err, Error::Hook(_)), "{err:?}");
     assert_eq!(kept.lock().unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn an_advisory_hooks_failure_is_a_hook_failed_run_event_on_the_stream_for_every_kind_of_hook()
+{
+    use futures::StreamExt;
+    let sync_flaky = || {
+        on_sync::before_tool(|_ev, _ctx| Err(BoxError::from("sync flaky failed")))
+            .named("flaky")
+            .advisory()
+    };
+    let cases: Vec<(HookRegistration, &str)> = vec![
+        (flaky(Mode::Error).advisory(), "flaky failed"),
+        (flaky(Mode::Panic).advisory(), "flaky panicked"),
+        (flaky(Mode::Timeout).advisory(), "timed out"),
+        (sync_flaky(), "sync flaky failed"),
+    ];
+    for (reg, says) in cases {
+        let model = ScriptedModel::new()
+            .tool_call("get_weather", json!({"city": "Paris"}))
+            .text("Enjoy.");
+        let agent = Agent::builder("planner")
+            .model(model)
+            .tool(weather(&new_log(), &Counter::default()))
+            .with(reg)
+            .build()
+            .unwrap();
+        let mut run = Runtime::new().run(&agent, "Paris?").start();
+        let mut failed = Vec::new();
+        while let Some(ev) = run.events().next().await {
+            if let RunEvent::HookFailed {
+                hook, event, error, ..
+            } = ev
+            {
+                failed.push((hook, event, error));
+            }
+        }
+        let out = run.result().await.unwrap();
+        assert_eq!(
+            out.output.as_deref(),
+            Some("Enjoy."),
+            "{says}: the run goes on"
+        );
+        assert_eq!(failed.len(), 1, "{says}: {failed:?}");
+        let (hook, event, error) = &failed[0];
+        assert_eq!(hook, "flaky");
+        assert_eq!(*event, EventKind::BeforeTool);
+        assert!(error.contains(says), "{says}: {error}");
+    }
+}
