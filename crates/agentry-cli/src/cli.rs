@@ -10,9 +10,18 @@ use std::path::PathBuf;
 #[command(name = "agentry", version, about, long_about = None, after_help = EXIT_CODES)]
 pub(crate) struct Cli {
     /// The config file (default: agentry.toml in this directory or the nearest parent; without
-    /// one, an assistant on the local model with read-only tools).
-    #[arg(short = 'c', long = "config", global = true, value_name = "FILE")]
+    /// one, an assistant on the local model with read-only tools). The user's config,
+    /// `~/.agentry/config.toml` (`$AGENTRY_HOME/config.toml`), lies under it.
+    #[arg(long = "config", global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Set a key of the config for this command, over the files: `-c agents.helper.max_steps=20`,
+    /// `-c 'hooks.tool_policy.allow=["Bash"]'` (a TOML value; other text is a string).
+    /// Repeatable. `-c FILE` (no `=`) names the config file, as `--config` does.
+    #[arg(short = 'c', global = true, value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Say more: a crash's backtrace, and agentry's debug log on stderr (as `RUST_LOG=debug`).
+    #[arg(short = 'v', long, global = true)]
+    pub verbose: bool,
     /// Print JSON instead of text (NDJSON events for commands that run an agent).
     #[arg(long, global = true)]
     pub json: bool,
@@ -155,9 +164,15 @@ pub(crate) struct RunArgs {
     /// The agent (default: the config's default agent).
     #[arg(short, long)]
     pub agent: Option<String>,
+    #[command(flatten)]
+    pub overrides: AgentOverrides,
     /// A session id: the run starts where the session's last run left off.
-    #[arg(short, long)]
+    #[arg(short, long, conflicts_with = "continue_session")]
     pub session: Option<String>,
+    /// Continue the latest session (of this agent, in this store): the run starts where its
+    /// last run left off.
+    #[arg(long = "continue", visible_alias = "cont")]
+    pub continue_session: bool,
     /// Never prompt for approval: a run that needs one stops (exit 3) for `agentry approve`.
     #[arg(long)]
     pub no_prompt: bool,
@@ -170,6 +185,18 @@ pub(crate) struct RunArgs {
     /// The prompt (words are joined with spaces; `-` reads it from stdin).
     #[arg(required = true, num_args = 1..)]
     pub prompt: Vec<String>,
+}
+
+/// What a command changes of its agent, for this run only.
+#[derive(Args, Clone, Debug, Default)]
+pub(crate) struct AgentOverrides {
+    /// The model, instead of the agent's (`local`, `openai:gpt-4.1-mini`,
+    /// `anthropic:claude-sonnet-4-5`, `scripted:turns.json`, ...).
+    #[arg(short, long, value_name = "PROVIDER:MODEL")]
+    pub model: Option<String>,
+    /// The step limit, instead of the agent's.
+    #[arg(long, value_name = "N")]
+    pub max_steps: Option<u32>,
 }
 
 /// What runs without asking a person, for scripts.
@@ -193,10 +220,18 @@ pub(crate) struct ChatArgs {
     #[arg(short, long)]
     pub agent: Option<String>,
     #[command(flatten)]
+    pub overrides: AgentOverrides,
+    #[command(flatten)]
     pub approvals: ApprovalArgs,
     /// The session id (default: a new one).
-    #[arg(short, long)]
+    #[arg(short, long, conflicts_with_all = ["continue_session", "pick"])]
     pub session: Option<String>,
+    /// Continue the latest session (of this agent, in this store).
+    #[arg(long = "continue", visible_alias = "cont", conflicts_with = "pick")]
+    pub continue_session: bool,
+    /// Choose the session to continue from a list of the recent ones.
+    #[arg(long = "resume", visible_alias = "pick")]
+    pub pick: bool,
 }
 
 /// `agentry runs`.

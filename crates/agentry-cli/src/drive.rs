@@ -146,7 +146,17 @@ pub(crate) async fn drive(
             loop {
                 tokio::select! {
                     event = events.next() => match event {
-                        Some(event) => render.event(&event),
+                        Some(event) => {
+                            // `--verbose`: every event of the run in its JSON form, on stderr.
+                            if tracing::enabled!(target: "agentry::run", tracing::Level::DEBUG) {
+                                tracing::debug!(
+                                    target: "agentry::run",
+                                    "{}",
+                                    serde_json::to_string(&event).unwrap_or_default()
+                                );
+                            }
+                            render.event(&event)
+                        }
                         None => break,
                     },
                     stop = signals.next(), if !interrupted => {

@@ -9,6 +9,7 @@ mod cli;
 mod commands;
 mod config;
 mod cost;
+mod crash;
 mod drive;
 mod exit;
 mod hooks;
@@ -27,6 +28,7 @@ use std::io::IsTerminal;
 
 fn main() {
     let cli = Cli::parse();
+    crash::report_panics(cli.verbose);
     let color = match cli.color {
         ColorChoice::Always => true,
         ColorChoice::Never => false,

@@ -118,11 +118,7 @@ impl Project {
         }
 
         let declared: BTreeMap<String, AgentConfig> = if config.agents.is_empty() {
-            let assistant = AgentConfig {
-                instructions: Some(DEFAULT_INSTRUCTIONS.to_owned()),
-                ..AgentConfig::default()
-            };
-            BTreeMap::from([(DEFAULT_AGENT.to_owned(), assistant)])
+            BTreeMap::from([(DEFAULT_AGENT.to_owned(), default_assistant())])
         } else {
             config.agents.clone()
         };
@@ -138,7 +134,9 @@ impl Project {
                     ),
                 ));
             }
-            None => first_agent(&file, &declared),
+            None => file
+                .first_agent()
+                .unwrap_or_else(|| DEFAULT_AGENT.to_owned()),
         };
         let workspace = tools::workspace(&file)?;
         let mut agents = BTreeMap::new();
@@ -192,6 +190,36 @@ impl Project {
         cost::of(self.prices.get(agent).copied(), usage)
     }
 
+    /// Ends session `session` for the command hooks (SessionEnd with `reason`: `other` when the
+    /// command that drove it exits, `clear`, `prompt_input_exit`), as Claude Code does when
+    /// its process or conversation ends; a failure is a warning.
+    pub(crate) async fn end_session(&self, session: &str, reason: &str) {
+        for sessions in &self.sessions {
+            if let Err(e) = sessions.end(session, reason).await {
+                eprintln!("warning: SessionEnd hooks of session {session}: {e}");
+            }
+        }
+    }
+
+    /// Replaces session `old` by `new` (`/clear`): SessionEnd `clear` for the old one, and
+    /// SessionStart `clear` when the new one's first run starts.
+    pub(crate) async fn clear_session(&self, old: &str, new: &str) {
+        for sessions in &self.sessions {
+            if let Err(e) = sessions.clear(old, new).await {
+                eprintln!("warning: SessionEnd hooks of session {old}: {e}");
+            }
+        }
+    }
+
+    /// The model agent `name` runs on, as `provider:model`.
+    pub(crate) fn model_spec(&self, name: &str) -> String {
+        let declared = match self.file.config.agents.get(name) {
+            Some(cfg) => cfg.clone(),
+            None => default_assistant(),
+        };
+        model_spec(&declared)
+    }
+
     /// The agent named `name`, or the default one.
     pub(crate) fn agent(&self, name: Option<&str>) -> Result<&CliAgent, String> {
         let name = name.unwrap_or(&self.default_agent);
@@ -202,6 +230,14 @@ impl Project {
                 self.agents.keys().cloned().collect::<Vec<_>>().join(", ")
             )
         })
+    }
+}
+
+/// The agent of a project that declares none.
+pub(crate) fn default_assistant() -> AgentConfig {
+    AgentConfig {
+        instructions: Some(DEFAULT_INSTRUCTIONS.to_owned()),
+        ..AgentConfig::default()
     }
 }
 
@@ -227,22 +263,6 @@ fn model_spec(cfg: &AgentConfig) -> String {
         .map(|m| m.get_ref().clone())
         .or(from_env)
         .unwrap_or_else(|| "local".to_owned())
-}
-
-/// The agent declared first in the file (tables keep no order once parsed: look at the text).
-fn first_agent(file: &LoadedConfig, declared: &BTreeMap<String, AgentConfig>) -> String {
-    declared
-        .keys()
-        .filter_map(|name| {
-            let at = file
-                .text
-                .find(&format!("[agents.{name}"))
-                .or_else(|| file.text.find(&format!("[agents.\"{name}\"")))?;
-            Some((at, name))
-        })
-        .min()
-        .map(|(_, name)| name.clone())
-        .unwrap_or_else(|| declared.keys().next().cloned().unwrap_or_default())
 }
 
 /// Builds agent `name` after its sub-agents (depth first; a cycle is an error).
@@ -396,7 +416,12 @@ async fn open_store(file: &LoadedConfig) -> Result<(Arc<dyn RunStore>, String), 
     let url = file.config.store.url.as_ref();
     let text = match url {
         Some(u) => expand_env(u.get_ref()).map_err(|e| file.error_at(u.span(), e))?,
-        None => "sqlite:.agentry/runs.db".to_owned(),
+        // A project's runs are kept beside its config; without one, in the user's store.
+        None if file.path.is_some() => "sqlite:.agentry/runs.db".to_owned(),
+        None => format!(
+            "sqlite:{}",
+            crate::config::agentry_home().join("runs.db").display()
+        ),
     };
     let at = |message: String| match url {
         Some(u) => file.error_at(u.span(), message),

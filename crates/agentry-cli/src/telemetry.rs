@@ -5,7 +5,7 @@
 //! HTTP client blocks, on the batch processor's own thread.
 
 use crate::cli::{Cli, Command};
-use crate::config::{LoadedConfig, TelemetryConfig};
+use crate::config::TelemetryConfig;
 use crate::project::expand_env;
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
@@ -77,10 +77,38 @@ pub(crate) struct Telemetry {
 const ENDPOINT_ENV: &str = "OTEL_EXPORTER_OTLP_ENDPOINT";
 
 impl Telemetry {
-    /// Starts exporting when the command runs agents and the config has a `[telemetry]` table
-    /// (or `OTEL_EXPORTER_OTLP_ENDPOINT` is set). A config that cannot be read is left to the
-    /// command to report; a telemetry set-up that fails is an error.
+    /// Installs what the command line and config ask for: a debug log on stderr with
+    /// `--verbose` or `RUST_LOG`, and span export when the command runs agents and the config
+    /// has a `[telemetry]` table (or `OTEL_EXPORTER_OTLP_ENDPOINT` is set). A config that cannot
+    /// be read is left to the command to report; a telemetry set-up that fails is an error.
     pub(crate) fn start(cli: &Cli) -> Result<Option<Telemetry>, String> {
+        let log = log_layer(cli.verbose);
+        let export = match Self::export_config(cli) {
+            Some(config) => Some(Telemetry::exporter(&config)?),
+            None => None,
+        };
+        if log.is_none() && export.is_none() {
+            return Ok(None);
+        }
+        let (spans, provider) = match export {
+            Some(provider) => {
+                let layer = tracing_opentelemetry::layer()
+                    .with_tracer(provider.tracer("agentry"))
+                    .with_filter(tracing_subscriber::filter::filter_fn(|meta| {
+                        meta.target().starts_with("agentry")
+                    }));
+                (Some(layer), Some(provider))
+            }
+            None => (None, None),
+        };
+        let subscriber = tracing_subscriber::registry().with(spans).with(log);
+        tracing::subscriber::set_global_default(subscriber)
+            .map_err(|e| format!("telemetry: cannot install the trace subscriber: {e}"))?;
+        Ok(provider.map(|provider| Telemetry { provider }))
+    }
+
+    /// The export the config asks for, when the command runs agents.
+    fn export_config(cli: &Cli) -> Option<TelemetryConfig> {
         let runs_agents = matches!(
             cli.command,
             Command::Run(_)
@@ -91,20 +119,18 @@ impl Telemetry {
                 | Command::Mcp { .. }
         );
         if !runs_agents {
-            return Ok(None);
+            return None;
         }
-        let Ok(file) = LoadedConfig::find(cli.config.as_deref()) else {
-            return Ok(None);
-        };
-        let config = match (&file.config.telemetry, std::env::var_os(ENDPOINT_ENV)) {
-            (Some(config), _) => config.clone(),
-            (None, Some(_)) => TelemetryConfig::default(),
-            (None, None) => return Ok(None),
-        };
-        Telemetry::install(&config).map(Some)
+        let file = crate::commands::load(cli).ok()?;
+        match (&file.config.telemetry, std::env::var_os(ENDPOINT_ENV)) {
+            (Some(config), _) => Some(config.clone()),
+            (None, Some(_)) => Some(TelemetryConfig::default()),
+            (None, None) => None,
+        }
     }
 
-    fn install(config: &TelemetryConfig) -> Result<Telemetry, String> {
+    /// The batching OTLP exporter `config` describes.
+    fn exporter(config: &TelemetryConfig) -> Result<SdkTracerProvider, String> {
         let mut exporter = opentelemetry_otlp::SpanExporter::builder().with_http();
         if let Some(endpoint) = &config.otlp_endpoint {
             let endpoint =
@@ -134,17 +160,10 @@ impl Telemetry {
             .service_name
             .clone()
             .unwrap_or_else(|| "agentry".to_owned());
-        let provider = SdkTracerProvider::builder()
+        Ok(SdkTracerProvider::builder()
             .with_batch_exporter(exporter)
             .with_resource(Resource::builder().with_service_name(service).build())
-            .build();
-        let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("agentry"));
-        let subscriber = tracing_subscriber::registry().with(layer.with_filter(
-            tracing_subscriber::filter::filter_fn(|meta| meta.target().starts_with("agentry")),
-        ));
-        tracing::subscriber::set_global_default(subscriber)
-            .map_err(|e| format!("telemetry: cannot install the trace subscriber: {e}"))?;
-        Ok(Telemetry { provider })
+            .build())
     }
 
     /// Sends the spans still buffered and stops the exporter.
@@ -153,4 +172,27 @@ impl Telemetry {
             eprintln!("warning: telemetry: the last spans may not have been exported: {e}");
         }
     }
+}
+
+/// agentry's log on stderr: `RUST_LOG`'s filter when set, else agentry's debug messages with
+/// `--verbose`; none otherwise.
+fn log_layer<S>(verbose: bool) -> Option<impl Layer<S>>
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    let filter = match std::env::var("RUST_LOG") {
+        Ok(filter) if !filter.trim().is_empty() => filter,
+        _ if verbose => "warn,opentelemetry=debug,opentelemetry_sdk=debug,opentelemetry_otlp=debug,agentry=debug,agentry_core=debug,agentry_runtime=debug,agentry_models=debug,agentry_external=debug,agentry_local=debug,agentry_mcp=debug,agentry_store=debug,agentry_tools=debug".to_owned(),
+        _ => return None,
+    };
+    let filter = tracing_subscriber::EnvFilter::try_new(&filter).unwrap_or_else(|e| {
+        eprintln!("warning: RUST_LOG `{filter}` is not a log filter ({e}); logging warnings");
+        tracing_subscriber::EnvFilter::new("warn")
+    });
+    Some(
+        tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .with_filter(filter),
+    )
 }

@@ -13,6 +13,7 @@
 //! the built-in hooks and the model providers.
 #![warn(missing_docs, unreachable_pub)]
 
+mod cancel;
 mod compact;
 mod driver;
 mod drivers;

@@ -44,6 +44,7 @@ pub(super) async fn check(cli: &Cli) -> Result<Exit, Failure> {
             json!({
                 "ok": true,
                 "file": project.file.shown(),
+                "layers": project.file.layers,
                 "agents": project.agents.keys().collect::<Vec<_>>(),
                 "default_agent": project.default_agent,
                 "store": project.store_label,
@@ -51,6 +52,9 @@ pub(super) async fn check(cli: &Cli) -> Result<Exit, Failure> {
         );
     } else {
         outln!("{}: ok", project.file.shown());
+        for layer in &project.file.layers {
+            outln!("  with {layer}");
+        }
         for (name, agent) in &project.agents {
             let tools: Vec<String> = agent.def().specs.iter().map(|s| s.name.clone()).collect();
             let mark = if *name == project.default_agent {

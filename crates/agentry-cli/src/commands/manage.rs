@@ -83,7 +83,7 @@ pub(super) async fn runs(cli: &Cli, args: &RunsArgs) -> Result<Exit, Failure> {
 }
 
 /// How long ago `ms` (Unix milliseconds) was.
-fn ago(ms: i64) -> String {
+pub(super) fn ago(ms: i64) -> String {
     let now = agentry_core::store::now_ms();
     let secs = ((now - ms).max(0) / 1000) as u64;
     match secs {
@@ -244,7 +244,18 @@ async fn continue_decided(
     let handle = project.runtime.decide(agent, run, decisions).start();
     let mut render = renderer(cli, color);
     let prompter = Prompter::detect(cli.json);
-    Ok(drive(project, agent, handle, render.as_mut(), &prompter).await)
+    let exit = drive(project, agent, handle, render.as_mut(), &prompter).await;
+    end_session_of(project, run).await;
+    Ok(exit)
+}
+
+/// Ends the session of run `run` for the command hooks, as the command that drove it exits.
+async fn end_session_of(project: &Project, run: &str) {
+    if let Ok(Some(stored)) = project.store.load(run).await
+        && let Some(session) = &stored.snapshot.session_id
+    {
+        project.end_session(session, "other").await;
+    }
 }
 
 /// `agentry approve RUN [CALL]`.
@@ -334,7 +345,9 @@ pub(super) async fn resume(cli: &Cli, run: &str, color: bool) -> Result<Exit, Fa
         .map_err(|e| (Exit::Usage, e))?;
     let handle = project.runtime.resume(agent, run).start();
     let mut render = renderer(cli, color);
-    Ok(drive(&project, agent, handle, render.as_mut(), &prompter).await)
+    let exit = drive(&project, agent, handle, render.as_mut(), &prompter).await;
+    end_session_of(&project, run).await;
+    Ok(exit)
 }
 
 /// `n` and the noun that goes with it.
@@ -352,17 +365,18 @@ pub(super) async fn cancel(cli: &Cli, run: &str) -> Result<Exit, Failure> {
         .map_err(|e| (Exit::Usage, e))?;
     let status = stored.snapshot.status();
     let out = match &stored.snapshot.stop {
-        Some(StopReason::AwaitingApproval { pending }) => {
-            let decisions: Vec<Decision> = pending
-                .iter()
-                .map(|p| Decision::reject_and_stop(&p.call_id, "the run was cancelled"))
-                .collect();
-            project.runtime.decide(agent, run, decisions).await
+        Some(StopReason::AwaitingApproval { .. }) => {
+            // Stored `cancelled`, its calls undecided: `resume` asks for them again.
+            project
+                .runtime
+                .cancel_paused(run)
+                .await
+                .map(|()| StopReason::Cancelled)
         }
         None | Some(StopReason::Cancelled) if status != RunStatus::Cancelled => {
             let handle = project.runtime.resume(agent, run).start();
             handle.cancel();
-            handle.result().await
+            handle.result().await.map(|out| out.stop)
         }
         _ => {
             return Err(failed(format!(
@@ -371,11 +385,11 @@ pub(super) async fn cancel(cli: &Cli, run: &str) -> Result<Exit, Failure> {
         }
     };
     match out {
-        Ok(out) => {
+        Ok(stop) => {
             if cli.json {
-                outln!("{}", json!({"run_id": run, "stop": out.stop}));
+                outln!("{}", json!({"run_id": run, "stop": stop}));
             } else {
-                outln!("run {run}: {}", out.stop);
+                outln!("run {run}: {stop}");
             }
             Ok(Exit::Ok)
         }

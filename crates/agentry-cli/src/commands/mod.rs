@@ -1,5 +1,6 @@
 //! What each command does.
 
+mod chat_input;
 mod config;
 mod hooks_test;
 mod manage;
@@ -7,9 +8,11 @@ mod mcp;
 mod models;
 mod replay;
 mod run;
+mod sessions;
+mod slash;
 mod temporal;
 
-use crate::cli::{Cli, Command, ConfigCommand, HooksCommand, McpCommand};
+use crate::cli::{AgentOverrides, Cli, Command, ConfigCommand, HooksCommand, McpCommand};
 use crate::config::LoadedConfig;
 use crate::exit::Exit;
 use crate::model::Models;
@@ -178,14 +181,35 @@ pub(crate) fn failed(message: impl Into<String>) -> Failure {
     (Exit::Failed, message.into())
 }
 
-/// Reads the config file.
-fn load(cli: &Cli) -> Result<LoadedConfig, Failure> {
-    LoadedConfig::find(cli.config.as_deref()).map_err(|e| (Exit::Usage, e.to_string()))
+/// Reads the config: the user's, the project's file, and `-c` overrides.
+pub(crate) fn load(cli: &Cli) -> Result<LoadedConfig, Failure> {
+    let (file, overrides) =
+        crate::config::sources(cli.config.as_deref(), &cli.set).map_err(|e| (Exit::Usage, e))?;
+    LoadedConfig::layered(file.as_deref(), &overrides).map_err(|e| (Exit::Usage, e.to_string()))
 }
 
 /// Reads the config file and builds what it declares; `check_only` loads no model.
 async fn open(cli: &Cli, check_only: bool) -> Result<Project, Failure> {
+    open_agent(cli, check_only, None, &AgentOverrides::default()).await
+}
+
+/// [`open`], with `overrides` applied to `agent` (the default agent when `None`).
+async fn open_agent(
+    cli: &Cli,
+    check_only: bool,
+    agent: Option<&str>,
+    overrides: &AgentOverrides,
+) -> Result<Project, Failure> {
     let mut file = load(cli)?;
+    if overrides.model.is_some() || overrides.max_steps.is_some() {
+        let target = file.agent_mut(agent).map_err(|e| (Exit::Usage, e))?;
+        if let Some(model) = &overrides.model {
+            target.model = Some(toml::Spanned::new(0..0, model.clone()));
+        }
+        if let Some(n) = overrides.max_steps {
+            target.max_steps = Some(n);
+        }
+    }
     for dir in &cli.plugin_dir {
         let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
         file.config.hooks.plugins.push(dir.display().to_string());

@@ -1,11 +1,12 @@
 //! `agentry run` and `agentry chat`.
 
-use super::{Failure, failed, open, renderer};
+use super::chat_input::ChatInput;
+use super::{Failure, failed, open_agent, renderer, sessions, slash};
 use crate::cli::{ApprovalArgs, ChatArgs, Cli, RunArgs};
 use crate::drive::{Prompter, drive};
 use crate::exit::Exit;
 use crate::project::Project;
-use std::io::{BufRead, IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read};
 
 /// The prompt `args` gives: its words joined, or stdin for `-`.
 pub(super) fn prompt(args: &RunArgs) -> Result<String, Failure> {
@@ -62,87 +63,119 @@ fn approvals(project: &mut Project, args: &ApprovalArgs) -> Result<(), Failure> 
 /// `agentry run PROMPT`.
 pub(super) async fn run(cli: &Cli, args: &RunArgs, color: bool) -> Result<Exit, Failure> {
     let prompt = prompt(args)?;
-    let mut project = open(cli, false).await?;
+    let mut project = open_agent(cli, false, args.agent.as_deref(), &args.overrides).await?;
     approvals(&mut project, &args.approvals)?;
     let agent = project
         .agent(args.agent.as_deref())
         .map_err(|e| (Exit::Usage, e))?;
-    let mut options = project.run_options();
-    if let Some(session) = &args.session {
-        options = options.session(session.clone());
-    }
+    // Every run is a session's (a new one unless named), so `--continue` can take it up.
+    let session = match (&args.session, args.continue_session) {
+        (Some(session), _) => session.clone(),
+        (None, true) => sessions::latest(&project, agent.name()).await?,
+        (None, false) => sessions::new_id(),
+    };
+    let options = project.run_options().session(session.clone());
     let handle = project.runtime.run(agent, prompt).with(options).start();
     let mut render = renderer(cli, color);
     let prompter = Prompter::detect(args.no_prompt || cli.json);
-    Ok(drive(&project, agent, handle, render.as_mut(), &prompter).await)
+    let exit = drive(&project, agent, handle, render.as_mut(), &prompter).await;
+    project.end_session(&session, "other").await;
+    Ok(exit)
 }
 
 /// `agentry chat`: each line typed is a run of one session.
 pub(super) async fn chat(cli: &Cli, args: &ChatArgs, color: bool) -> Result<Exit, Failure> {
-    let mut project = open(cli, false).await?;
+    let mut overrides = args.overrides.clone();
+    let mut project = open_agent(cli, false, args.agent.as_deref(), &overrides).await?;
     approvals(&mut project, &args.approvals)?;
-    let agent = project
+    let agent_name = project
         .agent(args.agent.as_deref())
-        .map_err(|e| (Exit::Usage, e))?;
-    let session = args
-        .session
-        .clone()
-        .unwrap_or_else(|| format!("chat-{}", uuid_like()));
-    let interactive = std::io::stdin().is_terminal();
-    if interactive && !cli.json {
+        .map_err(|e| (Exit::Usage, e))?
+        .name()
+        .to_owned();
+    let interactive = std::io::stdin().is_terminal() && !cli.json;
+    let mut session = match (&args.session, args.continue_session, args.pick) {
+        (Some(session), ..) => session.clone(),
+        (None, true, _) => sessions::latest(&project, &agent_name).await?,
+        (None, false, true) if interactive => sessions::pick(&project, &agent_name).await?,
+        (None, false, true) => {
+            return Err((
+                Exit::Usage,
+                "--resume lists sessions to choose from on a terminal; name one with --session"
+                    .into(),
+            ));
+        }
+        (None, false, false) => sessions::new_id(),
+    };
+    if interactive {
         eprintln!(
-            "chatting with `{}` in session {session} (an empty line or Ctrl-D ends it)",
-            agent.name()
+            "chatting with `{agent_name}` in session {session} (/help for commands; Ctrl-D ends it)"
         );
     }
+    let mut input = ChatInput::new(interactive);
     let prompter = Prompter::detect(cli.json);
     let mut last = Exit::Ok;
-    let stdin = std::io::stdin();
-    loop {
-        if interactive && !cli.json {
-            eprint!("> ");
-            let _ = std::io::stderr().flush();
+    while let Some(line) = input.next_line().await? {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
         }
-        let mut line = String::new();
-        let read = stdin.lock().read_line(&mut line);
-        match read {
-            Ok(0) => break,
-            Ok(_) if line.trim().is_empty() && interactive => break,
-            Ok(_) if line.trim().is_empty() => continue,
-            Ok(_) => {}
-            Err(e) => return Err(failed(format!("cannot read stdin: {e}"))),
+        // `//text` sends `/text`; any other `/word` is a command.
+        let (line, command) = match line.strip_prefix('/') {
+            Some(rest) if rest.starts_with('/') => (rest, None),
+            Some(rest) => (line, Some(rest)),
+            None => (line, None),
+        };
+        if let Some(command) = command {
+            match slash::Command::parse(command) {
+                Ok(slash::Command::Exit) => break,
+                Ok(slash::Command::Help) => eprintln!("{}", slash::HELP),
+                Ok(slash::Command::Clear) => {
+                    let next = sessions::new_id();
+                    project.clear_session(&session, &next).await;
+                    session = next;
+                    eprintln!("a new conversation: session {session}");
+                }
+                Ok(slash::Command::Cost) => {
+                    eprintln!("{}", sessions::cost(&project, &session).await?);
+                }
+                Ok(slash::Command::Model(None)) => {
+                    let spec = project.model_spec(&agent_name);
+                    eprintln!("model: {spec} (`/model PROVIDER:MODEL` switches)");
+                }
+                Ok(slash::Command::Model(Some(spec))) => {
+                    overrides.model = Some(spec.clone());
+                    match open_agent(cli, false, Some(&agent_name), &overrides).await {
+                        Ok(mut next) => {
+                            approvals(&mut next, &args.approvals)?;
+                            project = next;
+                            eprintln!("model: {spec}, from the next turn on");
+                        }
+                        Err((_, e)) => eprintln!("error: {e}"),
+                    }
+                }
+                Err(e) => eprintln!("{e}"),
+            }
+            continue;
         }
+        let agent = project
+            .agent(Some(&agent_name))
+            .map_err(|e| (Exit::Usage, e))?;
         let options = project.run_options().session(session.clone());
-        let handle = project
-            .runtime
-            .run(agent, line.trim())
-            .with(options)
-            .start();
+        let handle = project.runtime.run(agent, line).with(options).start();
         let mut render = renderer(cli, color);
         last = drive(&project, agent, handle, render.as_mut(), &prompter).await;
         if matches!(last, Exit::Cancelled | Exit::Leased) {
             break;
         }
     }
+    input.save();
     // The conversation is over: its session ends (SessionEnd hooks), as when a Claude Code user
     // leaves.
     let reason = match last {
         Exit::Cancelled | Exit::Leased => "other",
         _ => "prompt_input_exit",
     };
-    for sessions in &project.sessions {
-        if let Err(e) = sessions.end(&session, reason).await {
-            eprintln!("warning: SessionEnd hooks of session {session}: {e}");
-        }
-    }
+    project.end_session(&session, reason).await;
     Ok(last)
-}
-
-/// A short random id.
-fn uuid_like() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    format!("{:x}{:x}", nanos & 0xffff_ffff, std::process::id())
 }

@@ -19,6 +19,8 @@ pub(crate) struct LoadedConfig {
     pub text: String,
     /// The directory relative paths in it are resolved against.
     pub base_dir: PathBuf,
+    /// What was merged over or under the file (the user's config, `-c` overrides), as shown.
+    pub layers: Vec<String>,
 }
 
 /// A config that cannot be used.
@@ -80,7 +82,7 @@ impl fmt::Display for Located {
 }
 
 /// Places `message` at byte range `span` of `text`.
-pub(super) fn locate(
+pub(crate) fn locate(
     file: &str,
     text: &str,
     span: Range<usize>,
@@ -127,6 +129,7 @@ impl LoadedConfig {
                         path: None,
                         text: String::new(),
                         base_dir: cwd,
+                        layers: Vec::new(),
                     }),
                 }
             }
@@ -170,6 +173,7 @@ impl LoadedConfig {
             path: Some(path.to_owned()),
             text: text.to_owned(),
             base_dir,
+            layers: Vec::new(),
         })
     }
 
@@ -181,6 +185,50 @@ impl LoadedConfig {
         }
     }
 
+    /// The config of agent `name` (else the default agent), to change for one command; a file
+    /// that declares no agent gets the default assistant first.
+    pub(crate) fn agent_mut(
+        &mut self,
+        name: Option<&str>,
+    ) -> Result<&mut super::AgentConfig, String> {
+        let config = &mut self.config;
+        if config.agents.is_empty() {
+            config.agents.insert(
+                crate::project::DEFAULT_AGENT.to_owned(),
+                crate::project::default_assistant(),
+            );
+        }
+        let name = match name {
+            Some(name) => name.to_owned(),
+            None => match &config.default_agent {
+                Some(name) => name.get_ref().clone(),
+                None => self.first_agent().unwrap_or_default(),
+            },
+        };
+        let agents = &mut self.config.agents;
+        let known = agents.keys().cloned().collect::<Vec<_>>().join(", ");
+        agents
+            .get_mut(&name)
+            .ok_or_else(|| format!("no agent is named `{name}`; the agents are: {known}"))
+    }
+
+    /// The first agent the file declares, by its place in the text.
+    pub(crate) fn first_agent(&self) -> Option<String> {
+        self.config
+            .agents
+            .keys()
+            .filter_map(|name| {
+                let at = self
+                    .text
+                    .find(&format!("[agents.{name}"))
+                    .or_else(|| self.text.find(&format!("[agents.\"{name}\"")))?;
+                Some((at, name))
+            })
+            .min()
+            .map(|(_, name)| name.clone())
+            .or_else(|| self.config.agents.keys().next().cloned())
+    }
+
     /// An error at `span` of this file.
     pub(crate) fn error_at(&self, span: Range<usize>, message: impl Into<String>) -> ConfigError {
         if self.path.is_none() || self.text.is_empty() {
@@ -189,7 +237,12 @@ impl LoadedConfig {
                 message: message.into(),
             };
         }
-        ConfigError::At(locate(&self.shown(), &self.text, span, message))
+        // With layers, the text is the merged one: say so, since its lines are not the file's.
+        let shown = match self.layers.as_slice() {
+            [] => self.shown(),
+            layers => format!("{} (merged with {})", self.shown(), layers.join(", ")),
+        };
+        ConfigError::At(locate(&shown, &self.text, span, message))
     }
 
     /// An error with no one place.

@@ -5,10 +5,12 @@
 //! editors (Taplo, Even Better TOML) use to complete and check it.
 
 mod duration;
+mod layers;
 mod load;
 mod types;
 
 pub(crate) use duration::HumanDuration;
+pub(crate) use layers::{agentry_home, sources};
 pub(crate) use load::{ConfigError, FILE_NAME, LoadedConfig};
 pub(crate) use types::*;
 

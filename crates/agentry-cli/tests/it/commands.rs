@@ -187,11 +187,20 @@ fn cancel_stops_a_paused_run() {
     p.agentry().args(["cancel", &run]).assert().code(0);
     let (listed, _) = p.json(&["runs", "--status", "awaiting_approval"]);
     assert!(listed.is_empty(), "{listed:?}");
+    let (listed, _) = p.json(&["runs", "--status", "cancelled"]);
+    assert_eq!(
+        listed.len(),
+        1,
+        "a cancelled paused run is `cancelled`: {listed:?}"
+    );
     p.agentry()
         .args(["cancel", &run])
         .assert()
         .code(1)
         .stderr(predicate::str::contains("already ended"));
+    // Resumed, its call (never approved, never run) waits for approval again.
+    p.agentry().args(["resume", &run]).assert().code(3);
+    assert!(!p.file("a").exists());
 }
 
 #[test]
@@ -275,9 +284,14 @@ fn config_errors_give_file_line_column_and_what_is_allowed() {
 fn init_writes_a_starter_that_checks() {
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = assert_cmd::Command::cargo_bin("agentry").unwrap();
-    cmd.current_dir(dir.path()).arg("init").assert().code(0);
+    cmd.current_dir(dir.path())
+        .env("AGENTRY_HOME", dir.path().join(".agentry-home"))
+        .arg("init")
+        .assert()
+        .code(0);
     let mut cmd = assert_cmd::Command::cargo_bin("agentry").unwrap();
     cmd.current_dir(dir.path())
+        .env("AGENTRY_HOME", dir.path().join(".agentry-home"))
         .args(["config", "check"])
         .assert()
         .code(0)
@@ -286,6 +300,7 @@ fn init_writes_a_starter_that_checks() {
         ));
     let mut cmd = assert_cmd::Command::cargo_bin("agentry").unwrap();
     cmd.current_dir(dir.path())
+        .env("AGENTRY_HOME", dir.path().join(".agentry-home"))
         .arg("init")
         .assert()
         .code(1)
@@ -310,7 +325,11 @@ fn uncommented(starter: &str) -> String {
 fn every_example_the_starter_comments_out_is_valid_when_uncommented() {
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = assert_cmd::Command::cargo_bin("agentry").unwrap();
-    cmd.current_dir(dir.path()).arg("init").assert().code(0);
+    cmd.current_dir(dir.path())
+        .env("AGENTRY_HOME", dir.path().join(".agentry-home"))
+        .arg("init")
+        .assert()
+        .code(0);
     let starter = std::fs::read_to_string(dir.path().join("agentry.toml")).unwrap();
     let all = uncommented(&starter);
     let examples = starter.lines().count()
@@ -328,11 +347,13 @@ fn every_example_the_starter_comments_out_is_valid_when_uncommented() {
     std::fs::write(dir.path().join("hooks/guard.sh"), "#!/bin/sh\nexit 0\n").unwrap();
     let mut cmd = assert_cmd::Command::cargo_bin("agentry").unwrap();
     cmd.current_dir(dir.path())
+        .env("AGENTRY_HOME", dir.path().join(".agentry-home"))
         .args(["config", "check"])
         .assert()
         .code(0);
     let mut cmd = assert_cmd::Command::cargo_bin("agentry").unwrap();
     cmd.current_dir(dir.path())
+        .env("AGENTRY_HOME", dir.path().join(".agentry-home"))
         .args(["hooks", "list"])
         .assert()
         .code(0)
@@ -515,6 +536,8 @@ fn the_json_result_names_the_runs_session() {
     let (lines, code) = p.json(&["run", "--session", "s-42", "hi"]);
     assert_eq!(code, 0, "{lines:?}");
     assert_eq!(lines.last().unwrap()["session_id"], "s-42");
+    // A run given no session starts a new one (so `--continue` can take it up).
     let (lines, _) = p.json(&["run", "hi again"]);
-    assert_eq!(lines.last().unwrap()["session_id"], Value::Null);
+    let session = lines.last().unwrap()["session_id"].as_str().unwrap();
+    assert!(session != "s-42" && session.len() >= 32, "{lines:?}");
 }

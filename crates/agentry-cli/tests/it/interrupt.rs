@@ -30,6 +30,7 @@ fn spawn_run(p: &Project) -> Child {
     Command::new(assert_cmd::cargo::cargo_bin("agentry"))
         .current_dir(p.path())
         .args(["--json", "run", "work"])
+        .env("AGENTRY_HOME", p.home())
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -225,6 +226,7 @@ fn at_the_approval_prompt() -> (Project, expectrl::Session) {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("agentry"));
     cmd.current_dir(p.path())
         .args(["run", "write it"])
+        .env("AGENTRY_HOME", p.home())
         .env("NO_COLOR", "1");
     let mut session = expectrl::Session::spawn(cmd).expect("a pseudo-terminal");
     session.set_expect_timeout(Some(Duration::from_secs(30)));

@@ -10,6 +10,7 @@ use serde_json::Value;
 fn agentry(dir: &tempfile::TempDir) -> Command {
     let mut cmd = Command::cargo_bin("agentry").expect("the agentry binary");
     cmd.current_dir(dir.path())
+        .env("AGENTRY_HOME", dir.path().join(".agentry-home"))
         .env_remove("AGENTRY_MODEL")
         .env("NO_COLOR", "1");
     cmd

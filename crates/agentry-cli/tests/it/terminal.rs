@@ -17,6 +17,7 @@ pub(crate) fn screen(p: &Project, args: &[&str], color: bool) -> Vec<String> {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("agentry"));
     cmd.current_dir(p.path())
         .args(args)
+        .env("AGENTRY_HOME", p.home())
         .env_remove("AGENTRY_MODEL");
     if color {
         cmd.env_remove("NO_COLOR").env("TERM", "xterm-256color");
@@ -127,4 +128,45 @@ fn markdown_is_styled_on_a_colour_terminal_and_left_plain_otherwise() {
         "{}",
         shown(&plain)
     );
+}
+
+#[test]
+fn chat_edits_lines_with_arrow_keys_and_recalls_history() {
+    let p = Project::new(
+        r#"
+[agents.helper]
+model = "scripted:turns.json"
+
+[[hooks.events.UserPromptSubmit]]
+hooks = [{ type = "command", command = "jq -r .prompt >> prompts.log" }]
+"#,
+        json!([{"text": "First answer."}, {"text": "Second answer."}]),
+    );
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("agentry"));
+    cmd.current_dir(p.path())
+        .arg("chat")
+        .env("AGENTRY_HOME", p.home())
+        .env("NO_COLOR", "1")
+        .env_remove("AGENTRY_MODEL");
+    let mut session = expectrl::Session::spawn(cmd).expect("a pseudo-terminal");
+    session.set_expect_timeout(Some(Duration::from_secs(30)));
+    session.expect("> ").expect("the chat's prompt");
+    // "helo", the cursor one left, "l": the line sent is "hello", not escape codes.
+    session.send("helo\x1b[Dl\r").unwrap();
+    session.expect("First answer.").expect("the first answer");
+    session.expect("> ").expect("the prompt again");
+    // Up recalls the last line; "!" is added to it.
+    session.send("\x1b[A!\r").unwrap();
+    session.expect("Second answer.").expect("the second answer");
+    session.expect("> ").expect("the prompt again");
+    session.send("\x04").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while session.is_alive().unwrap_or(false) {
+        assert!(Instant::now() < deadline, "chat ends on Ctrl-D");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let prompts = std::fs::read_to_string(p.file("prompts.log")).unwrap();
+    assert_eq!(prompts.lines().collect::<Vec<_>>(), ["hello", "hello!"]);
+    let history = std::fs::read_to_string(p.home().join("chat_history")).unwrap();
+    assert!(history.contains("hello!"), "history is kept: {history}");
 }

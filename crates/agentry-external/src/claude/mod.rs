@@ -47,6 +47,9 @@ pub(crate) struct ClaudeState {
     runs: Mutex<HashMap<String, RunMemo>>,
     /// The sessions whose SessionStart fired in this process.
     sessions: Mutex<HashSet<String>>,
+    /// Sessions that replace a cleared one (`Sessions::clear`): their SessionStart's source is
+    /// `clear`.
+    cleared: Mutex<HashSet<String>>,
 }
 
 impl ClaudeState {
@@ -58,6 +61,7 @@ impl ClaudeState {
             transcripts: Transcripts::default(),
             runs: Mutex::new(HashMap::new()),
             sessions: Mutex::new(HashSet::new()),
+            cleared: Mutex::new(HashSet::new()),
         }
     }
 }

@@ -9,8 +9,9 @@ use agentry_core::StopReason;
 use agentry_core::hooks::{HookCtx, HookResult, RunStart};
 
 impl Engine {
-    /// SessionStart when the run is its session's first in this process (`resume` when the
-    /// session's transcript already holds turns, else `startup`), then UserPromptSubmit.
+    /// SessionStart when the run is its session's first in this process (`clear` when the
+    /// session replaces a cleared one, `resume` when its transcript already holds turns, else
+    /// `startup`), then UserPromptSubmit.
     /// Prompts come from users only in top-level runs: a sub-agent's run fires neither.
     pub(crate) async fn user_prompt_submit(
         &self,
@@ -31,9 +32,14 @@ impl Engine {
         .unwrap_or(false);
         let site = self.claude.site(ctx);
         let first = self.claude.start_session(&site.session_id);
+        let cleared = first && self.claude.take_cleared(&site.session_id);
         let mut added = Vec::new();
         if first && self.has(EventName::SessionStart) {
-            let source = if resumed { "resume" } else { "startup" };
+            let source = match (cleared, resumed) {
+                (true, _) => "clear",
+                (false, true) => "resume",
+                (false, false) => "startup",
+            };
             added.extend(self.session_start(source, ctx, &site).await?);
         }
         if self.has(EventName::UserPromptSubmit) {

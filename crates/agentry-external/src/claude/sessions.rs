@@ -48,6 +48,18 @@ impl Sessions {
         engine.claude.end_session(&site);
         fired
     }
+
+    /// Clears the conversation, as Claude Code's `/clear` does: session `old` ends (SessionEnd
+    /// `clear`), and session `new` starts with SessionStart `clear` at its first run.
+    pub async fn clear(&self, old: &str, new: &str) -> Result<(), BoxError> {
+        self.engine
+            .claude
+            .cleared
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(safe_session_id(new));
+        self.end(old, "clear").await
+    }
 }
 
 impl ClaudeState {
@@ -57,6 +69,14 @@ impl ClaudeState {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(session_id.to_string())
+    }
+
+    /// True (once) when session `session_id` replaces a cleared one.
+    pub(super) fn take_cleared(&self, session_id: &str) -> bool {
+        self.cleared
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(session_id)
     }
 
     /// Forgets session `session_id` and closes its transcript.
@@ -70,7 +90,7 @@ impl ClaudeState {
 }
 
 impl Engine {
-    /// Fires SessionStart with `source` (`startup`, `resume`, `compact`) and returns the context
+    /// Fires SessionStart with `source` (`startup`, `resume`, `clear`, `compact`) and returns the context
     /// its hooks give the model.
     pub(super) async fn session_start(
         &self,

@@ -4,7 +4,7 @@
 
 use agentry::builtins::Redactor;
 use agentry::prelude::*;
-use agentry::{Decision, RunStore};
+use agentry::{Decision, RunStatus, RunStore};
 use agentry::{Message, ScriptedTurn};
 
 #[derive(Deserialize, JsonSchema)]
@@ -179,4 +179,35 @@ async fn a_call_inside_a_sub_agent_that_needs_approval_stops_the_sub_agent_with_
             && heard.contains("require approval for the `ops` call itself"),
         "{heard}"
     );
+}
+
+#[tokio::test]
+async fn a_paused_run_cancelled_is_stored_cancelled_and_asks_again_when_resumed() {
+    let store = MemoryStore::new();
+    let runtime = Runtime::new().store(store.clone());
+    let out = runtime.run(&agent(), "Restart the API.").await.unwrap();
+    assert!(matches!(out.stop, StopReason::AwaitingApproval { .. }));
+    runtime.cancel_paused(&out.run_id).await.unwrap();
+    let stored = store.load(&out.run_id).await.unwrap().unwrap();
+    assert_eq!(stored.snapshot.status(), RunStatus::Cancelled);
+    // Cancelling it again says where it stands.
+    let again = runtime.cancel_paused(&out.run_id).await.unwrap_err();
+    assert!(again.to_string().contains("it is cancelled"), "{again}");
+    // Resumed, the call that was never approved is asked about again, not run.
+    let resumed = runtime.resume(&agent(), &out.run_id).await.unwrap();
+    let StopReason::AwaitingApproval { pending } = &resumed.stop else {
+        panic!("{:?}", resumed.stop)
+    };
+    assert_eq!(pending[0].call_id, "s1");
+    let done = runtime
+        .decide(&agent(), &out.run_id, [Decision::approve("s1")])
+        .await
+        .unwrap();
+    assert_eq!(done.output.as_deref(), Some("restarted"));
+    let tool_results = done
+        .messages
+        .iter()
+        .filter(|m| matches!(m, Message::Tool(_)))
+        .count();
+    assert_eq!(tool_results, 1, "the call ran once");
 }

@@ -31,10 +31,17 @@ impl Project {
         self.dir.path().join(name)
     }
 
+    /// The user's agentry directory the project's commands see (`AGENTRY_HOME`): its own,
+    /// so no user config or store of the machine's leaks in.
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join(".agentry-home")
+    }
+
     /// `agentry` in the project directory, without colour or a terminal.
     pub fn agentry(&self) -> Command {
         let mut cmd = Command::cargo_bin("agentry").expect("the agentry binary");
         cmd.current_dir(self.path())
+            .env("AGENTRY_HOME", self.home())
             .env_remove("AGENTRY_MODEL")
             .env("NO_COLOR", "1");
         cmd
