@@ -8,47 +8,96 @@ use crate::signals::Signals;
 use agentry::{Decision, PendingApproval, RunHandle, RunOutput, StopReason};
 use futures::StreamExt;
 use serde_json::Value;
+use std::collections::BTreeSet;
 use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-/// How the person at the terminal is asked.
+/// How the person at the terminal is asked, and what they allowed for the rest of the command.
 pub(crate) struct Prompter {
     /// Ask inline (stdin and stderr are a terminal and `--no-prompt` was not given).
     pub interactive: bool,
+    /// The workspace's root, which the calls' paths are relative to (for Write/Edit diffs).
+    workspace: PathBuf,
+    /// Where `always` answers are kept (the project's `.agentry/local.toml`).
+    local_config: PathBuf,
+    /// The tools a person allowed for this session: their calls are approved without asking.
+    allowed: Arc<Mutex<BTreeSet<String>>>,
+}
+
+/// What a person allowed beyond one call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Allow {
+    /// Only this call.
+    Once,
+    /// Every call of the tool until the command exits.
+    Session,
+    /// Every call of the tool in this project, from now on (kept in its local settings).
+    Always,
 }
 
 impl Prompter {
-    /// Inline prompts when stdin and stderr are terminals, unless `disabled`.
-    pub(crate) fn detect(disabled: bool) -> Self {
+    /// Inline prompts for `project` when stdin and stderr are terminals, unless `disabled`.
+    pub(crate) fn new(project: &Project, disabled: bool) -> Self {
         Prompter {
             interactive: !disabled
                 && std::io::stdin().is_terminal()
                 && std::io::stderr().is_terminal(),
+            workspace: project.workspace.clone(),
+            local_config: crate::config::local_config_path(&project.file),
+            allowed: Arc::default(),
         }
     }
 
-    /// Asks for a decision on each pending call; `None` when the person leaves it for later, or
-    /// stops the command at the prompt (Ctrl-C, SIGTERM, SIGHUP): the run stays paused.
+    /// Asks for a decision on each pending call (calls of a tool allowed for this session are
+    /// approved without asking); `None` when the person leaves it for later, or stops the
+    /// command at the prompt (Ctrl-C, SIGTERM, SIGHUP): the run stays paused.
     pub(crate) async fn decide(
         &self,
         pending: &[PendingApproval],
         signals: &mut Signals,
     ) -> Option<Vec<Decision>> {
         let pending = pending.to_vec();
+        let allowed = self
+            .allowed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let workspace = self.workspace.clone();
         // The terminal is read on a thread of its own, so a signal still ends the prompt; not
         // one of the runtime's, which would hold the command's exit until a line is typed.
         let (tx, asking) = tokio::sync::oneshot::channel();
         std::thread::spawn(move || {
-            let _ = tx.send(Prompter::ask(&pending));
+            let _ = tx.send(Prompter::ask(&pending, allowed, &workspace));
         });
-        tokio::select! {
+        let answered = tokio::select! {
             answered = asking => answered.ok().flatten(),
             stop = signals.next() => {
-                eprintln!("
-        {}: the run stays paused", stop.name());
+                eprintln!("\n{}: the run stays paused", stop.name());
                 None
             }
+        }?;
+        let mut decisions = Vec::with_capacity(answered.len());
+        for (decision, tool, allow) in answered {
+            if allow != Allow::Once {
+                self.allowed
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(tool.clone());
+            }
+            if allow == Allow::Always {
+                match crate::config::allow_always(&self.local_config, &tool) {
+                    Ok(()) => eprintln!(
+                        "{tool} is allowed in this project from now on ({}: allowed_tools)",
+                        self.local_config.display()
+                    ),
+                    Err(e) => eprintln!("warning: {tool} is allowed for this session only: {e}"),
+                }
+            }
+            decisions.push(decision);
         }
+        Some(decisions)
     }
 
     /// Asks the person a yes-or-no `question`; a signal, an end of input or anything but yes is
@@ -72,28 +121,59 @@ impl Prompter {
         }
     }
 
-    /// Reads a decision on each pending call from the terminal.
-    fn ask(pending: &[PendingApproval]) -> Option<Vec<Decision>> {
+    /// Reads a decision on each pending call from the terminal, with what it allows beyond the
+    /// call; calls of a tool in `allowed` (or allowed by an earlier answer) are approved.
+    fn ask(
+        pending: &[PendingApproval],
+        mut allowed: BTreeSet<String>,
+        workspace: &std::path::Path,
+    ) -> Option<Vec<(Decision, String, Allow)>> {
         let mut decisions = Vec::new();
         let stdin = std::io::stdin();
         let mut lines = stdin.lock().lines();
         for call in pending {
+            let tool = call.tool.clone();
+            if allowed.contains(&tool) {
+                eprintln!(
+                    "{tool} {}: approved (allowed for this session)",
+                    short_input(&tool, &call.input)
+                );
+                decisions.push((Decision::approve(&call.call_id), tool, Allow::Once));
+                continue;
+            }
             eprintln!(
-                "\n{} wants to run: {}\n  {}\n  input: {}",
-                call.tool,
-                short_input(&call.tool, &call.input),
+                "\n{} wants to run: {}\n  {}",
+                tool,
+                short_input(&tool, &call.input),
                 call.reason,
-                call.input
             );
+            match crate::render::file_change(&tool, &call.input, workspace) {
+                Some(diff) => print_diff(&diff),
+                None => eprintln!("  input: {}", call.input),
+            }
             loop {
-                eprint!("[a]pprove, [r]eject with a reason, [s]top the run, [l]ater? ");
+                eprint!(
+                    "[a]pprove, approve {tool} for this [s]ession, [A]lways in this project, [r]eject with a reason, s[t]op the run, [l]ater? "
+                );
                 let _ = std::io::stderr().flush();
                 let answer = lines.next()?.ok()?;
-                match answer.trim().to_lowercase().as_str() {
-                    "a" | "approve" | "y" | "yes" => {
-                        decisions.push(Decision::approve(&call.call_id));
-                        break;
+                let answer = answer.trim();
+                let allow = match answer {
+                    "A" | "always" => Some(Allow::Always),
+                    "s" | "S" | "session" => Some(Allow::Session),
+                    _ => match answer.to_lowercase().as_str() {
+                        "a" | "approve" | "y" | "yes" => Some(Allow::Once),
+                        _ => None,
+                    },
+                };
+                if let Some(allow) = allow {
+                    if allow != Allow::Once {
+                        allowed.insert(tool.clone());
                     }
+                    decisions.push((Decision::approve(&call.call_id), tool.clone(), allow));
+                    break;
+                }
+                match answer.to_lowercase().as_str() {
                     "r" | "reject" | "n" | "no" => {
                         eprint!("reason (the model sees it): ");
                         let _ = std::io::stderr().flush();
@@ -103,10 +183,11 @@ impl Prompter {
                         } else {
                             reason.trim().to_owned()
                         };
-                        decisions.push(Decision::reject(&call.call_id, reason));
+                        let decision = Decision::reject(&call.call_id, reason);
+                        decisions.push((decision, tool.clone(), Allow::Once));
                         break;
                     }
-                    "s" | "stop" => {
+                    "t" | "stop" => {
                         eprint!("reason: ");
                         let _ = std::io::stderr().flush();
                         let reason = lines.next()?.ok()?;
@@ -115,15 +196,32 @@ impl Prompter {
                         } else {
                             reason.trim().to_owned()
                         };
-                        decisions.push(Decision::reject_and_stop(&call.call_id, reason));
+                        let decision = Decision::reject_and_stop(&call.call_id, reason);
+                        decisions.push((decision, tool.clone(), Allow::Once));
                         break;
                     }
                     "l" | "later" | "" => return None,
-                    _ => eprintln!("answer a, r, s or l"),
+                    _ => eprintln!("answer a, s, A, r, t or l"),
                 }
             }
         }
         Some(decisions)
+    }
+}
+
+/// Shows a diff on stderr: removed lines red, added lines green where colour is on.
+fn print_diff(diff: &str) {
+    use anstyle::{AnsiColor, Style};
+    let red = Style::new().fg_color(Some(AnsiColor::Red.into()));
+    let green = Style::new().fg_color(Some(AnsiColor::Green.into()));
+    let mut err = anstream::stderr();
+    for line in diff.lines() {
+        let style = match line.as_bytes().first() {
+            Some(b'-') if !line.starts_with("---") => red,
+            Some(b'+') if !line.starts_with("+++") => green,
+            _ => Style::new(),
+        };
+        let _ = writeln!(err, "  {style}{line}{style:#}");
     }
 }
 

@@ -47,6 +47,8 @@ pub(crate) struct Project {
     pub sessions: Vec<Sessions>,
     /// The MCP servers every run may use, when the file declares any.
     pub mcp: Option<McpServers>,
+    /// The workspace's root: file tools' paths are relative to it.
+    pub workspace: PathBuf,
 }
 
 impl Project {
@@ -162,7 +164,8 @@ impl Project {
                 Some((name.clone(), Price::of(&model_spec(cfg), &config.prices)?))
             })
             .collect();
-        Ok(Project {
+        let allowed = config.allowed_tools.clone();
+        let mut project = Project {
             prices,
             sessions,
             file,
@@ -174,7 +177,14 @@ impl Project {
             agent_hooks,
             default_agent,
             mcp,
-        })
+            workspace: workspace.root().to_path_buf(),
+        };
+        if !allowed.is_empty() {
+            project
+                .allow_tools(&allowed, "allowed_tools")
+                .map_err(|e| project.file.error(e))?;
+        }
+        Ok(project)
     }
 
     /// Run options with what every run of this project carries (its MCP servers).
@@ -188,6 +198,28 @@ impl Project {
     /// What `usage` cost on agent `agent`'s model, when its price is known.
     pub(crate) fn cost(&self, agent: &str, usage: &agentry::Usage) -> Option<Cost> {
         cost::of(self.prices.get(agent).copied(), usage)
+    }
+
+    /// Lets calls of `tools` (names or globs) run without asking, as if the tool policy allowed
+    /// them (a `require_approval` rule or a hook that asks still asks); `label` names the hook.
+    pub(crate) fn allow_tools(
+        &mut self,
+        tools: &[String],
+        label: &'static str,
+    ) -> Result<(), String> {
+        use agentry::builtins::ToolPolicy;
+        use agentry::hooks::HookExt;
+        let mut policy = ToolPolicy::allow_by_default();
+        for tool in tools {
+            policy = policy.allow(tool.trim());
+        }
+        let policy = policy.build().map_err(|e| format!("{label}: {e}"))?;
+        self.runtime = self.runtime.clone().with(policy.named(label));
+        self.runtime_hooks.push((
+            label.to_owned(),
+            format!("{} run without asking", tools.join(", ")),
+        ));
+        Ok(())
     }
 
     /// Ends session `session` for the command hooks (SessionEnd with `reason`: `other` when the

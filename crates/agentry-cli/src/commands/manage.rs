@@ -243,7 +243,7 @@ async fn continue_decided(
         .map_err(|e| (Exit::Usage, e))?;
     let handle = project.runtime.decide(agent, run, decisions).start();
     let mut render = renderer(cli, color);
-    let prompter = Prompter::detect(cli.json);
+    let prompter = Prompter::new(project, cli.json);
     let exit = drive(project, agent, handle, render.as_mut(), &prompter).await;
     end_session_of(project, run).await;
     Ok(exit)
@@ -296,9 +296,10 @@ pub(super) async fn reject(
 /// `agentry resume RUN`: checks the run can be taken up (no live process drives it) before a
 /// model is loaded, and says which calls it runs again.
 pub(super) async fn resume(cli: &Cli, run: &str, color: bool) -> Result<Exit, Failure> {
-    let prompter = Prompter::detect(cli.json);
+    let prompter;
     {
         let check = open(cli, true).await?;
+        prompter = Prompter::new(&check, cli.json);
         let stored = load(&check, run).await?;
         let now = agentry_core::store::now_ms();
         if stored.snapshot.status() == RunStatus::Running && !stored.driver_gone(now) {
@@ -355,8 +356,8 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// `agentry cancel RUN`: a paused run is stopped (its calls rejected); an interrupted one is
-/// claimed and ended as cancelled. A run another process drives is left to it.
+/// `agentry cancel RUN`: a paused run is stored cancelled (its calls left undecided, asked
+/// again on resume); an interrupted one is claimed and ended as cancelled. A run another process drives is left to it.
 pub(super) async fn cancel(cli: &Cli, run: &str) -> Result<Exit, Failure> {
     let project = open(cli, true).await?;
     let stored = load(&project, run).await?;

@@ -27,24 +27,11 @@ pub(super) fn prompt(args: &RunArgs) -> Result<String, Failure> {
 
 /// Adds to the project's runtime what `--allowed-tools` and `--yes` allow.
 fn approvals(project: &mut Project, args: &ApprovalArgs) -> Result<(), Failure> {
-    use agentry::builtins::ToolPolicy;
     use agentry::hooks::{HookExt, on_sync};
     if !args.allowed_tools.is_empty() {
-        let mut policy = ToolPolicy::allow_by_default();
-        for tool in &args.allowed_tools {
-            policy = policy.allow(tool.trim());
-        }
-        let policy = policy
-            .build()
-            .map_err(|e| (Exit::Usage, format!("--allowed-tools: {e}")))?;
-        project.runtime = project
-            .runtime
-            .clone()
-            .with(policy.named("--allowed-tools"));
-        project.runtime_hooks.push((
-            "--allowed-tools".into(),
-            format!("{} run without asking", args.allowed_tools.join(", ")),
-        ));
+        project
+            .allow_tools(&args.allowed_tools, "--allowed-tools")
+            .map_err(|e| (Exit::Usage, e))?;
     }
     if args.yes {
         let yes = on_sync::approval_requested(|ev, _ctx| {
@@ -77,7 +64,7 @@ pub(super) async fn run(cli: &Cli, args: &RunArgs, color: bool) -> Result<Exit, 
     let options = project.run_options().session(session.clone());
     let handle = project.runtime.run(agent, prompt).with(options).start();
     let mut render = renderer(cli, color);
-    let prompter = Prompter::detect(args.no_prompt || cli.json);
+    let prompter = Prompter::new(&project, args.no_prompt || cli.json);
     let exit = drive(&project, agent, handle, render.as_mut(), &prompter).await;
     project.end_session(&session, "other").await;
     Ok(exit)
@@ -113,7 +100,7 @@ pub(super) async fn chat(cli: &Cli, args: &ChatArgs, color: bool) -> Result<Exit
         );
     }
     let mut input = ChatInput::new(interactive);
-    let prompter = Prompter::detect(cli.json);
+    let prompter = Prompter::new(&project, cli.json);
     let mut last = Exit::Ok;
     while let Some(line) = input.next_line().await? {
         let line = line.trim();

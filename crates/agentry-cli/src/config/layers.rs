@@ -1,6 +1,8 @@
 //! The config a command works with, in layers: the user's config (`~/.agentry/config.toml`),
-//! then the project's `agentry.toml`, then `-c key=value` overrides; a later layer's keys
-//! replace an earlier one's, tables merge key by key.
+//! then the project's `agentry.toml`, then its local settings (`.agentry/local.toml`, which
+//! agentry writes, as when a person answers `always` at an approval prompt), then
+//! `-c key=value` overrides. A later layer's keys replace an earlier one's, tables merge key by
+//! key, and the `allowed_tools` lists add up.
 
 use super::load::locate;
 use super::{ConfigError, LoadedConfig};
@@ -108,11 +110,63 @@ pub(crate) fn sources(
     Ok((file, overrides))
 }
 
-/// Merges `over` into `base`: tables key by key, anything else replaced.
+/// The key whose lists add up across layers.
+const ADDED_UP: &str = "allowed_tools";
+
+/// The local settings of the project `project` (its `.agentry/local.toml`), or of the user when
+/// there is no project file (`$AGENTRY_HOME/local.toml`): written by agentry, read as a layer
+/// over the project's file.
+pub(crate) fn local_config_path(project: &LoadedConfig) -> PathBuf {
+    match &project.path {
+        Some(_) => project.base_dir.join(".agentry").join("local.toml"),
+        None => agentry_home().join("local.toml"),
+    }
+}
+
+/// Adds `tool` to the `allowed_tools` of the local settings file `path` (created when absent).
+pub(crate) fn allow_always(path: &std::path::Path, tool: &str) -> Result<(), String> {
+    let mut table = match std::fs::read_to_string(path) {
+        Ok(text) => {
+            toml::from_str::<toml::Table>(&text).map_err(|e| format!("{}: {e}", path.display()))?
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => toml::Table::new(),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let list = table
+        .entry(ADDED_UP)
+        .or_insert_with(|| toml::Value::Array(Vec::new()));
+    let toml::Value::Array(list) = list else {
+        return Err(format!("{}: `{ADDED_UP}` is not a list", path.display()));
+    };
+    if !list.iter().any(|v| v.as_str() == Some(tool)) {
+        list.push(toml::Value::String(tool.to_owned()));
+    }
+    let text = format!(
+        "# This project's local agentry settings, over agentry.toml: written by `agentry` (an
+# `always` answer at an approval prompt adds a tool to allowed_tools). Not meant to be shared.
+{}",
+        toml::to_string(&table).map_err(|e| e.to_string())?
+    );
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// Merges `over` into `base`: tables key by key, the `allowed_tools` lists added up, anything
+/// else replaced.
 fn merge(base: &mut toml::Table, over: toml::Table) {
     for (key, value) in over {
         match (base.get_mut(&key), value) {
             (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+            (Some(toml::Value::Array(b)), toml::Value::Array(o)) if key == ADDED_UP => {
+                for item in o {
+                    if !b.contains(&item) {
+                        b.push(item);
+                    }
+                }
+            }
             (_, value) => {
                 base.insert(key, value);
             }
@@ -135,7 +189,13 @@ impl LoadedConfig {
         } else {
             None
         };
-        if user.is_none() && overrides.is_empty() {
+        let local_path = local_config_path(&project);
+        let local = if local_path.is_file() {
+            Some(Self::read(&local_path)?)
+        } else {
+            None
+        };
+        if user.is_none() && local.is_none() && overrides.is_empty() {
             return Ok(project);
         }
         let table = |file: &LoadedConfig| {
@@ -146,12 +206,15 @@ impl LoadedConfig {
             None => toml::Table::new(),
         };
         merge(&mut merged, table(&project)?);
+        if let Some(local) = &local {
+            merge(&mut merged, table(local)?);
+        }
         for o in overrides {
             o.apply(&mut merged).map_err(|e| project.error(e))?;
         }
         let mut layers = Vec::new();
-        if let Some(user) = &user {
-            layers.push(user.shown());
+        for file in user.iter().chain(local.iter()) {
+            layers.push(file.shown());
         }
         layers.extend(overrides.iter().map(|o| format!("-c {}", o.given)));
         let shown = format!("{} (merged with {})", project.shown(), layers.join(", "));
@@ -204,7 +267,13 @@ mod tests {
     fn later_layers_win_and_tables_merge() {
         let mut base: toml::Table =
             toml::from_str("[agents.a]\nmodel = \"local\"\nmax_steps = 3\n").unwrap();
-        let over: toml::Table = toml::from_str("[agents.a]\nmax_steps = 9\n").unwrap();
+        base.insert(
+            "allowed_tools".into(),
+            toml::Value::Array(vec!["Read".into()]),
+        );
+        let over: toml::Table =
+            toml::from_str("allowed_tools = [\"Bash\", \"Read\"]\n[agents.a]\nmax_steps = 9\n")
+                .unwrap();
         merge(&mut base, over);
         Override::parse("agents.a.temperature=0.5")
             .unwrap()
@@ -214,6 +283,13 @@ mod tests {
         assert_eq!(a["model"].as_str(), Some("local"));
         assert_eq!(a["max_steps"].as_integer(), Some(9));
         assert_eq!(a["temperature"].as_float(), Some(0.5));
+        let allowed: Vec<&str> = base["allowed_tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(toml::Value::as_str)
+            .collect();
+        assert_eq!(allowed, ["Read", "Bash"], "the lists add up");
         let err = Override::parse("agents.a.model.x=1")
             .unwrap()
             .apply(&mut base)

@@ -10,7 +10,7 @@ mod load;
 mod types;
 
 pub(crate) use duration::HumanDuration;
-pub(crate) use layers::{agentry_home, sources};
+pub(crate) use layers::{agentry_home, allow_always, local_config_path, sources};
 pub(crate) use load::{ConfigError, FILE_NAME, LoadedConfig};
 pub(crate) use types::*;
 

@@ -23,6 +23,12 @@ pub(crate) struct Config {
     /// The agents, by name.
     #[serde(default)]
     pub agents: BTreeMap<String, AgentConfig>,
+    /// Tools whose calls run without asking a person (names or globs: `["Bash", "mcp__git__*"]`),
+    /// as `--allowed-tools` does; a `require_approval` rule or a hook that asks still asks.
+    /// Answering `always` at an approval prompt adds the tool here, in the project's
+    /// `.agentry/local.toml`. The lists of every layer (user, project, local) add up.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_tools: Vec<String>,
     /// Options of the built-in tools, by tool name (`[tools.Bash] timeout_ms = 30000`); they
     /// apply wherever an agent lists the tool.
     #[serde(default)]

@@ -1,10 +1,12 @@
 //! How a run is shown: live in a terminal ([`Live`]) or as NDJSON events ([`Ndjson`]).
 
+mod diff;
 mod json;
 mod live;
 mod markdown;
 mod short;
 
+pub(crate) use diff::file_change;
 pub(crate) use json::Ndjson;
 pub(crate) use live::Live;
 pub(crate) use short::{cut_line, short_content, short_input, short_result};

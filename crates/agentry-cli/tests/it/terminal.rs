@@ -170,3 +170,93 @@ hooks = [{ type = "command", command = "jq -r .prompt >> prompts.log" }]
     let history = std::fs::read_to_string(p.home().join("chat_history")).unwrap();
     assert!(history.contains("hello!"), "history is kept: {history}");
 }
+
+/// `agentry run PROMPT` on a pseudo-terminal, stopped at its first approval prompt, with what
+/// the terminal showed before it.
+fn at_a_prompt(p: &Project, prompt: &str) -> (expectrl::Session, String) {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("agentry"));
+    cmd.current_dir(p.path())
+        .args(["run", prompt])
+        .env("AGENTRY_HOME", p.home())
+        .env("NO_COLOR", "1")
+        .env_remove("AGENTRY_MODEL");
+    let mut session = expectrl::Session::spawn(cmd).expect("a pseudo-terminal");
+    session.set_expect_timeout(Some(Duration::from_secs(30)));
+    let found = session.expect("[a]pprove").expect("the approval prompt");
+    let before = String::from_utf8_lossy(found.before()).into_owned();
+    session.expect("? ").expect("the prompt's end");
+    (session, before)
+}
+
+/// Waits for `session`'s process to exit.
+fn wait_exit(session: &mut expectrl::Session) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while session.is_alive().unwrap_or(false) {
+        assert!(Instant::now() < deadline, "the command exits");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn writer() -> &'static str {
+    "[agents.helper]\nmodel = \"scripted:turns.json\"\ntools = [\"Write\", \"Edit\"]\n"
+}
+
+#[test]
+fn the_prompt_shows_the_diff_and_session_approval_covers_the_next_calls() {
+    let p = Project::new(
+        writer(),
+        json!([
+            {"tool_calls": [{"name": "Edit", "input": {"file_path": "notes.txt", "old_string": "old line", "new_string": "new line"}}]},
+            {"tool_calls": [{"name": "Edit", "input": {"file_path": "notes.txt", "old_string": "kept", "new_string": "changed too"}}]},
+            {"text": "Both edits made."}
+        ]),
+    );
+    std::fs::write(p.file("notes.txt"), "first\nold line\nkept\n").unwrap();
+    let (mut session, before) = at_a_prompt(&p, "edit the notes");
+    assert!(before.contains("-old line"), "the diff: {before}");
+    assert!(before.contains("+new line"), "the diff: {before}");
+    assert!(before.contains(" first"), "the diff's context: {before}");
+    session.send("s\r").unwrap();
+    session
+        .expect("approved (allowed for this session)")
+        .expect("the second Edit is approved without asking");
+    session.expect("Both edits made.").expect("the answer");
+    wait_exit(&mut session);
+    let notes = std::fs::read_to_string(p.file("notes.txt")).unwrap();
+    assert_eq!(notes, "first\nnew line\nchanged too\n");
+    assert!(
+        !p.file(".agentry/local.toml").exists(),
+        "a session's approval is not kept"
+    );
+}
+
+#[test]
+fn always_keeps_the_tool_allowed_in_the_project() {
+    let p = Project::new(
+        writer(),
+        json!([
+            {"tool_calls": [{"name": "Write", "input": {"file_path": "a.txt", "content": "a\n"}}]},
+            {"text": "Written."}
+        ]),
+    );
+    let (mut session, before) = at_a_prompt(&p, "write a");
+    assert!(
+        before.contains("new file a.txt, 1 lines") && before.contains("+a"),
+        "{before}"
+    );
+    session.send("A\r").unwrap();
+    session.expect("Written.").expect("the answer");
+    wait_exit(&mut session);
+    let local = std::fs::read_to_string(p.file(".agentry/local.toml")).unwrap();
+    assert!(local.contains("allowed_tools = [\"Write\"]"), "{local}");
+    // The next command (no terminal to ask on) runs Write without waiting for approval.
+    std::fs::remove_file(p.file("a.txt")).unwrap();
+    let (lines, code) = p.json(&["run", "write a again"]);
+    assert_eq!(code, 0, "{lines:?}");
+    assert!(p.file("a.txt").exists());
+    let (check, _) = p.json(&["config", "check"]);
+    assert!(
+        check[0]["layers"].to_string().contains("local.toml"),
+        "{check:?}"
+    );
+}

@@ -126,7 +126,7 @@ pub(crate) async fn run(cli: &Cli, args: &RunArgs, color: bool) -> Result<Exit, 
         .await
         .map_err(|e| failed(e.to_string()))?;
     let mut render = renderer(cli, color);
-    let prompter = Prompter::detect(args.no_prompt || cli.json);
+    let prompter = Prompter::new(&project, args.no_prompt || cli.json);
     Ok(follow(
         &project,
         agent.name(),
@@ -203,7 +203,7 @@ async fn decide(
         .await
         .map_err(|e| failed(e.to_string()))?;
     let mut render = renderer(cli, color);
-    let prompter = Prompter::detect(cli.json);
+    let prompter = Prompter::new(&project, cli.json);
     Ok(follow(&project, &agent, &handle, from, render.as_mut(), &prompter).await)
 }
 
