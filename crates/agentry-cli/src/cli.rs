@@ -41,7 +41,8 @@ pub(crate) struct Cli {
 pub(crate) const EXIT_CODES: &str = "\
 Exit codes:
   0    the run ended with a final answer (or the command succeeded)
-  1    the run failed, or the command could not do what it was asked
+  1    the run failed, or the command could not do what it was asked (a model that
+       cannot be downloaded or loaded, a store that cannot be reached)
   2    bad usage or a bad config file
   3    the run waits for approval (agentry approve / agentry reject)
   4    the run stopped before a final answer (a guard, the step limit, a hook or a person),

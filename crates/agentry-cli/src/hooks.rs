@@ -1,14 +1,15 @@
 //! The hooks a `[hooks]` table declares, built.
 
 use crate::config::{
-    FinishGateConfig, GuardsConfig, HooksConfig, LoadedConfig, PolicyDefault, RedactionConfig,
-    ToolPolicyConfig,
+    ConfigError, FinishGateConfig, GuardsConfig, HooksConfig, LoadedConfig, PolicyDefault,
+    RedactionConfig, ToolPolicyConfig,
 };
 use agentry::builtins::{ArgRule, FinishGate, Guards, Redactor, ToolPolicy};
 use agentry::hooks::{HookRegistration, IntoHook};
 use agentry_external::{CommandHooks, HookSettings, Sessions};
 use regex::Regex;
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 
 /// One hook built from config, with the name `agentry hooks list` shows.
 pub(crate) struct BuiltHook {
@@ -94,7 +95,12 @@ pub(crate) fn build(
         sources.push(format!("plugin {path}"));
     }
     if !hooks.events.is_empty() {
-        let events = HookSettings::from_value(&json!({ "hooks": hooks.events }))
+        let events: BTreeMap<&String, Vec<&Value>> = hooks
+            .events
+            .iter()
+            .map(|(event, entries)| (event, entries.iter().map(|e| e.get_ref()).collect()))
+            .collect();
+        let events = HookSettings::from_value(&json!({ "hooks": events }))
             .map_err(|e| format!("{scope}.events: {e}"))?
             .strict()
             .map_err(|e| format!("{scope}.events: {e}"))?;
@@ -117,6 +123,29 @@ pub(crate) fn build(
         });
     }
     Ok(out)
+}
+
+/// Checks each entry of `hooks.events` (of table `scope`) on its own, so a mistake is reported
+/// at its line: an unknown event, a handler type or field Claude Code's format does not have.
+pub(crate) fn check_events(
+    hooks: &HooksConfig,
+    scope: &str,
+    file: &LoadedConfig,
+) -> Result<(), ConfigError> {
+    for (event, entries) in &hooks.events {
+        for (i, entry) in entries.iter().enumerate() {
+            let one = json!({ "hooks": { event: [entry.get_ref()] } });
+            let checked = HookSettings::from_value(&one)
+                .map_err(|e| e.to_string())
+                .and_then(|s| s.strict().map_err(|e| e.to_string()));
+            if let Err(e) = checked {
+                return Err(
+                    file.error_at(entry.span(), format!("{scope}.events.{event}[{i}]: {e}"))
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 /// An error when handlers of `settings` (from `place`) refer to a plugin's directories though no

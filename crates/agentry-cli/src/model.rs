@@ -39,7 +39,7 @@ impl Models {
         &self,
         spec: &str,
         file: &LoadedConfig,
-    ) -> Result<Arc<dyn Model>, String> {
+    ) -> Result<Arc<dyn Model>, ModelError> {
         if let Some(model) = self.loaded.lock().expect("not poisoned").get(spec) {
             return Ok(model.clone());
         }
@@ -51,9 +51,9 @@ impl Models {
         Ok(model)
     }
 
-    async fn load(&self, spec: &str, file: &LoadedConfig) -> Result<Arc<dyn Model>, String> {
+    async fn load(&self, spec: &str, file: &LoadedConfig) -> Result<Arc<dyn Model>, ModelError> {
         if let Some(path) = spec.trim().strip_prefix("scripted:") {
-            return scripted(&file.resolve(path));
+            return Ok(scripted(&file.resolve(path))?);
         }
         let choice = match spec.trim().strip_prefix("local:") {
             Some(path) if path.ends_with(".gguf") => ModelChoice::File(file.resolve(path)),
@@ -63,7 +63,7 @@ impl Models {
             if let ModelChoice::File(path) = &choice
                 && !path.is_file()
             {
-                return Err(format!("there is no model file {}", path.display()));
+                return Err(format!("there is no model file {}", path.display()).into());
             }
             if let ModelChoice::Hosted(spec) = &choice {
                 // Parses the spec and reads its key from the environment, connecting nowhere.
@@ -72,7 +72,7 @@ impl Models {
             return Ok(Arc::new(ScriptedModel::new().named(choice.to_string())));
         }
         if let ModelChoice::Hosted(spec) = &choice {
-            return hosted(spec);
+            return Ok(hosted(spec)?);
         }
         if let ModelChoice::Catalog(model) = &choice {
             // Shown only when there is something to download.
@@ -87,7 +87,7 @@ impl Models {
                     }
                 })
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| ModelError::Unavailable(e.to_string()))?;
             if let Some(progress) = progress {
                 progress.finish(&format!("fetched {} and checked its sha256", model.id));
             }
@@ -98,7 +98,7 @@ impl Models {
         let loaded = choice
             .load(move |p| updates.update(p.bytes, p.total))
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| ModelError::Unavailable(e.to_string()))?;
         let model: Arc<dyn Model> = match loaded {
             LoadedChoice::Local(model) => Arc::new(model),
             LoadedChoice::Hosted(spec) => hosted(&spec)?,
@@ -114,6 +114,29 @@ impl Models {
             Err(_) => {}
         }
         Ok(model)
+    }
+}
+
+/// Why a model could not be had.
+#[derive(Debug)]
+pub(crate) enum ModelError {
+    /// The config names it wrongly (an unknown model, a missing key, a bad file).
+    Config(String),
+    /// It could not be fetched or loaded (the network, the disk): not the config's fault.
+    Unavailable(String),
+}
+
+impl From<String> for ModelError {
+    fn from(message: String) -> Self {
+        ModelError::Config(message)
+    }
+}
+
+impl std::fmt::Display for ModelError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ModelError::Config(m) | ModelError::Unavailable(m) => f.write_str(m),
+        }
     }
 }
 

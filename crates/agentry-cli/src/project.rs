@@ -107,6 +107,7 @@ impl Project {
             ));
         }
         let mut sessions = Vec::new();
+        hooks::check_events(&config.hooks, "hooks", &file)?;
         for BuiltHook {
             name,
             summary,
@@ -354,9 +355,15 @@ fn build_agent<'a>(
         let spec = &model_spec(cfg);
         let model = models.get(spec, file).await.map_err(|e| {
             let message = format!("agent `{name}`: model `{spec}`: {e}");
-            match &cfg.model {
+            let error = match &cfg.model {
                 Some(m) => file.error_at(m.span(), message),
                 None => file.error(message),
+            };
+            match e {
+                crate::model::ModelError::Unavailable(_) => {
+                    ConfigError::Unavailable(Box::new(error))
+                }
+                crate::model::ModelError::Config(_) => error,
             }
         })?;
         let mut b = Agent::builder(name.to_owned()).model_arc(model);
@@ -400,6 +407,7 @@ fn build_agent<'a>(
             )));
         }
         let mut shown = Vec::new();
+        hooks::check_events(&cfg.hooks, &format!("agents.{name}.hooks"), file)?;
         for BuiltHook {
             name: hook_name,
             summary,
@@ -460,9 +468,9 @@ async fn open_store(file: &LoadedConfig) -> Result<(Arc<dyn RunStore>, String), 
         None => file.error(message),
     };
     if text.starts_with("postgres://") || text.starts_with("postgresql://") {
-        let store = PostgresStore::connect(&text)
-            .await
-            .map_err(|e| at(format!("cannot open the Postgres store: {e}")))?;
+        let store = PostgresStore::connect(&text).await.map_err(|e| {
+            ConfigError::Unavailable(Box::new(at(format!("cannot open the Postgres store: {e}"))))
+        })?;
         return Ok((Arc::new(store), "postgres".to_owned()));
     }
     let Some(path) = text.strip_prefix("sqlite:") else {
@@ -480,10 +488,10 @@ async fn open_store(file: &LoadedConfig) -> Result<(Arc<dyn RunStore>, String), 
         })?;
     }
     let store = SqliteStore::open(&path).await.map_err(|e| {
-        at(format!(
+        ConfigError::Unavailable(Box::new(at(format!(
             "cannot open the SQLite store {}: {e}",
             path.display()
-        ))
+        ))))
     })?;
     Ok((Arc::new(store), format!("sqlite:{}", path.display())))
 }

@@ -215,9 +215,10 @@ async fn open_agent(
         file.config.hooks.plugins.push(dir.display().to_string());
     }
     let models = Models::new(cli.json, check_only);
-    Project::open(file, &models)
-        .await
-        .map_err(|e| (Exit::Usage, e.to_string()))
+    Project::open(file, &models).await.map_err(|e| match e {
+        crate::config::ConfigError::Unavailable(_) => (Exit::Failed, e.to_string()),
+        _ => (Exit::Usage, e.to_string()),
+    })
 }
 
 /// The renderer `--json` and the terminal call for.

@@ -37,6 +37,10 @@ pub(crate) enum ConfigError {
     /// Something in the file is wrong, at a known place.
     #[error("{0}")]
     At(Located),
+    /// The config is right but what it names could not be had (a model download, a store
+    /// server): the command fails (exit 1), it was not misused.
+    #[error("{0}")]
+    Unavailable(Box<ConfigError>),
     /// Something is wrong that has no one place in the file.
     #[error("{path}: {message}")]
     Invalid {

@@ -284,7 +284,8 @@ pub(crate) struct HooksConfig {
     /// `hooks = [{ type = "command", command = "./guard.sh", timeout = 5 }]`. Handler types:
     /// `command`, `persistent` (a long-lived process), `http` (a signed webhook).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub events: BTreeMap<String, Vec<Value>>,
+    #[schemars(with = "BTreeMap<String, Vec<Value>>")]
+    pub events: BTreeMap<String, Vec<Spanned<Value>>>,
     /// A command, process or webhook that fails (non-zero exit, bad output, timeout) fails the
     /// run instead of being reported and skipped.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

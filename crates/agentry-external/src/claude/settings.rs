@@ -59,11 +59,14 @@ impl Plugin {
 /// let settings = HookSettings::from_json(r#"{
 ///   "hooks": {
 ///     "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh", "timeout": 5}]}],
-///     "Setup": [{"hooks": [{"type": "command", "command": "true"}]}]
+///     "PreToolUs": [{"hooks": [{"type": "command", "command": "true"}]}]
 ///   }
 /// }"#).unwrap();
 /// assert_eq!(settings.len(), 1);
-/// assert_eq!(settings.warnings(), ["hooks.Setup: unknown event name; its hooks are ignored"]);
+/// assert_eq!(
+///     settings.warnings(),
+///     ["hooks.PreToolUs: unknown event name (did you mean `PreToolUse`?); its hooks are ignored"]
+/// );
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct HookSettings {
@@ -191,9 +194,20 @@ impl HookSettings {
         for (name, groups) in events {
             let at = format!("hooks.{name}");
             let Some(event) = EventName::parse(name) else {
-                settings
-                    .warnings
-                    .push(format!("{at}: unknown event name; its hooks are ignored"));
+                let close = EventName::claude_names().find(|known| {
+                    known.eq_ignore_ascii_case(name)
+                        || edits(known, name) <= (name.len() / 4).max(1)
+                });
+                let hint = match close {
+                    Some(known) => format!(" (did you mean `{known}`?)"),
+                    None => format!(
+                        " (Claude Code's events: {})",
+                        EventName::claude_names().collect::<Vec<_>>().join(", ")
+                    ),
+                };
+                settings.warnings.push(format!(
+                    "{at}: unknown event name{hint}; its hooks are ignored"
+                ));
                 continue;
             };
             let Some(groups) = groups.as_array() else {
@@ -368,6 +382,10 @@ impl HookSettings {
             None => Ok(self),
             Some(warning) => {
                 let (at, message) = warning.split_once(": ").unwrap_or(("settings", warning));
+                // An error, not a warning: nothing is left out, the settings are refused.
+                let message = message
+                    .trim_end_matches("; its hooks are ignored")
+                    .trim_end_matches("; ignored");
                 Err(SettingsError::new(at, message))
             }
         }
@@ -413,6 +431,25 @@ fn check_shell(spec: &HandlerSpec) -> Result<(), String> {
         HandlerSpec::Persistent(process) => process.command_spec().shell_kind().map(|_| ()),
         HandlerSpec::Http(_) => Ok(()),
     }
+}
+
+/// The edit distance between `a` and `b` (insertions, deletions, substitutions), for
+/// suggesting the event name a misspelt one meant.
+fn edits(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 #[cfg(test)]
