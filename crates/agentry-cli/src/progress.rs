@@ -97,6 +97,16 @@ impl Spinner {
         }
     }
 
+    /// Changes the message of a spinner that is shown (nothing otherwise: progress does not
+    /// bring back a spinner that output stopped).
+    pub(crate) fn message(&mut self, message: String) {
+        if let Some(bar) = &self.bar
+            && self.shown
+        {
+            bar.set_message(message);
+        }
+    }
+
     /// Hides it (before output is printed), clearing its line; nothing when it is not shown.
     pub(crate) fn stop(&mut self) {
         if let Some(bar) = &self.bar

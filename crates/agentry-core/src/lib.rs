@@ -47,7 +47,7 @@ pub use machine::{RunMachine, RunSnapshot, SNAPSHOT_VERSION};
 pub use message::{Message, Role, ThinkingBlock, ToolCall, ToolCallRef, ToolResult};
 pub use model::{
     Model, ModelError, ModelErrorKind, ModelEvent, ModelParams, ModelRequest, ModelResponse,
-    ModelStream,
+    ModelStream, TurnProgress,
 };
 pub use redact::Redact;
 pub use run::approval::{Decision, DecisionError, PendingApproval, match_decisions};

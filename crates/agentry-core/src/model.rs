@@ -73,6 +73,21 @@ pub enum ModelEvent {
     Usage(Usage),
     /// Why the turn ended.
     Finish(FinishReason),
+    /// How far the turn is before its text arrives: a model that runs here reads a long prompt
+    /// for a while before its first token, and holds back text that may be a tool call. Says
+    /// the model is alive (it resets the turn's idle deadline); no hook sees it.
+    Progress(TurnProgress),
+}
+
+/// How far a model's turn is, in tokens ([`ModelEvent::Progress`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnProgress {
+    /// Prompt tokens read so far.
+    pub prompt_read: u32,
+    /// Prompt tokens to read in all (those a cache already held are not counted).
+    pub prompt_tokens: u32,
+    /// Tokens generated so far.
+    pub generated: u32,
 }
 
 /// The stream a [`Model`] returns.
@@ -142,7 +157,8 @@ impl ModelResponse {
                 ModelEvent::Finish(reason) => response.finish_reason = reason,
                 ModelEvent::ThinkingDelta(_)
                 | ModelEvent::ThinkingSignature(_)
-                | ModelEvent::ThinkingReplay(_) => {}
+                | ModelEvent::ThinkingReplay(_)
+                | ModelEvent::Progress(_) => {}
             }
         }
         Ok(response)

@@ -110,7 +110,8 @@ impl RunEvent {
             },
             RunEvent::RunStarted { .. }
             | RunEvent::StepStarted { .. }
-            | RunEvent::StepFinished { .. } => {}
+            | RunEvent::StepFinished { .. }
+            | RunEvent::ModelProgress { .. } => {}
         }
         self
     }

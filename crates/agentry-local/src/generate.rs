@@ -5,6 +5,7 @@
 use crate::detokenize::Detokenizer;
 use crate::sampling::Sampling;
 use crate::transformer::Transformer;
+use agentry_core::TurnProgress;
 use candle_core::{Device, Tensor};
 use tokenizers::Tokenizer;
 
@@ -31,6 +32,18 @@ pub(crate) struct Generation<'a> {
     /// Texts that end the turn (not included in the output).
     pub(crate) stop_sequences: &'a [String],
 }
+
+/// What a turn hands out as it goes.
+#[derive(Debug)]
+pub(crate) enum Emitted {
+    /// A piece of text.
+    Text(String),
+    /// How far the turn is.
+    Progress(TurnProgress),
+}
+
+/// How often, in generated tokens, the turn says how far it is.
+const PROGRESS_EVERY: usize = 16;
 
 /// How a turn ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,13 +78,14 @@ impl Engine {
         }
     }
 
-    /// Generates one turn, handing each piece of text to `emit` (which returns `false` when
+    /// Generates one turn, handing each piece of text, and how far it is (after each chunk of
+    /// the prompt read, and every few tokens generated), to `emit` (which returns `false` when
     /// nobody listens any more).
     pub(crate) fn generate(
         &mut self,
         tokenizer: &Tokenizer,
         turn: &Generation<'_>,
-        emit: &mut dyn FnMut(String) -> bool,
+        emit: &mut dyn FnMut(Emitted) -> bool,
     ) -> candle_core::Result<Outcome> {
         let result = self.run(tokenizer, turn, emit);
         if result.is_err() {
@@ -85,7 +99,7 @@ impl Engine {
         &mut self,
         tokenizer: &Tokenizer,
         turn: &Generation<'_>,
-        emit: &mut dyn FnMut(String) -> bool,
+        emit: &mut dyn FnMut(Emitted) -> bool,
     ) -> candle_core::Result<Outcome> {
         let prompt = turn.prompt;
         let reused = if self.cached.len() < prompt.len() && prompt.starts_with(&self.cached) {
@@ -94,9 +108,28 @@ impl Engine {
             self.cached.clear();
             0
         };
+        let to_read = prompt.len() - reused;
+        let progress = |read: usize, generated: usize| {
+            Emitted::Progress(TurnProgress {
+                prompt_read: u32::try_from(read).unwrap_or(u32::MAX),
+                prompt_tokens: u32::try_from(to_read).unwrap_or(u32::MAX),
+                generated: u32::try_from(generated).unwrap_or(u32::MAX),
+            })
+        };
         let mut logits = None;
+        let mut read = 0;
         for chunk in prompt[reused..].chunks(PROMPT_CHUNK) {
             logits = Some(self.step(chunk)?);
+            read += chunk.len();
+            // A prompt of one chunk is read too soon to be worth saying.
+            if to_read > PROMPT_CHUNK && !emit(progress(read, 0)) {
+                return Ok(Outcome {
+                    prompt_tokens: prompt.len(),
+                    reused_tokens: reused,
+                    output_tokens: 0,
+                    finish: Finish::Cancelled,
+                });
+            }
         }
         let mut logits = logits.ok_or_else(|| candle_core::Error::Msg("empty prompt".into()))?;
 
@@ -126,7 +159,12 @@ impl Engine {
                 break Finish::Stop;
             }
             let (piece, stopped) = stops.push(&detokenizer.push(token));
-            if !piece.is_empty() && !emit(piece) {
+            if !piece.is_empty() && !emit(Emitted::Text(piece)) {
+                break Finish::Cancelled;
+            }
+            if generated.len().is_multiple_of(PROGRESS_EVERY)
+                && !emit(progress(to_read, generated.len()))
+            {
                 break Finish::Cancelled;
             }
             if stopped {
@@ -139,7 +177,7 @@ impl Engine {
         };
         let rest = stops.finish();
         if !rest.is_empty() && finish != Finish::Cancelled {
-            emit(rest);
+            emit(Emitted::Text(rest));
         }
         Ok(Outcome {
             prompt_tokens: prompt.len(),

@@ -2,7 +2,7 @@
 
 use crate::extract::ToolCallExtractor;
 use crate::gate::TextGate;
-use crate::generate::{Engine, Finish, Generation, Outcome};
+use crate::generate::{Emitted, Engine, Finish, Generation, Outcome};
 use crate::sampling::Sampling;
 use crate::template::ChatTemplate;
 use crate::tokenizer::{GgufTokenizer, from_metadata};
@@ -315,11 +315,12 @@ impl Inner {
         ModelError::new(self.name.clone(), kind, message)
     }
 
-    /// Renders, tokenizes and generates one turn, sending text pieces to `tx` (blocking).
+    /// Renders, tokenizes and generates one turn, sending text pieces and progress to `tx`
+    /// (blocking).
     fn generate(
         &self,
         request: &ModelRequest,
-        tx: tokio::sync::mpsc::Sender<String>,
+        tx: tokio::sync::mpsc::Sender<Emitted>,
     ) -> Result<Outcome, ModelError> {
         let prompt = self
             .template
@@ -400,12 +401,17 @@ impl Model for LocalModel {
             let turn = inner.turns.fetch_add(1, Ordering::Relaxed);
             let extractor = ToolCallExtractor::new(&request.tools);
             let mut gate = TextGate::new(!request.tools.is_empty());
-            let (tx, mut rx) = tokio::sync::mpsc::channel::<String>(64);
+            let (tx, mut rx) = tokio::sync::mpsc::channel::<Emitted>(64);
             let worker = Arc::clone(&inner);
             let task = tokio::task::spawn_blocking(move || worker.generate(&request, tx));
-            while let Some(piece) = rx.recv().await {
-                if let Some(text) = gate.push(&piece).filter(|t| !t.is_empty()) {
-                    yield Ok(ModelEvent::TextDelta(text));
+            while let Some(emitted) = rx.recv().await {
+                match emitted {
+                    Emitted::Text(piece) => {
+                        if let Some(text) = gate.push(&piece).filter(|t| !t.is_empty()) {
+                            yield Ok(ModelEvent::TextDelta(text));
+                        }
+                    }
+                    Emitted::Progress(progress) => yield Ok(ModelEvent::Progress(progress)),
                 }
             }
             let outcome = match task.await {

@@ -250,6 +250,12 @@ pub(crate) async fn stream_model(
             ModelEvent::ToolCall(call) => response.tool_calls.push(call),
             ModelEvent::Usage(usage) => response.usage = usage,
             ModelEvent::Finish(reason) => finish = Some(reason),
+            ModelEvent::Progress(progress) => {
+                scope.engine.send_event(|p| RunEvent::ModelProgress {
+                    progress,
+                    agent_path: p.clone(),
+                })
+            }
         }
         waiting_since = Instant::now();
     }

@@ -32,6 +32,8 @@ impl Recording {
             WireEvent::Run(RunEvent::ThinkingDelta { text, agent_path }) => {
                 (text, agent_path, true)
             }
+            // A model's progress is for whoever watches live; the history does not keep it.
+            WireEvent::Run(RunEvent::ModelProgress { .. }) => return,
             _ => {
                 out.push(event);
                 return;

@@ -138,6 +138,17 @@ impl Render for Live {
                 self.mid_line = !text.ends_with('\n');
             }
             RunEvent::ThinkingDelta { .. } => {}
+            RunEvent::ModelProgress { progress, .. } => {
+                let message = if progress.prompt_read < progress.prompt_tokens {
+                    format!(
+                        "reading the prompt {}/{} tokens",
+                        progress.prompt_read, progress.prompt_tokens
+                    )
+                } else {
+                    format!("thinking… {} tokens", progress.generated)
+                };
+                self.spinner.message(message);
+            }
             RunEvent::ToolStarted {
                 call_id,
                 name,

@@ -76,6 +76,16 @@ pub enum RunEvent {
         #[serde(default)]
         agent_path: Arc<str>,
     },
+    /// How far the model's turn is before its text arrives (a local model reading a long
+    /// prompt, or writing text it holds back): not recorded in the run's history.
+    ModelProgress {
+        /// Prompt tokens read, of how many, and tokens generated so far.
+        #[serde(flatten)]
+        progress: crate::TurnProgress,
+        /// The agent path.
+        #[serde(default)]
+        agent_path: Arc<str>,
+    },
     /// A tool call starts, after BeforeTool hooks: `input` is what they left (what the tool
     /// receives unless a hook blocked, mocked or held the call); for a call that goes no further
     /// (an unknown tool, arguments that are not JSON, as a string), the model's input.
@@ -227,6 +237,7 @@ impl RunEvent {
             | RunEvent::StepFinished { agent_path, .. }
             | RunEvent::TextDelta { agent_path, .. }
             | RunEvent::ThinkingDelta { agent_path, .. }
+            | RunEvent::ModelProgress { agent_path, .. }
             | RunEvent::ToolStarted { agent_path, .. }
             | RunEvent::ToolFinished { agent_path, .. }
             | RunEvent::StatePatch { agent_path, .. }
@@ -252,6 +263,7 @@ impl RunEvent {
             RunEvent::StepFinished { .. } => "step_finished",
             RunEvent::TextDelta { .. } => "text_delta",
             RunEvent::ThinkingDelta { .. } => "thinking_delta",
+            RunEvent::ModelProgress { .. } => "model_progress",
             RunEvent::ToolStarted { .. } => "tool_started",
             RunEvent::ToolFinished { .. } => "tool_finished",
             RunEvent::StatePatch { .. } => "state_patch",
@@ -269,11 +281,13 @@ impl RunEvent {
 
     /// The event as its history records it, now: its kind, and its JSON form without the
     /// `type` field; `None` for streamed text and reasoning pieces, which the complete turn's
-    /// `message` event holds whole.
+    /// `message` event holds whole, and for a model's progress.
     pub fn to_recorded(&self) -> Option<RecordedEvent> {
         if matches!(
             self,
-            RunEvent::TextDelta { .. } | RunEvent::ThinkingDelta { .. }
+            RunEvent::TextDelta { .. }
+                | RunEvent::ThinkingDelta { .. }
+                | RunEvent::ModelProgress { .. }
         ) {
             return None;
         }

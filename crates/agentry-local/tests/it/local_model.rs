@@ -258,3 +258,54 @@ async fn dropping_the_stream_stops_generation() {
         started.elapsed()
     );
 }
+
+#[tokio::test]
+async fn a_long_prompt_says_how_far_it_is_read_before_the_first_token() {
+    let model = smollm2().await;
+    // Over two chunks of prompt, and new to the model's cache.
+    let long: String = (0..60)
+        .map(|i| format!("Line {i} of a long note about apples. "))
+        .collect();
+    let mut request = ask(&format!("{long}\nSummarise the note in one word."));
+    request.params.max_tokens = Some(40);
+    let events = turn(&model, &request).await.unwrap();
+    let progress: Vec<agentry_core::TurnProgress> = events
+        .iter()
+        .filter_map(|e| match e {
+            ModelEvent::Progress(p) => Some(*p),
+            _ => None,
+        })
+        .collect();
+    let reading: Vec<_> = progress.iter().filter(|p| p.generated == 0).collect();
+    assert!(reading.len() >= 2, "progress while reading: {progress:?}");
+    let total = reading[0].prompt_tokens;
+    assert!(
+        reading
+            .windows(2)
+            .all(|w| w[0].prompt_read < w[1].prompt_read),
+        "{reading:?}"
+    );
+    assert_eq!(reading.last().unwrap().prompt_read, total, "{reading:?}");
+    let usage = usage_of(&events);
+    assert!(
+        u64::from(total) <= usage.input_tokens,
+        "{total} of {usage:?}"
+    );
+    // Reading comes before any text.
+    let first_text = events
+        .iter()
+        .position(|e| matches!(e, ModelEvent::TextDelta(_)))
+        .unwrap_or(events.len());
+    let last_reading = events
+        .iter()
+        .rposition(|e| matches!(e, ModelEvent::Progress(p) if p.generated == 0))
+        .unwrap();
+    assert!(last_reading < first_text);
+    // While generating, the count of tokens so far goes up.
+    let generated: Vec<u32> = progress
+        .iter()
+        .map(|p| p.generated)
+        .filter(|g| *g > 0)
+        .collect();
+    assert!(generated.windows(2).all(|w| w[0] < w[1]), "{generated:?}");
+}
