@@ -23,14 +23,10 @@ pub(crate) struct BuiltHook {
     pub sessions: Option<Sessions>,
 }
 
-/// Builds the hooks of one `[hooks]` table (`scope` names it in errors: `hooks`,
+/// Builds the built-in hooks of one `[hooks]` table (`scope` names it in errors: `hooks`,
 /// `agents.NAME.hooks`). Redaction is not among them: it is the runtime's redactor
-/// ([`redactor`]) as well as a hook.
-pub(crate) fn build(
-    hooks: &HooksConfig,
-    scope: &str,
-    file: &LoadedConfig,
-) -> Result<Vec<BuiltHook>, String> {
+/// ([`redactor`]) as well as a hook; nor are its Claude Code hooks ([`ClaudeSet`]).
+pub(crate) fn build(hooks: &HooksConfig, scope: &str) -> Result<Vec<BuiltHook>, String> {
     let mut out = Vec::new();
     if let Some(guards) = &hooks.guards {
         out.push(BuiltHook {
@@ -69,60 +65,110 @@ pub(crate) fn build(
             sessions: None,
         });
     }
-    // Every Claude Code settings file of the table and its `events` are one set of hooks, as
-    // Claude Code merges its settings sources: all matching handlers of an event run, their
-    // answers merge (deny > defer > ask > allow), one transcript is written.
-    let mut settings = HookSettings::new();
-    let mut sources = Vec::new();
-    for path in &hooks.settings_files {
-        let resolved = file.resolve(path);
-        let loaded =
-            HookSettings::load(&resolved).map_err(|e| format!("{scope}.settings_files: {e}"))?;
-        for warning in loaded.warnings() {
-            eprintln!("warning: {}: {warning}", resolved.display());
+    Ok(out)
+}
+
+/// The Claude Code hooks of one `[hooks]` table: its settings files, plugins and `events`, as
+/// one set (Claude Code merges its settings sources: all matching handlers of an event run,
+/// their answers merge, deny > defer > ask > allow).
+#[derive(Clone)]
+pub(crate) struct ClaudeSet {
+    settings: HookSettings,
+    sources: Vec<String>,
+    fail_closed: bool,
+}
+
+impl ClaudeSet {
+    /// The set of table `hooks` (`scope` names it in errors); `None` when it declares none.
+    pub(crate) fn of(
+        hooks: &HooksConfig,
+        scope: &str,
+        file: &LoadedConfig,
+    ) -> Result<Option<ClaudeSet>, String> {
+        let mut settings = HookSettings::new();
+        let mut sources = Vec::new();
+        for path in &hooks.settings_files {
+            let resolved = file.resolve(path);
+            let loaded = HookSettings::load(&resolved)
+                .map_err(|e| format!("{scope}.settings_files: {e}"))?;
+            for warning in loaded.warnings() {
+                eprintln!("warning: {}: {warning}", resolved.display());
+            }
+            unresolved(&loaded, &format!("{scope}.settings_files: {path}"))?;
+            settings = settings.merge(loaded.with_source(path.clone()));
+            sources.push(path.clone());
         }
-        unresolved(&loaded, &format!("{scope}.settings_files: {path}"))?;
-        settings = settings.merge(loaded.with_source(path.clone()));
-        sources.push(path.clone());
-    }
-    for path in &hooks.plugins {
-        let loaded = HookSettings::plugin(file.resolve(path))
-            .map_err(|e| format!("{scope}.plugins: {e}"))?;
-        for warning in loaded.warnings() {
-            eprintln!("warning: plugin {path}: {warning}");
+        for path in &hooks.plugins {
+            let loaded = HookSettings::plugin(file.resolve(path))
+                .map_err(|e| format!("{scope}.plugins: {e}"))?;
+            for warning in loaded.warnings() {
+                eprintln!("warning: plugin {path}: {warning}");
+            }
+            settings = settings.merge(loaded);
+            sources.push(format!("plugin {path}"));
         }
-        settings = settings.merge(loaded);
-        sources.push(format!("plugin {path}"));
-    }
-    if !hooks.events.is_empty() {
-        let events: BTreeMap<&String, Vec<&Value>> = hooks
-            .events
-            .iter()
-            .map(|(event, entries)| (event, entries.iter().map(|e| e.get_ref()).collect()))
-            .collect();
-        let events = HookSettings::from_value(&json!({ "hooks": events }))
-            .map_err(|e| format!("{scope}.events: {e}"))?
-            .strict()
-            .map_err(|e| format!("{scope}.events: {e}"))?;
-        unresolved(&events, &format!("{scope}.events"))?;
-        settings = settings.merge(events.with_source(format!("{scope}.events")));
-        sources.push(format!("{scope}.events"));
-    }
-    if !sources.is_empty() {
-        let count = settings.len();
-        let mut command_hooks = CommandHooks::new(settings).project_dir(&file.base_dir);
-        if hooks.fail_closed {
-            command_hooks = command_hooks.fail_closed();
+        if !hooks.events.is_empty() {
+            let events: BTreeMap<&String, Vec<&Value>> = hooks
+                .events
+                .iter()
+                .map(|(event, entries)| (event, entries.iter().map(|e| e.get_ref()).collect()))
+                .collect();
+            let events = HookSettings::from_value(&json!({ "hooks": events }))
+                .map_err(|e| format!("{scope}.events: {e}"))?
+                .strict()
+                .map_err(|e| format!("{scope}.events: {e}"))?;
+            unresolved(&events, &format!("{scope}.events"))?;
+            settings = settings.merge(events.with_source(format!("{scope}.events")));
+            sources.push(format!("{scope}.events"));
         }
-        let (hook, sessions) = command_hooks.into_hook_and_sessions();
-        out.push(BuiltHook {
-            name: format!("command hooks of {}", sources.join(", ")),
+        Ok((!sources.is_empty()).then_some(ClaudeSet {
+            settings,
+            sources,
+            fail_closed: hooks.fail_closed,
+        }))
+    }
+
+    /// This set and `more` as one (an agent's own after every run's).
+    pub(crate) fn and(mut self, more: ClaudeSet) -> ClaudeSet {
+        self.settings = self.settings.merge(more.settings);
+        self.sources.extend(more.sources);
+        self.fail_closed |= more.fail_closed;
+        self
+    }
+
+    /// The hook the set runs as, on the runs `scope` picks.
+    pub(crate) fn build(self, file: &LoadedConfig, scope: RunsOf) -> BuiltHook {
+        let count = self.settings.len();
+        let mut hooks = CommandHooks::new(self.settings).project_dir(&file.base_dir);
+        if self.fail_closed {
+            hooks = hooks.fail_closed();
+        }
+        hooks = match scope {
+            RunsOf::EveryAgentBut(agents) if agents.is_empty() => hooks,
+            RunsOf::EveryAgentBut(agents) => hooks.except_agents(agents),
+            RunsOf::Agent(agent) => hooks.only_for_agent(agent),
+        };
+        let (hook, sessions) = hooks.into_hook_and_sessions();
+        BuiltHook {
+            name: format!("command hooks of {}", self.sources.join(", ")),
             summary: format!("{count} handler(s), merged as Claude Code merges its settings"),
             hook,
             sessions: Some(sessions),
-        });
+        }
     }
-    Ok(out)
+}
+
+/// The runs a set of Claude Code hooks acts on.
+pub(crate) enum RunsOf {
+    /// Every run but those of these agents (which have a set of their own, this one included).
+    EveryAgentBut(Vec<String>),
+    /// Only this agent's runs.
+    Agent(String),
+}
+
+/// True when table `hooks` declares Claude Code hooks (settings files, plugins, events).
+pub(crate) fn has_claude_hooks(hooks: &HooksConfig) -> bool {
+    !hooks.settings_files.is_empty() || !hooks.plugins.is_empty() || !hooks.events.is_empty()
 }
 
 /// Checks each entry of `hooks.events` (of table `scope`) on its own, so a mistake is reported

@@ -113,8 +113,30 @@ impl Project {
             summary,
             hook,
             sessions: ends,
-        } in hooks::build(&config.hooks, "hooks", &file).map_err(|e| file.error(e))?
+        } in hooks::build(&config.hooks, "hooks").map_err(|e| file.error(e))?
         {
+            runtime = runtime.with(hook);
+            runtime_hooks.push((name, summary));
+            sessions.extend(ends);
+        }
+        // Claude Code hooks: every run's, except runs of agents with hooks of their own, whose
+        // one set holds every run's as well (so each handler fires once per event, and one
+        // transcript is written).
+        let every_run =
+            hooks::ClaudeSet::of(&config.hooks, "hooks", &file).map_err(|e| file.error(e))?;
+        if let Some(set) = &every_run {
+            let own: Vec<String> = config
+                .agents
+                .iter()
+                .filter(|(_, cfg)| hooks::has_claude_hooks(&cfg.hooks))
+                .map(|(name, _)| name.clone())
+                .collect();
+            let BuiltHook {
+                name,
+                summary,
+                hook,
+                sessions: ends,
+            } = set.clone().build(&file, hooks::RunsOf::EveryAgentBut(own));
             runtime = runtime.with(hook);
             runtime_hooks.push((name, summary));
             sessions.extend(ends);
@@ -149,6 +171,7 @@ impl Project {
             build_agent(
                 name,
                 &declared,
+                every_run.as_ref(),
                 &file,
                 models,
                 &workspace,
@@ -303,6 +326,7 @@ fn model_spec(cfg: &AgentConfig) -> String {
 fn build_agent<'a>(
     name: &'a str,
     declared: &'a BTreeMap<String, AgentConfig>,
+    every_run: Option<&'a hooks::ClaudeSet>,
     file: &'a LoadedConfig,
     models: &'a Models,
     workspace: &'a tools::Workspace,
@@ -340,6 +364,7 @@ fn build_agent<'a>(
             build_agent(
                 sub_name,
                 declared,
+                every_run,
                 file,
                 models,
                 workspace,
@@ -413,12 +438,25 @@ fn build_agent<'a>(
             summary,
             hook,
             sessions: ends,
-        } in hooks::build(&cfg.hooks, &format!("agents.{name}.hooks"), file)
-            .map_err(|e| file.error(e))?
+        } in
+            hooks::build(&cfg.hooks, &format!("agents.{name}.hooks")).map_err(|e| file.error(e))?
         {
             b = b.with(hook);
             shown.push((hook_name, summary));
             sessions.extend(ends);
+        }
+        let scope = format!("agents.{name}.hooks");
+        if let Some(own) =
+            hooks::ClaudeSet::of(&cfg.hooks, &scope, file).map_err(|e| file.error(e))?
+        {
+            let set = match every_run {
+                Some(every) => every.clone().and(own),
+                None => own,
+            };
+            let built = set.build(file, hooks::RunsOf::Agent(name.to_owned()));
+            b = b.with(built.hook);
+            shown.push((built.name, built.summary));
+            sessions.extend(built.sessions);
         }
         agent_hooks.insert(name.to_owned(), shown);
         let agent = b

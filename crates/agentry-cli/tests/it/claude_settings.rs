@@ -244,3 +244,47 @@ fn a_plugin_variable_outside_a_plugin_is_a_config_error() {
         "{stderr}"
     );
 }
+
+#[test]
+fn every_runs_hooks_and_an_agents_own_are_one_set() {
+    // Every run's table asks; the agent's own table denies; both count the calls they see.
+    let config = r#"
+[agents.helper]
+model = "scripted:turns.json"
+tools = ["Bash"]
+
+[[agents.helper.hooks.events.PreToolUse]]
+matcher = "Bash"
+hooks = [{ type = "command", command = "echo agent >> seen.txt; echo 'not in this agent' >&2; exit 2" }]
+
+[[hooks.events.PreToolUse]]
+matcher = "Bash"
+hooks = [{ type = "command", command = "echo every >> seen.txt; echo '{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"ask\"}}'" }]
+
+[[hooks.events.UserPromptSubmit]]
+hooks = [{ type = "command", command = "echo prompt >> prompts.txt" }]
+"#;
+    let p = Project::new(
+        config,
+        json!([
+            {"tool_calls": [{"name": "Bash", "input": {"command": "echo ran >> ran.txt"}}]},
+            {"text": "Could not."}
+        ]),
+    );
+    let (lines, code) = p.json(&["run", "go"]);
+    assert_eq!(code, 0, "the deny stands, no one is asked: {lines:?}");
+    assert!(!p.file("ran.txt").exists());
+    let seen = std::fs::read_to_string(p.file("seen.txt")).unwrap();
+    let mut seen: Vec<&str> = seen.lines().collect();
+    seen.sort();
+    assert_eq!(seen, ["agent", "every"], "each handler once");
+    let prompts = std::fs::read_to_string(p.file("prompts.txt")).unwrap();
+    assert_eq!(prompts.lines().count(), 1, "every run's hook fires once");
+    // `hooks list` shows the agent's one set.
+    let out = p.agentry().args(["hooks", "list"]).output().unwrap();
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        listed.contains("command hooks of hooks.events, agents.helper.hooks.events"),
+        "{listed}"
+    );
+}

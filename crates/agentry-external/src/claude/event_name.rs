@@ -167,8 +167,9 @@ impl EventName {
     /// The agentry events a hook for this event must receive.
     pub(crate) fn wants(self) -> Events {
         match self {
-            // A session ends with its run, however the run ends.
-            EventName::SessionEnd => Events::RUN_END | Events::RUN_FAILED,
+            // A session ends with its run, however the run ends; its start is noted (only a
+            // session these hooks saw start is ended by them).
+            EventName::SessionEnd => Events::RUN_START | Events::RUN_END | Events::RUN_FAILED,
             // A session starts with its first run, and again (source `compact`) after its
             // history was compacted.
             EventName::SessionStart => Events::RUN_START | Events::AFTER_COMPACT,

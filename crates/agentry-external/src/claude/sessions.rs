@@ -31,10 +31,16 @@ impl std::fmt::Debug for Sessions {
 impl Sessions {
     /// Ends session `session_id`: runs the SessionEnd hooks whose matcher fits `reason`
     /// (Claude Code's reasons: `clear`, `logout`, `prompt_input_exit`, `other`) and closes the
-    /// session's transcript. A SessionStart runs again if the session goes on later.
+    /// session's transcript. A SessionStart runs again if the session goes on later. A session
+    /// none of these hooks' runs belonged to (or one already ended) is left alone.
     pub async fn end(&self, session_id: &str, reason: &str) -> Result<(), BoxError> {
         let engine = &*self.engine;
         let session_id = safe_session_id(session_id);
+        // Only a session these hooks saw start (one of their runs belonged to it): hooks
+        // scoped to other agents' runs never saw it, and ending it again fires nothing.
+        if !engine.claude.knows_session(&session_id) {
+            return Ok(());
+        }
         let site = Site {
             ctx: None,
             transcript: engine.claude.transcript_path(&session_id),
@@ -69,6 +75,14 @@ impl ClaudeState {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(session_id.to_string())
+    }
+
+    /// True when session `session_id` started in this process and has not ended.
+    pub(super) fn knows_session(&self, session_id: &str) -> bool {
+        self.sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(session_id)
     }
 
     /// True (once) when session `session_id` replaces a cleared one.

@@ -4,6 +4,7 @@
 use crate::claude::{ClaudeState, EventName, HookSettings, default_state_dir};
 use crate::command::{Commands, OutputLimits};
 use crate::webhook::WebhookClient;
+use agentry_core::hooks::HookCtx;
 use std::path::PathBuf;
 
 /// The engine behind [`CommandHooks`](crate::CommandHooks): shared by the agentry hook it is
@@ -28,6 +29,20 @@ pub(crate) struct Engine {
     pub(crate) webhooks: WebhookClient,
     /// What presenting agentry's events as Claude Code's keeps.
     pub(crate) claude: ClaudeState,
+    /// The runs the hooks act on, by their agent.
+    pub(crate) agents: AgentScope,
+}
+
+/// The runs [`CommandHooks`](crate::CommandHooks) act on, by the name of the run's agent.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) enum AgentScope {
+    /// Every run.
+    #[default]
+    All,
+    /// Only runs of this agent (not the sub-agent runs it starts).
+    Only(String),
+    /// Every run except those of these agents.
+    Except(Vec<String>),
 }
 
 impl Engine {
@@ -47,6 +62,16 @@ impl Engine {
             },
             commands: Commands::default(),
             webhooks: WebhookClient::default(),
+            agents: AgentScope::All,
+        }
+    }
+
+    /// True when the hooks act on the run of `ctx` (its agent is in their scope).
+    pub(crate) fn applies_to(&self, ctx: &HookCtx) -> bool {
+        match &self.agents {
+            AgentScope::All => true,
+            AgentScope::Only(agent) => ctx.agent_name() == agent,
+            AgentScope::Except(agents) => !agents.iter().any(|a| a == ctx.agent_name()),
         }
     }
 

@@ -8,7 +8,7 @@ mod register;
 mod stored;
 mod watch;
 
-pub(crate) use engine::Engine;
+pub(crate) use engine::{AgentScope, Engine};
 pub use watch::SettingsWatch;
 
 use crate::claude::{EventName, HookSettings, ToolNames, default_state_dir};
@@ -101,6 +101,20 @@ impl CommandHooks {
     /// The names tools are presented under (default: [`ToolNames::claude_code`]).
     pub fn tool_names(mut self, names: ToolNames) -> Self {
         self.engine.claude.tool_names = names;
+        self
+    }
+
+    /// Acts only on runs of agent `agent` (not on the sub-agent runs it starts, nor on other
+    /// agents' runs): for hooks declared for one agent, beside hooks every run has.
+    pub fn only_for_agent(mut self, agent: impl Into<String>) -> Self {
+        self.engine.agents = AgentScope::Only(agent.into());
+        self
+    }
+
+    /// Acts on every run except those of `agents` (which have a set of hooks of their own that
+    /// includes these).
+    pub fn except_agents(mut self, agents: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.engine.agents = AgentScope::Except(agents.into_iter().map(Into::into).collect());
         self
     }
 
