@@ -98,6 +98,42 @@ impl ClaudeSet {
             settings = settings.merge(loaded.with_source(path.clone()));
             sources.push(path.clone());
         }
+        // The plugins the settings files enable, where Claude Code installed them.
+        let files: Vec<_> = hooks
+            .settings_files
+            .iter()
+            .map(|p| file.resolve(p))
+            .collect();
+        let named: Vec<_> = hooks
+            .plugins
+            .iter()
+            .map(|p| std::path::absolute(file.resolve(p)).unwrap_or_else(|_| file.resolve(p)))
+            .collect();
+        for plugin in agentry_external::enabled_plugins(&files)
+            .map_err(|e| format!("{scope}.settings_files: {e}"))?
+        {
+            let Some(root) = plugin.root else {
+                eprintln!(
+                    "warning: plugin {} is enabled in {scope}.settings_files but not installed in {} (`claude plugin install {}`, or name its directory in `plugins`); its hooks do not run",
+                    plugin.id,
+                    agentry_external::claude_config_dir()
+                        .join("plugins")
+                        .display(),
+                    plugin.id
+                );
+                continue;
+            };
+            if named.contains(&root) {
+                continue;
+            }
+            let loaded = HookSettings::plugin(&root)
+                .map_err(|e| format!("{scope}.settings_files: plugin {}: {e}", plugin.id))?;
+            for warning in loaded.warnings() {
+                eprintln!("warning: plugin {}: {warning}", plugin.id);
+            }
+            settings = settings.merge(loaded);
+            sources.push(format!("plugin {}", plugin.id));
+        }
         for path in &hooks.plugins {
             let loaded = HookSettings::plugin(file.resolve(path))
                 .map_err(|e| format!("{scope}.plugins: {e}"))?;

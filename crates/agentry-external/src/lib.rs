@@ -73,7 +73,10 @@ mod matcher;
 mod native;
 mod webhook;
 
-pub use claude::{EventName, HookSettings, Sessions, ToolAlias, ToolNames};
+pub use claude::{
+    EnabledPlugin, EventName, HookSettings, Sessions, ToolAlias, ToolNames, claude_config_dir,
+    enabled_plugins, installed_plugin,
+};
 pub use command::{CommandHook, CommandSpec, PersistentSpec, Shell};
 pub use error::SettingsError;
 pub use handler::HandlerSpec;

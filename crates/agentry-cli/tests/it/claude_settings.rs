@@ -288,3 +288,85 @@ hooks = [{ type = "command", command = "echo prompt >> prompts.txt" }]
         "{listed}"
     );
 }
+
+#[test]
+fn plugins_enabled_in_settings_load_from_where_claude_code_installed_them() {
+    let p = Project::new(
+        "[agents.helper]\nmodel = \"scripted:turns.json\"\ntools = [\"Bash\"]\n\n[hooks]\nsettings_files = [\".claude/settings.json\", \".claude/settings.local.json\"]\n",
+        json!([
+            {"tool_calls": [{"name": "Bash", "input": {"command": "rm -rf build"}}]},
+            {"text": "Done."}
+        ]),
+    );
+    let claude = tempfile::tempdir().unwrap();
+    let plugins = claude.path().join("plugins");
+    // `safety@tools`, recorded in installed_plugins.json (its directory named by version).
+    let safety = plugins.join("cache/tools/safety/1.4.0");
+    std::fs::create_dir_all(safety.join(".claude-plugin")).unwrap();
+    std::fs::write(
+        safety.join(".claude-plugin/plugin.json"),
+        json!({"name": "safety", "version": "1.4.0"}).to_string(),
+    )
+    .unwrap();
+    std::fs::create_dir_all(safety.join("hooks")).unwrap();
+    std::fs::write(
+        safety.join("hooks/hooks.json"),
+        json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "echo \"$(basename \"$CLAUDE_PLUGIN_DATA\") refused it\" >&2; exit 2"}
+        ]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        plugins.join("installed_plugins.json"),
+        json!({"version": 2, "plugins": {"safety@tools": [
+            {"scope": "user", "installPath": safety, "version": "1.4.0"}
+        ]}})
+        .to_string(),
+    )
+    .unwrap();
+    // `audit@tools`, only in the cache: enabled by the project, disabled by the local file.
+    let audit = plugins.join("cache/tools/audit/0.1.0/hooks");
+    std::fs::create_dir_all(&audit).unwrap();
+    std::fs::write(
+        audit.join("hooks.json"),
+        json!({"hooks": {"PreToolUse": [{"hooks": [
+            {"type": "command", "command": "touch \"$CLAUDE_PROJECT_DIR/audited\""}
+        ]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::create_dir_all(p.file(".claude")).unwrap();
+    std::fs::write(
+        p.file(".claude/settings.json"),
+        json!({"enabledPlugins": {"safety@tools": true, "audit@tools": true, "missing@tools": true}})
+            .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        p.file(".claude/settings.local.json"),
+        json!({"enabledPlugins": {"audit@tools": false}}).to_string(),
+    )
+    .unwrap();
+    let out = p
+        .agentry()
+        .env("CLAUDE_CONFIG_DIR", claude.path())
+        .args(["--json", "run", "clean"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("safety refused it"),
+        "the manifest's name: {stdout}"
+    );
+    assert!(
+        !p.file("audited").exists(),
+        "a plugin the local file disables"
+    );
+    assert!(
+        stderr.contains("plugin missing@tools is enabled") && stderr.contains("not installed"),
+        "{stderr}"
+    );
+}

@@ -6,6 +6,7 @@ mod approval;
 mod compact;
 mod event_name;
 mod fields;
+mod installed;
 mod memo;
 mod payload;
 mod prompt;
@@ -19,6 +20,7 @@ mod tools;
 mod transcript;
 
 pub use event_name::EventName;
+pub use installed::{EnabledPlugin, claude_config_dir, enabled_plugins, installed_plugin};
 pub use sessions::Sessions;
 pub use settings::HookSettings;
 pub use tool_names::{ToolAlias, ToolNames};

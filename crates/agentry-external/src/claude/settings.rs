@@ -101,19 +101,17 @@ impl HookSettings {
             .with_source(path.display().to_string()))
     }
 
-    /// Reads the hooks of the Claude Code plugin at `root` (its `hooks/hooks.json`), as Claude
-    /// Code runs an installed plugin's: its commands get `CLAUDE_PLUGIN_ROOT` (the plugin's
-    /// directory) and `CLAUDE_PLUGIN_DATA` (`$AGENTRY_HOME/plugins/data/<plugin>`, created), as
+    /// Reads the hooks of the Claude Code plugin at `root` (its `hooks/hooks.json`, or the file
+    /// its `.claude-plugin/plugin.json` names), as Claude Code runs an installed plugin's: its
+    /// commands get `CLAUDE_PLUGIN_ROOT` (the plugin's directory) and `CLAUDE_PLUGIN_DATA`
+    /// (`$AGENTRY_HOME/plugins/data/<plugin>`, by the manifest's name, created), as
     /// variables and substituted into exec-form commands, and are named `plugin <name>` in
     /// errors and events. Merge it with the other settings ([`merge`](Self::merge)) so its
     /// answers merge with theirs.
     pub fn plugin(root: impl AsRef<Path>) -> Result<HookSettings, SettingsError> {
         let root = std::path::absolute(root.as_ref()).unwrap_or_else(|_| root.as_ref().into());
-        let name = root
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "plugin".into());
-        let file = root.join("hooks").join("hooks.json");
+        let name = super::installed::plugin_name(&root);
+        let file = super::installed::plugin_hooks_file(&root);
         let mut settings = HookSettings::load(&file)?.with_source(format!("plugin {name}"));
         let data = super::site::agentry_home()
             .join("plugins")
