@@ -277,7 +277,7 @@ pub(crate) enum HooksCommand {
         /// PostToolUse (AfterTool), PostToolUseFailure (ToolFailed), UserPromptSubmit and
         /// SessionStart (RunStart), Stop, SubagentStop, SubagentStart (BeforeSubAgent),
         /// PostToolBatch (AfterToolBatch), PreCompact (BeforeCompact), PostCompact
-        /// (AfterCompact), PermissionRequest and Notification (ApprovalRequested).
+        /// (AfterCompact), PermissionRequest and Notification (ApprovalRequested), SessionEnd.
         event: String,
         /// The sample event as a JSON object, in the form a hook script reads on stdin
         /// (`-` reads it from stdin).
@@ -300,7 +300,11 @@ The sample's fields, as hook scripts read them:
   agent_type                           SubagentStart
   tool_calls                           PostToolBatch
   compact_summary                      PostCompact
+  reason                               SessionEnd (default other)
   session_id                           every event
+  transcript_path, stop_hook_active,   given as they are to every hook script (a Stop hook
+  source, trigger, cwd, permission_mode  sees the sample's stop_hook_active, a SessionStart
+                                       hook's matcher is tested against its source)
 Example:
   echo '{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"rm -rf /\"}}' \\
     | agentry hooks test PreToolUse --input -";

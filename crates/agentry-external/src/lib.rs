@@ -74,8 +74,8 @@ mod native;
 mod webhook;
 
 pub use claude::{
-    EnabledPlugin, EventName, HookSettings, Sessions, ToolAlias, ToolNames, claude_config_dir,
-    enabled_plugins, installed_plugin,
+    EnabledPlugin, EventName, HookSettings, SAMPLE_FIELDS, Sessions, ToolAlias, ToolNames,
+    claude_config_dir, enabled_plugins, installed_plugin,
 };
 pub use command::{CommandHook, CommandSpec, PersistentSpec, Shell};
 pub use error::SettingsError;

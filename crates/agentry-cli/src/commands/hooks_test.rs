@@ -34,6 +34,7 @@ const EVENTS: &[(&str, &str)] = &[
     ("ApprovalRequested", "PermissionRequest"),
     ("ApprovalRequested", "Notification"),
     ("RunStart of a session's first run", "SessionStart"),
+    ("the end of a session", "SessionEnd"),
     ("BeforeSubAgent", "SubagentStart"),
     ("AfterToolBatch", "PostToolBatch"),
     ("BeforeCompact", "PreCompact"),
@@ -53,9 +54,38 @@ pub(super) async fn test(
     let agent = project.agent(agent).map_err(failed)?;
     let hooks = Hooks::merge(&[project.runtime.hooks(), &agent.def().hooks]);
     let sub_agent = event == "SubagentStop";
-    let engine = context(&agent.def().name, sub_agent, text(&sample, "session_id"));
+    let engine = context(&agent.def().name, sub_agent, &sample);
     let ctx = engine.context().clone();
     let report = match event {
+        "SessionEnd" => {
+            let session = text(&sample, "session_id").unwrap_or("hooks-test");
+            let reason = text(&sample, "reason").unwrap_or("other");
+            let fields = sample_fields(&sample);
+            let mut ran = 0;
+            let mut failures = Vec::new();
+            for sessions in project.sessions.iter().filter(|s| s.acts_on(agent.name())) {
+                ran += 1;
+                if let Err(e) = sessions.end_sample(session, reason, &fields).await {
+                    failures.push(e.to_string());
+                }
+            }
+            if cli.json {
+                outln!(
+                    "{}",
+                    json!({"event": event, "hook_sets": ran, "reason": reason, "error": failures.first()})
+                );
+            } else {
+                outln!("{event} ({reason}): {ran} set(s) of command hooks ran");
+                for failure in &failures {
+                    outln!("result: the hooks failed: {failure}");
+                }
+            }
+            return Ok(if failures.is_empty() {
+                Exit::Ok
+            } else {
+                Exit::Failed
+            });
+        }
         "BeforeTool" | "PreToolUse" => {
             let ev = BeforeTool::new(call_id(&sample), tool_name(&sample)?, tool_input(&sample));
             Report::trace(&hooks, ev, &ctx).await
@@ -224,13 +254,47 @@ fn call_id(sample: &Map<String, Value>) -> String {
         .to_owned()
 }
 
+/// The fields of a sample that command hooks get as they are, not from the event: where the
+/// transcript is, whether a Stop hook is already active, what started or ended the session.
+const SAMPLE_FIELDS: &[&str] = &[
+    "transcript_path",
+    "stop_hook_active",
+    "source",
+    "reason",
+    "trigger",
+    "permission_mode",
+    "cwd",
+    "custom_instructions",
+    "notification_type",
+    "message",
+];
+
+/// The sample's fields command hooks get as they are ([`SAMPLE_FIELDS`]).
+fn sample_fields(sample: &Map<String, Value>) -> Map<String, Value> {
+    sample
+        .iter()
+        .filter(|(k, _)| SAMPLE_FIELDS.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
 /// The sample's run: a run of its own, top-level unless `sub_agent`, in the sample's session
-/// (`session_id`) when it names one.
-fn context(agent: &str, sub_agent: bool, session: Option<&str>) -> RunEngine {
+/// (`session_id`) when it names one, whose command hooks get the sample's own fields.
+fn context(agent: &str, sub_agent: bool, sample: &Map<String, Value>) -> RunEngine {
+    let session = text(sample, "session_id");
+    let mut metadata = Map::new();
+    let fields = sample_fields(sample);
+    if !fields.is_empty() {
+        metadata.insert(
+            agentry_external::SAMPLE_FIELDS.to_owned(),
+            Value::Object(fields),
+        );
+    }
     RunEngine::new(RunContextSpec {
         parent_run_id: sub_agent.then(|| "hooks-test-parent".into()),
         info: Arc::new(RunInfo {
             session_id: Some(session.unwrap_or("hooks-test").to_owned()),
+            metadata,
             ..RunInfo::default()
         }),
         step: 1,

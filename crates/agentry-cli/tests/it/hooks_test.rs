@@ -328,3 +328,71 @@ elif event in ("SessionStart", "SubagentStart"):
         assert!(seen.lines().any(|l| l == event), "{event} fired: {seen}");
     }
 }
+
+/// A project whose hooks write what they received to `got.txt`: a Stop guard that blocks
+/// unless `stop_hook_active`, SessionStart hooks for `compact` only, SessionEnd for `clear`.
+fn sampled() -> Project {
+    let config = r#"
+[agents.dev]
+model = "scripted:turns.json"
+
+[[hooks.events.Stop]]
+hooks = [{ type = "command", command = "jq -e '.stop_hook_active' >/dev/null && exit 0; echo 'not yet' >&2; exit 2" }]
+
+[[hooks.events.SessionStart]]
+matcher = "compact"
+hooks = [{ type = "command", command = "jq -r '\"start \" + .source + \" \" + .transcript_path' >> got.txt" }]
+
+[[hooks.events.SessionEnd]]
+matcher = "clear"
+hooks = [{ type = "command", command = "jq -r '\"end \" + .reason + \" \" + .transcript_path + \" \" + .session_id' >> got.txt" }]
+"#;
+    Project::new(config, json!([]))
+}
+
+#[test]
+fn the_samples_own_fields_reach_the_scripts() {
+    let p = sampled();
+    // stop_hook_active: a guard that lets the second stop through.
+    let out = p
+        .agentry()
+        .args(["--json", "hooks", "test", "Stop", "--input", "-"])
+        .write_stdin(r#"{"stop_hook_active": false}"#)
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(report.to_string().contains("not yet"), "{report}");
+    let out = p
+        .agentry()
+        .args(["--json", "hooks", "test", "Stop", "--input", "-"])
+        .write_stdin(r#"{"stop_hook_active": true}"#)
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!report.to_string().contains("not yet"), "{report}");
+    // source: the matcher is tested against the sample's, and the script reads it.
+    p.agentry()
+        .args(["hooks", "test", "SessionStart", "--input", "-"])
+        .write_stdin(r#"{"source": "startup"}"#)
+        .assert()
+        .code(0);
+    assert!(!p.file("got.txt").exists(), "a `compact` hook on a startup");
+    p.agentry()
+        .args(["hooks", "test", "SessionStart", "--input", "-"])
+        .write_stdin(r#"{"source": "compact", "transcript_path": "/tmp/t.jsonl"}"#)
+        .assert()
+        .code(0);
+    // SessionEnd, with its reason, transcript and session.
+    p.agentry()
+        .args(["hooks", "test", "SessionEnd", "--input", "-"])
+        .write_stdin(r#"{"reason": "clear", "transcript_path": "/tmp/t.jsonl", "session_id": "s-9"}"#)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("SessionEnd (clear): 1 set(s) of command hooks ran"));
+    let got = std::fs::read_to_string(p.file("got.txt")).unwrap();
+    assert_eq!(
+        got.lines().collect::<Vec<_>>(),
+        ["start compact /tmp/t.jsonl", "end clear /tmp/t.jsonl s-9"],
+        "{got}"
+    );
+}

@@ -34,17 +34,48 @@ impl Sessions {
     /// session's transcript. A SessionStart runs again if the session goes on later. A session
     /// none of these hooks' runs belonged to (or one already ended) is left alone.
     pub async fn end(&self, session_id: &str, reason: &str) -> Result<(), BoxError> {
-        let engine = &*self.engine;
-        let session_id = safe_session_id(session_id);
         // Only a session these hooks saw start (one of their runs belonged to it): hooks
         // scoped to other agents' runs never saw it, and ending it again fires nothing.
-        if !engine.claude.knows_session(&session_id) {
+        if !self
+            .engine
+            .claude
+            .knows_session(&safe_session_id(session_id))
+        {
             return Ok(());
         }
+        self.end_with(session_id, reason, None).await
+    }
+
+    /// Fires SessionEnd for session `session_id` with `reason` whether or not it started here,
+    /// with `sample`'s fields set over the payload (`transcript_path`, ...): how `agentry hooks
+    /// test` tries SessionEnd hooks on a sample.
+    pub async fn end_sample(
+        &self,
+        session_id: &str,
+        reason: &str,
+        sample: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<(), BoxError> {
+        self.end_with(session_id, reason, Some(sample)).await
+    }
+
+    /// True when these hooks act on runs of agent `agent`.
+    pub fn acts_on(&self, agent: &str) -> bool {
+        self.engine.agents.includes(agent)
+    }
+
+    async fn end_with(
+        &self,
+        session_id: &str,
+        reason: &str,
+        sample: Option<&serde_json::Map<String, serde_json::Value>>,
+    ) -> Result<(), BoxError> {
+        let engine = &*self.engine;
+        let session_id = safe_session_id(session_id);
         let site = Site {
             ctx: None,
             transcript: engine.claude.transcript_path(&session_id),
             session_id,
+            sample,
         };
         let fired = if engine.has(EventName::SessionEnd) {
             engine.session_end(reason, &site).await

@@ -13,7 +13,15 @@ pub(crate) struct Site<'a> {
     pub(crate) session_id: String,
     /// The session's transcript.
     pub(crate) transcript: PathBuf,
+    /// Fields set over every payload of the event (a sample's, see [`SAMPLE_FIELDS`]).
+    pub(crate) sample: Option<&'a serde_json::Map<String, serde_json::Value>>,
 }
+
+/// The run metadata key whose object's fields are set over every payload a run's command hooks
+/// send (`{"transcript_path": "...", "stop_hook_active": true, "source": "compact"}`), a
+/// matcher's field (`source`, `reason`, `trigger`) included: how `agentry hooks test` tries
+/// hooks on a sample event as a script would receive it.
+pub const SAMPLE_FIELDS: &str = "claude_code_sample_fields";
 
 impl ClaudeState {
     /// Where an event of the run `ctx` happens; its transcript exists from then on (scripts
@@ -26,6 +34,10 @@ impl ClaudeState {
             ctx: Some(ctx),
             session_id,
             transcript,
+            sample: ctx
+                .metadata()
+                .get(SAMPLE_FIELDS)
+                .and_then(serde_json::Value::as_object),
         }
     }
 

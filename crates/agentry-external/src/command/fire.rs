@@ -96,12 +96,22 @@ impl Engine {
         site: &Site<'_>,
         fields: impl FnOnce(&mut Map<String, Value>),
     ) -> Result<Merged, BoxError> {
+        // A sample's value of the field the matcher is tested against stands for the event's.
+        let target = match (site.sample, matcher_field(event)) {
+            (Some(sample), Some(field)) => sample.get(field).and_then(Value::as_str).or(target),
+            _ => target,
+        };
         let specs = self.matching(event, target);
         if specs.is_empty() {
             return Ok(Merged::default());
         }
         let mut payload = common_fields(event, site, &self.project_dir);
         fields(&mut payload);
+        if let Some(sample) = site.sample {
+            for (key, value) in sample {
+                payload.insert(key.clone(), value.clone());
+            }
+        }
         // `if` rules apply to tool calls only: on other events a handler with one never runs.
         let specs: Vec<Matched<'_>> = match payload.get("tool_name").and_then(Value::as_str) {
             Some(tool) => {
@@ -257,5 +267,16 @@ impl Engine {
             ),
             None => tracing::info!(hook = %script, %event, %message, "hook system message"),
         }
+    }
+}
+
+/// The payload field an event's matcher is tested against, for events whose matcher is not a
+/// tool name: SessionStart's `source`, SessionEnd's `reason`, the compactions' `trigger`.
+fn matcher_field(event: EventName) -> Option<&'static str> {
+    match event {
+        EventName::SessionStart => Some("source"),
+        EventName::SessionEnd => Some("reason"),
+        EventName::PreCompact | EventName::PostCompact => Some("trigger"),
+        _ => None,
     }
 }

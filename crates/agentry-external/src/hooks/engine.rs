@@ -45,6 +45,17 @@ pub(crate) enum AgentScope {
     Except(Vec<String>),
 }
 
+impl AgentScope {
+    /// True when runs of agent `agent` are in the scope.
+    pub(crate) fn includes(&self, agent: &str) -> bool {
+        match self {
+            AgentScope::All => true,
+            AgentScope::Only(only) => agent == only,
+            AgentScope::Except(agents) => !agents.iter().any(|a| a == agent),
+        }
+    }
+}
+
 impl Engine {
     /// An engine for `settings` in the project `project_dir`, with the defaults: state in the
     /// project's default state directory, Claude Code's tool names, failures that fail open.
@@ -68,11 +79,7 @@ impl Engine {
 
     /// True when the hooks act on the run of `ctx` (its agent is in their scope).
     pub(crate) fn applies_to(&self, ctx: &HookCtx) -> bool {
-        match &self.agents {
-            AgentScope::All => true,
-            AgentScope::Only(agent) => ctx.agent_name() == agent,
-            AgentScope::Except(agents) => !agents.iter().any(|a| a == ctx.agent_name()),
-        }
+        self.agents.includes(ctx.agent_name())
     }
 
     /// True when some handler is registered for `event`.
