@@ -76,6 +76,9 @@ pub(crate) struct ClaudeSet {
     settings: HookSettings,
     sources: Vec<String>,
     fail_closed: bool,
+    /// The project directory (`CLAUDE_PROJECT_DIR`, the commands' working directory): the one
+    /// holding the `.claude` directory of the first settings file in one, else the config's.
+    project_dir: Option<std::path::PathBuf>,
 }
 
 impl ClaudeSet {
@@ -157,10 +160,15 @@ impl ClaudeSet {
             settings = settings.merge(events.with_source(format!("{scope}.events")));
             sources.push(format!("{scope}.events"));
         }
+        let project_dir = files.iter().find_map(|f| {
+            let dir = std::path::absolute(f).ok()?.parent()?.to_path_buf();
+            (dir.file_name()? == ".claude").then(|| dir.parent().map(Into::into))?
+        });
         Ok((!sources.is_empty()).then_some(ClaudeSet {
             settings,
             sources,
             fail_closed: hooks.fail_closed,
+            project_dir,
         }))
     }
 
@@ -169,13 +177,15 @@ impl ClaudeSet {
         self.settings = self.settings.merge(more.settings);
         self.sources.extend(more.sources);
         self.fail_closed |= more.fail_closed;
+        self.project_dir = self.project_dir.or(more.project_dir);
         self
     }
 
     /// The hook the set runs as, on the runs `scope` picks.
     pub(crate) fn build(self, file: &LoadedConfig, scope: RunsOf) -> BuiltHook {
         let count = self.settings.len();
-        let mut hooks = CommandHooks::new(self.settings).project_dir(&file.base_dir);
+        let project_dir = self.project_dir.unwrap_or_else(|| file.base_dir.clone());
+        let mut hooks = CommandHooks::new(self.settings).project_dir(project_dir);
         if self.fail_closed {
             hooks = hooks.fail_closed();
         }

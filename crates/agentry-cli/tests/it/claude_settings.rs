@@ -370,3 +370,36 @@ fn plugins_enabled_in_settings_load_from_where_claude_code_installed_them() {
         "{stderr}"
     );
 }
+
+#[test]
+fn scripts_find_claude_codes_directories_as_it_leaves_them() {
+    let p = Project::new(
+        "[agents.helper]\nmodel = \"scripted:turns.json\"\ntools = [\"Bash\"]\n\n[tools.Bash]\napproval = false\n\n[hooks]\nsettings_files = [\"app/.claude/settings.json\"]\n",
+        json!([
+            {"tool_calls": [{"name": "Bash", "input": {"command": "true"}}]},
+            {"text": "Done."}
+        ]),
+    );
+    // A script that appends to a log under ~/.claude, and says where the project is.
+    settings(
+        &p,
+        "app/.claude/settings.json",
+        "PreToolUse",
+        "echo ran >> ~/.claude/hook.log; pwd > \"$CLAUDE_PROJECT_DIR/where.txt\"",
+    );
+    let home = tempfile::tempdir().unwrap();
+    let out = p
+        .agentry()
+        .env("HOME", home.path())
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .args(["--json", "run", "go"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    let log = std::fs::read_to_string(home.path().join(".claude/hook.log")).unwrap();
+    assert_eq!(log, "ran\n");
+    // The project is the directory holding `.claude`: the commands run there.
+    let app = std::fs::canonicalize(p.file("app")).unwrap();
+    let wd = std::fs::read_to_string(p.file("app/where.txt")).unwrap();
+    assert_eq!(std::path::Path::new(wd.trim()), app);
+}

@@ -385,10 +385,14 @@ fn the_samples_own_fields_reach_the_scripts() {
     // SessionEnd, with its reason, transcript and session.
     p.agentry()
         .args(["hooks", "test", "SessionEnd", "--input", "-"])
-        .write_stdin(r#"{"reason": "clear", "transcript_path": "/tmp/t.jsonl", "session_id": "s-9"}"#)
+        .write_stdin(
+            r#"{"reason": "clear", "transcript_path": "/tmp/t.jsonl", "session_id": "s-9"}"#,
+        )
         .assert()
         .code(0)
-        .stdout(predicate::str::contains("SessionEnd (clear): 1 set(s) of command hooks ran"));
+        .stdout(predicate::str::contains(
+            "SessionEnd (clear): 1 set(s) of command hooks ran",
+        ));
     let got = std::fs::read_to_string(p.file("got.txt")).unwrap();
     assert_eq!(
         got.lines().collect::<Vec<_>>(),

@@ -57,7 +57,22 @@ impl CommandHooks {
 
     /// The hook to register, and a handle that ends sessions spanning several runs (a chat)
     /// with SessionEnd hooks ([`Sessions::end`]).
+    ///
+    /// Claude Code's configuration directory (`~/.claude`, or `CLAUDE_CONFIG_DIR`) is created
+    /// when missing and a handler is a command, as Claude Code leaves it: scripts append their
+    /// logs and state under it.
     pub fn into_hook_and_sessions(self) -> (HookRegistration, Sessions) {
+        let commands = self.engine.settings.groups.iter().any(|g| {
+            g.hooks
+                .iter()
+                .any(|h| matches!(h, HandlerSpec::Command(_) | HandlerSpec::Persistent(_)))
+        });
+        if commands {
+            let dir = crate::claude::claude_config_dir();
+            if let Err(e) = std::fs::create_dir_all(&dir) {
+                tracing::warn!(dir = %dir.display(), error = %e, "cannot create Claude Code's configuration directory");
+            }
+        }
         let wants = self.wants();
         let timeout = self.longest();
         let name = self.engine.name.clone();

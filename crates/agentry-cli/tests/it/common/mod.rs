@@ -42,6 +42,7 @@ impl Project {
         let mut cmd = Command::cargo_bin("agentry").expect("the agentry binary");
         cmd.current_dir(self.path())
             .env("AGENTRY_HOME", self.home())
+            .env("CLAUDE_CONFIG_DIR", self.home().join("claude"))
             .env_remove("AGENTRY_MODEL")
             .env("NO_COLOR", "1");
         cmd
