@@ -395,7 +395,12 @@ fn scripts_find_claude_codes_directories_as_it_leaves_them() {
         .args(["--json", "run", "go"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     let log = std::fs::read_to_string(home.path().join(".claude/hook.log")).unwrap();
     assert_eq!(log, "ran\n");
     // The project is the directory holding `.claude`: the commands run there.

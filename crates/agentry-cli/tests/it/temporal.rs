@@ -305,3 +305,53 @@ fn a_worker_offers_the_configured_mcp_servers_tools() {
     );
     assert_eq!(lines.last().unwrap()["output"], "Echoed.");
 }
+
+#[test]
+fn a_failing_hook_on_temporal_is_reported_and_the_run_goes_on() {
+    let Some(dev) = DevServer::start() else {
+        return;
+    };
+    let config = "[agents.reader]\nmodel = \"scripted:turns.json\"\ntools = [\"Read\"]\n\n\
+         [[hooks.events.PreToolUse]]\nmatcher = \"Read\"\n\
+         hooks = [{ type = \"command\", command = \"echo broken >&2; exit 1\" }, { type = \"command\", command = \"./no-such-hook.sh\" }]\n\n\
+         [temporal]\naddress = \"http://127.0.0.1:${TEMPORAL_PORT}\"\ntask_queue = \"cli-failing\"\n";
+    let p = Project::new(
+        config,
+        json!([
+            {"tool_calls": [{"name": "Read", "input": {"file_path": "agentry.toml"}}]},
+            {"text": "Read it."}
+        ]),
+    );
+    let port = dev.port.to_string();
+    let mut worker = WorkerProcess::start(&p, &[("TEMPORAL_PORT", &port)]);
+    let out = p
+        .agentry()
+        .env("TEMPORAL_PORT", &port)
+        .args(["--json", "run", "--temporal", "read the config"])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(out.status.code(), Some(0), "fails open: {lines:?}");
+    assert_eq!(lines.last().unwrap()["output"], "Read it.");
+    let failures: Vec<String> = lines
+        .iter()
+        .filter(|l| l["type"] == "hook_failed")
+        .map(|l| l.to_string())
+        .collect();
+    assert_eq!(failures.len(), 2, "each failing command, once: {lines:?}");
+    assert!(
+        failures
+            .iter()
+            .any(|f| f.contains("broken") && f.contains("PreToolUse")),
+        "{failures:?}"
+    );
+    assert!(
+        failures.iter().any(|f| f.contains("no-such-hook.sh")),
+        "{failures:?}"
+    );
+    assert_eq!(worker.terminate(), Some(0));
+}
