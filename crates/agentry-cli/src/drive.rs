@@ -141,20 +141,20 @@ impl Prompter {
                 decisions.push((Decision::approve(&call.call_id), tool, Allow::Once));
                 continue;
             }
-            eprintln!(
-                "\n{} wants to run: {}\n  {}",
-                tool,
-                short_input(&tool, &call.input),
-                call.reason,
-            );
+            // The call and why it asks are on the line above (the run's awaiting_approval
+            // event); several calls are told apart here.
+            if pending.len() > 1 {
+                eprintln!("{tool} {}:", short_input(&tool, &call.input));
+            }
             match crate::render::file_change(&tool, &call.input, workspace) {
                 Some(diff) => print_diff(&diff),
                 None => eprintln!("  input: {}", call.input),
             }
+            eprintln!(
+                "  (s: every {tool} call until agentry exits · A: always here, kept in .agentry/local.toml)"
+            );
             loop {
-                eprint!(
-                    "[a]pprove, approve {tool} for this [s]ession, [A]lways in this project, [r]eject with a reason, s[t]op the run, [l]ater? "
-                );
+                eprint!("[a]pprove, [s]ession, [A]lways, [r]eject, s[t]op, [l]ater? ");
                 let _ = std::io::stderr().flush();
                 let answer = lines.next()?.ok()?;
                 let answer = answer.trim();
@@ -278,11 +278,16 @@ pub(crate) async fn drive(
                 return Exit::of_error(&e);
             }
         };
-        render.finished(
-            &out,
-            started.elapsed(),
-            project.cost(agent.name(), &out.usage),
-        );
+        let asking =
+            prompter.interactive && matches!(out.stop, StopReason::AwaitingApproval { .. });
+        // A pause the person is asked about at once is not the run's end: no summary yet.
+        if !asking {
+            render.finished(
+                &out,
+                started.elapsed(),
+                project.cost(agent.name(), &out.usage),
+            );
+        }
         let StopReason::AwaitingApproval { pending } = &out.stop else {
             return finish_hint(&out);
         };

@@ -16,6 +16,8 @@ pub(crate) struct Live {
     color: bool,
     /// The top-level agent's path: events of sub-agents are marked with theirs.
     root: Option<String>,
+    /// The calls shown as started.
+    started: std::collections::HashSet<String>,
     /// Streamed text left the cursor mid-line.
     mid_line: bool,
     spinner: Spinner,
@@ -42,6 +44,7 @@ impl Live {
             out,
             color,
             root: None,
+            started: std::collections::HashSet::new(),
             mid_line: false,
             spinner: Spinner::new(spinner),
             decisions: Vec::new(),
@@ -108,7 +111,9 @@ impl Render for Live {
         let path = event.agent_path().to_owned();
         match event {
             RunEvent::RunStarted { run_id, .. } => {
-                if self.root.is_none() {
+                if self.root.as_deref() == Some(path.as_str()) {
+                    // The same run again, continued after a decision: nothing to announce.
+                } else if self.root.is_none() {
                     // On stderr, so the answer alone is on stdout: its id, to resume, show or
                     // replay it (a unique start of it will do).
                     eprintln!("{}", self.paint(DIM, &format!("run {run_id}")));
@@ -155,6 +160,11 @@ impl Render for Live {
                 input,
                 ..
             } => {
+                // A call held for approval was shown when it was first asked for; when the run
+                // goes on after the decision, its result follows without showing it again.
+                if !self.started.insert(call_id.clone()) {
+                    return;
+                }
                 let p = self.prefix(&path);
                 let text = format!(
                     "{p}{} {} {}",
@@ -304,7 +314,7 @@ impl Render for Live {
             out.usage.input_tokens,
             out.usage.output_tokens,
             elapsed.as_secs_f64(),
-            out.run_id
+            short_id(&out.run_id)
         );
         let _ = writeln!(self.out, "{} {summary}", self.paint(BOLD, "──"));
         let _ = self.out.flush();
@@ -333,5 +343,15 @@ fn plural(n: u64, noun: &str) -> String {
         format!("1 {noun}")
     } else {
         format!("{n} {noun}s")
+    }
+}
+
+/// A run id as the summary shows it: a UUID's first eight digits (any command takes a unique
+/// start of an id; the whole one is printed when the run starts), else the whole id.
+fn short_id(id: &str) -> &str {
+    let uuid = id.len() == 36 && id.chars().all(|c| c.is_ascii_hexdigit() || c == '-');
+    match uuid {
+        true => &id[..8],
+        false => id,
     }
 }

@@ -415,7 +415,9 @@ fn normalise(text: &str) -> String {
         regex::Regex::new(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}").unwrap();
     let secs = regex::Regex::new(r"\d+\.\d s").unwrap();
     let call = regex::Regex::new(r"call_[A-Za-z0-9_-]+").unwrap();
+    let short = regex::Regex::new(r"(?m)· run [0-9a-f]{8}$").unwrap();
     let text = id.replace_all(text, "RUN");
+    let text = short.replace_all(&text, "· run RUN");
     let text = secs.replace_all(&text, "T s");
     call.replace_all(&text, "CALL").into_owned()
 }

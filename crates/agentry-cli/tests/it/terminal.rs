@@ -260,3 +260,129 @@ fn always_keeps_the_tool_allowed_in_the_project() {
         "{check:?}"
     );
 }
+
+/// Runs `agentry args` in `p` on a pseudo-terminal, answering each prompt `expect` with
+/// `send`, until it exits; the screen it leaves.
+fn screen_after(p: &Project, args: &[&str], answers: &[(&str, &str)]) -> Vec<String> {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("agentry"));
+    cmd.current_dir(p.path())
+        .args(args)
+        .env("AGENTRY_HOME", p.home())
+        .env("NO_COLOR", "1")
+        .env_remove("AGENTRY_MODEL");
+    let mut session = expectrl::Session::spawn(cmd).expect("a pseudo-terminal");
+    session
+        .get_process_mut()
+        .set_window_size(COLS, ROWS)
+        .expect("the terminal's size");
+    // A person's terminal echoes what they type.
+    session
+        .get_process_mut()
+        .set_echo(true, None)
+        .expect("echo on");
+    session.set_expect_timeout(Some(Duration::from_secs(30)));
+    let mut bytes = Vec::new();
+    for (expect, send) in answers {
+        let found = session.expect(*expect).expect("the prompt");
+        bytes.extend_from_slice(found.before());
+        for m in found.matches() {
+            bytes.extend_from_slice(m);
+        }
+        session.send(*send).unwrap();
+    }
+    let mut chunk = [0u8; 4096];
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(Instant::now() < deadline, "the command did not finish");
+        match session.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let size = |n: u16| std::num::NonZeroU16::new(n).expect("a size");
+    let mut parser = vt100::Parser::new(size(ROWS), size(COLS), 0);
+    parser.process(&bytes);
+    let mut rows: Vec<String> = parser
+        .screen()
+        .rows(0, COLS)
+        .map(|row| row.trim_end().to_owned())
+        .collect();
+    while rows.last().is_some_and(String::is_empty) {
+        rows.pop();
+    }
+    rows
+}
+
+/// A screen with what differs between runs made the same: run ids, times, where the project is.
+fn steady(screen: &[String], project: &std::path::Path) -> String {
+    let dir = std::fs::canonicalize(project)
+        .unwrap()
+        .display()
+        .to_string();
+    let id =
+        regex::Regex::new(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}").unwrap();
+    let secs = regex::Regex::new(r"\d+\.\d s").unwrap();
+    let short = regex::Regex::new(r"· run [0-9a-f]{8}$").unwrap();
+    screen
+        .iter()
+        .map(|row| {
+            let row = row.replace(&dir, "/home/you/notes");
+            let row = id.replace_all(&row, "4f1c2a9e-8d3b-4c6e-9a57-2b8e1d0f6c13");
+            let row = short.replace_all(&row, "· run 4f1c2a9e");
+            secs.replace_all(&row, "0.1 s").into_owned()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The block of `page` between `<!-- capture: NAME -->` and `<!-- /capture -->`, inside its
+/// ```text fence.
+fn captured(page: &str, name: &str) -> (usize, usize) {
+    let open = format!("<!-- capture: {name} -->\n```text\n");
+    let start = page.find(&open).expect("the capture's marker") + open.len();
+    let end = start
+        + page[start..]
+            .find("```\n<!-- /capture -->")
+            .expect("its end");
+    (start, end)
+}
+
+#[test]
+fn the_getting_started_capture_is_what_the_terminal_shows() {
+    let p = Project::new(
+        "[agents.helper]\nmodel = \"scripted:turns.json\"\ntools = [\"Read\", \"Edit\"]\n",
+        json!([
+            {"tool_calls": [{"name": "Read", "input": {"file_path": "notes.md"}}]},
+            {"tool_calls": [{"name": "Edit", "input": {"file_path": "notes.md", "old_string": "recieve", "new_string": "receive"}}]},
+            {"text": "Fixed the typo in notes.md: **recieve** is now **receive**."}
+        ]),
+    );
+    std::fs::write(
+        p.file("notes.md"),
+        "# Notes\n\nWe recieve the logs daily.\nThey are kept a week.\n",
+    )
+    .unwrap();
+    let screen = screen_after(
+        &p,
+        &["run", "fix the typo in notes.md"],
+        &[("[l]ater? ", "a\r")],
+    );
+    let shown = steady(&screen, p.path());
+    assert!(shown.contains("-We recieve the logs daily."), "{shown}");
+    assert!(shown.contains("Fixed the typo"), "{shown}");
+    let page_path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/src/getting-started.md");
+    let page = std::fs::read_to_string(&page_path).unwrap();
+    let (start, end) = captured(&page, "approval");
+    let expected = format!("$ agentry run \"fix the typo in notes.md\"\n{shown}\n");
+    if std::env::var_os("AGENTRY_UPDATE_CAPTURES").is_some() {
+        let updated = format!("{}{expected}{}", &page[..start], &page[end..]);
+        std::fs::write(&page_path, updated).unwrap();
+        return;
+    }
+    assert_eq!(
+        &page[start..end],
+        expected,
+        "the capture in docs/src/getting-started.md is stale: AGENTRY_UPDATE_CAPTURES=1 cargo nextest run -p agentry-cli -E 'test(getting_started_capture)'"
+    );
+}
