@@ -267,6 +267,13 @@ impl Project {
         }
     }
 
+    /// True when agent `name` compacts its history (`[agents.NAME.compaction]`).
+    pub(crate) fn compacts(&self, name: &str) -> bool {
+        self.agents
+            .get(name)
+            .is_some_and(|agent| agent.def().compaction.is_some())
+    }
+
     /// The model agent `name` runs on, as `provider:model`.
     pub(crate) fn model_spec(&self, name: &str) -> String {
         let declared = match self.file.config.agents.get(name) {

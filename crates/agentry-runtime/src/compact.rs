@@ -31,7 +31,9 @@ impl Driver {
     /// Compacts the history when the agent has a compaction and the prompt passed its threshold;
     /// returns what it folded, if it did.
     pub(crate) async fn compact_phase(&mut self) -> Result<Option<Folded>, Error> {
+        let manual = std::mem::take(&mut self.compact_now);
         CompactPhase {
+            manual,
             def: &self.def,
             scope: &self.scope,
             model: &self.model,
@@ -48,6 +50,8 @@ impl Driver {
 /// hooks, the model and its limits, and (to write) the run's machine and the prompt's running
 /// size.
 struct CompactPhase<'d> {
+    /// Asked for (`/compact`): the threshold does not apply.
+    manual: bool,
     def: &'d Arc<AgentDef>,
     scope: &'d Scope,
     model: &'d Arc<dyn Model>,
@@ -64,7 +68,7 @@ impl CompactPhase<'_> {
             return Ok(None);
         };
         let tokens = self.prompt_tokens(compaction);
-        if tokens <= compaction.threshold() {
+        if tokens <= compaction.threshold() && !self.manual {
             return Ok(None);
         }
         let messages = self.machine.messages.clone();
@@ -73,7 +77,8 @@ impl CompactPhase<'_> {
             return Ok(None);
         };
         if self.scope.wants(Events::BEFORE_COMPACT) {
-            let ev = BeforeCompact::new(tokens, compaction.threshold(), messages.clone(), plan);
+            let mut ev = BeforeCompact::new(tokens, compaction.threshold(), messages.clone(), plan);
+            ev.manual = self.manual;
             let (ev, by) = self.scope.hook_decided(ev).await?;
             if let Some(reason) = ev.vetoed() {
                 let reason = self.scope.context().redact(reason);
@@ -89,10 +94,9 @@ impl CompactPhase<'_> {
             return Ok(None);
         };
         let summary = if self.scope.wants(Events::AFTER_COMPACT) {
-            self.scope
-                .hook(AfterCompact::new(plan, tokens, summary))
-                .await?
-                .summary
+            let mut ev = AfterCompact::new(plan, tokens, summary);
+            ev.manual = self.manual;
+            self.scope.hook(ev).await?.summary
         } else {
             summary
         };

@@ -126,6 +126,7 @@ impl Runtime {
         let mut driver = Driver::new(def, &self.inner, hooks, spec)?;
         driver.stored_hooks = options.stored_hooks;
         driver.tool_sources = options.tool_sources;
+        driver.compact_now = options.compact_first;
         Ok(driver)
     }
 }

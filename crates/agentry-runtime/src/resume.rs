@@ -169,6 +169,7 @@ impl Runtime {
             hooks: scope.hooks,
             stored_hooks: scope.records,
             tool_sources: scope.tool_sources,
+            compact_first: false,
         };
         let mut driver = self.driver(def, options, observe.events, observe.cancel)?;
         if let (Some(store), Some(stored)) = (&self.inner.store, stored) {

@@ -102,6 +102,7 @@ pub(super) async fn chat(cli: &Cli, args: &ChatArgs, color: bool) -> Result<Exit
     let mut input = ChatInput::new(interactive);
     let prompter = Prompter::new(&project, cli.json);
     let mut last = Exit::Ok;
+    let mut compact_next = false;
     while let Some(line) = input.next_line().await? {
         let line = line.trim();
         if line.is_empty() {
@@ -122,6 +123,16 @@ pub(super) async fn chat(cli: &Cli, args: &ChatArgs, color: bool) -> Result<Exit
                     project.clear_session(&session, &next).await;
                     session = next;
                     eprintln!("a new conversation: session {session}");
+                }
+                Ok(slash::Command::Compact) => {
+                    if project.compacts(&agent_name) {
+                        compact_next = true;
+                        eprintln!("the conversation is compacted before your next message");
+                    } else {
+                        eprintln!(
+                            "`{agent_name}` does not compact its history: give it [agents.{agent_name}.compaction] (strategy = \"summarize\", threshold = ...) in agentry.toml"
+                        );
+                    }
                 }
                 Ok(slash::Command::Cost) => {
                     eprintln!("{}", sessions::cost(&project, &session).await?);
@@ -148,7 +159,10 @@ pub(super) async fn chat(cli: &Cli, args: &ChatArgs, color: bool) -> Result<Exit
         let agent = project
             .agent(Some(&agent_name))
             .map_err(|e| (Exit::Usage, e))?;
-        let options = project.run_options().session(session.clone());
+        let mut options = project.run_options().session(session.clone());
+        if std::mem::take(&mut compact_next) {
+            options = options.compact_first();
+        }
         let handle = project.runtime.run(agent, line).with(options).start();
         let mut render = renderer(cli, color);
         last = drive(&project, agent, handle, render.as_mut(), &prompter).await;

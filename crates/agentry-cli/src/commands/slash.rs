@@ -4,6 +4,7 @@
 /// What `/help` shows.
 pub(crate) const HELP: &str = "\
 /clear             start a new conversation (a new session: SessionEnd `clear`, then SessionStart `clear`)
+/compact           compact the conversation before the next message (the agent's compaction, trigger `manual`)
 /model [SPEC]      show the model, or switch to another from the next turn (`/model openai:gpt-4.1-mini`)
 /cost              what this conversation used and cost so far
 /help              this list
@@ -14,6 +15,8 @@ pub(crate) const HELP: &str = "\
 pub(crate) enum Command {
     /// A new session.
     Clear,
+    /// Compact before the next turn.
+    Compact,
     /// Show (`None`) or switch the model.
     Model(Option<String>),
     /// The session's usage and cost.
@@ -36,6 +39,7 @@ impl Command {
         };
         match name {
             "clear" | "new" | "reset" => no_argument(Command::Clear),
+            "compact" => no_argument(Command::Compact),
             "cost" | "usage" => no_argument(Command::Cost),
             "help" | "?" => no_argument(Command::Help),
             "exit" | "quit" | "q" => no_argument(Command::Exit),
@@ -70,5 +74,6 @@ mod tests {
                 .contains("no argument")
         );
         assert!(Command::parse("compat").unwrap_err().contains("/help"));
+        assert_eq!(Command::parse("compact"), Ok(Command::Compact));
     }
 }

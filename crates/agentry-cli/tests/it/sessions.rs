@@ -155,3 +155,27 @@ fn verbose_logs_each_event_on_stderr_and_quiet_logs_nothing() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("DEBUG"), "{stderr}");
 }
+
+#[test]
+fn chat_compact_compacts_before_the_next_message_as_a_manual_compaction() {
+    let config = "[agents.helper]\nmodel = \"scripted:turns.json\"\ncompaction = { strategy = \"window\", threshold = 100000, keep_recent = 1 }\n\n[[hooks.events.PreCompact]]\nhooks = [{ type = \"command\", command = \"jq -r .trigger >> compact.log\" }]\n";
+    let p = Project::new(config, remembering());
+    p.agentry()
+        .arg("chat")
+        .write_stdin("my name is Ann\nwho am I?\n/compact\nand now?\n")
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains(
+            "compacted before your next message",
+        ));
+    let log = std::fs::read_to_string(p.file("compact.log")).unwrap();
+    assert_eq!(log, "manual\n", "once, asked for: {log}");
+    // An agent that does not compact says how to make it.
+    let p = Project::new(HELPER, remembering());
+    p.agentry()
+        .arg("chat")
+        .write_stdin("/compact\n")
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains("[agents.helper.compaction]"));
+}

@@ -31,12 +31,25 @@ pub struct RunOptions {
     pub stored_hooks: Vec<HookSpecRecord>,
     /// Sources of tools this run has besides its agent's ([`with_tools`](Self::with_tools)).
     pub tool_sources: Vec<Arc<dyn ToolSource>>,
+    /// Compact the history before the first model turn, whatever its size
+    /// ([`compact_first`](Self::compact_first)).
+    pub compact_first: bool,
 }
 
 impl RunOptions {
     /// Default options.
     pub fn new() -> Self {
         RunOptions::default()
+    }
+    /// Compacts the history (a session's earlier turns included) before the run's first model
+    /// turn whatever its size, with the agent's compaction (its strategy, what it keeps), as
+    /// Claude Code's `/compact` does: BeforeCompact and AfterCompact hooks see it as `manual`
+    /// ([`BeforeCompact::manual`](crate::hooks::BeforeCompact::manual)). An agent without
+    /// compaction does not compact. Runs in this process only (the Temporal workflow does not
+    /// take it).
+    pub fn compact_first(mut self) -> Self {
+        self.compact_first = true;
+        self
     }
     /// Sets the run id.
     pub fn run_id(mut self, id: impl Into<String>) -> Self {

@@ -1,5 +1,6 @@
-//! PreCompact and PostCompact: a history compacted, as Claude Code's hooks see it (always the
-//! `auto` trigger); a compacted session starts again, as in Claude Code.
+//! PreCompact and PostCompact: a history compacted, as Claude Code's hooks see it (trigger
+//! `manual` when it was asked for, else `auto`); a compacted session starts again, as in
+//! Claude Code.
 
 use super::fields::COMPACTED;
 use super::{EventName, with};
@@ -18,9 +19,10 @@ impl Engine {
             return Ok(ev);
         }
         let site = self.claude.site(ctx);
+        let trigger = trigger(ev.manual);
         let merged = self
-            .fire(EventName::PreCompact, Some("auto"), &site, |m| {
-                m.insert("trigger".into(), json!("auto"));
+            .fire(EventName::PreCompact, Some(trigger), &site, |m| {
+                m.insert("trigger".into(), json!(trigger));
                 m.insert("custom_instructions".into(), json!(""));
             })
             .await?;
@@ -44,8 +46,9 @@ impl Engine {
         let site = self.claude.site(ctx);
         if self.has(EventName::PostCompact) {
             let fields = self.claude_fields(&ev, &COMPACTED);
-            self.fire(EventName::PostCompact, Some("auto"), &site, |m| {
-                m.insert("trigger".into(), json!("auto"));
+            let trigger = trigger(ev.manual);
+            self.fire(EventName::PostCompact, Some(trigger), &site, |m| {
+                m.insert("trigger".into(), json!(trigger));
                 m.extend(fields);
             })
             .await?;
@@ -54,5 +57,13 @@ impl Engine {
             ev.summary = with(&ev.summary, &context);
         }
         Ok(ev)
+    }
+}
+
+/// Claude Code's name for what started a compaction.
+fn trigger(manual: bool) -> &'static str {
+    match manual {
+        true => "manual",
+        false => "auto",
     }
 }

@@ -329,11 +329,11 @@ fn context_and_state_events() {
     let turn = turn();
     form(
         BeforeCompact::new(100, 50, history.clone(), plan),
-        json!({"messages": 3, "threshold": 50, "tokens": 100}),
+        json!({"manual": false, "messages": 3, "threshold": 50, "tokens": 100}),
     );
     form(
         AfterCompact::new(plan, 100, "sum".into()),
-        json!({"summary": "sum", "tokens_before": 100}),
+        json!({"manual": false, "summary": "sum", "tokens_before": 100}),
     );
     form(
         CompactFailed::new(model_error(), plan, OnCompactError::Continue),

@@ -63,6 +63,9 @@ pub(crate) struct Driver {
     pub durable: Option<Durable>,
     /// The prompt's running size, kept when the agent compacts its history.
     pub prompt_size: Option<super::compact::PromptSize>,
+    /// Compact at the next compaction phase whatever the prompt's size (a `manual`
+    /// compaction, [`RunOptions::compact_first`](agentry_core::RunOptions::compact_first)).
+    pub compact_now: bool,
     /// A person's decisions on the pending calls, by call id (when a paused run resumes).
     pub decisions: HashMap<String, Decision>,
     /// The calls the run paused on, when it resumes with decisions.
@@ -176,6 +179,7 @@ impl Driver {
                 pending: Default::default(),
             }),
             prompt_size: None,
+            compact_now: false,
             decisions: HashMap::new(),
             last_paused: None,
             delegate_sub_agents: false,

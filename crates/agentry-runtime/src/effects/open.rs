@@ -114,6 +114,7 @@ impl Runtime {
             user_id: snapshot.user_id.clone(),
             tags: snapshot.tags.clone(),
             metadata: snapshot.metadata.clone(),
+            compact_first: false,
         };
         // The caller's engine records the run: this runtime's store is left out.
         let storeless;

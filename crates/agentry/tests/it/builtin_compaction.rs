@@ -444,3 +444,43 @@ async fn a_compact_error_hook_may_change_the_policy() {
     assert_eq!(out.output.as_deref(), Some("All done."));
     assert_eq!(out.messages.len(), 10, "nothing was folded");
 }
+
+#[tokio::test]
+async fn compact_first_compacts_a_session_below_the_threshold_as_a_manual_compaction() {
+    let triggers = Arc::new(Mutex::new(Vec::new()));
+    let seen = triggers.clone();
+    let agent = Agent::builder("chat")
+        .model(ScriptedModel::from_fn(|_, _| ScriptedTurn::text("ok")))
+        .compaction(Compaction::window(1_000_000).keep_recent(1))
+        .before_compact(move |ev, _ctx| {
+            let seen = seen.clone();
+            async move {
+                seen.lock().unwrap().push(ev.manual);
+                Ok(ev)
+            }
+        })
+        .build()
+        .unwrap();
+    let runtime = Runtime::new().store(agentry::MemoryStore::new());
+    let session = agentry::RunOptions::new().session("s");
+    for input in ["one", "two"] {
+        runtime
+            .run(&agent, input)
+            .with(session.clone())
+            .await
+            .unwrap();
+    }
+    assert!(triggers.lock().unwrap().is_empty(), "under the threshold");
+    let out = runtime
+        .run(&agent, "three")
+        .with(session.clone().compact_first())
+        .await
+        .unwrap();
+    assert_eq!(*triggers.lock().unwrap(), [true], "one manual compaction");
+    // The window dropped the session's earlier turns: the latest one and the answer remain,
+    // with the note of what was dropped.
+    assert!(out.messages.len() < 6, "{:?}", out.messages);
+    // The next run of the session is not compacted again.
+    runtime.run(&agent, "four").with(session).await.unwrap();
+    assert_eq!(triggers.lock().unwrap().len(), 1);
+}

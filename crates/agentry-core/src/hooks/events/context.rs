@@ -20,6 +20,10 @@ pub struct BeforeCompact {
     /// What will be folded, and how.
     #[serde(skip)]
     pub plan: CompactPlan,
+    /// True when the compaction was asked for (Claude Code's `manual` trigger:
+    /// [`RunOptions::compact_first`](crate::RunOptions::compact_first)), false when the prompt
+    /// passed the threshold (`auto`).
+    pub manual: bool,
     #[serde(skip)]
     veto: Option<String>,
     #[serde(skip)]
@@ -47,6 +51,7 @@ impl BeforeCompact {
             threshold,
             messages,
             plan,
+            manual: false,
             veto: None,
             marks: 0,
         }
@@ -82,6 +87,9 @@ pub struct AfterCompact {
     /// The text that replaces the folded messages (the heading and the model's summary, or the
     /// window's note).
     pub summary: String,
+    /// True when the compaction was asked for (`manual`), false when the prompt passed the
+    /// threshold (`auto`); see [`BeforeCompact::manual`].
+    pub manual: bool,
 }
 impl AfterCompact {
     /// What was folded, and how.
@@ -100,6 +108,7 @@ impl AfterCompact {
             plan,
             tokens_before,
             summary,
+            manual: false,
         }
     }
 }
