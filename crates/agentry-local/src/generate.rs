@@ -102,12 +102,18 @@ impl Engine {
         emit: &mut dyn FnMut(Emitted) -> bool,
     ) -> candle_core::Result<Outcome> {
         let prompt = turn.prompt;
-        let reused = if self.cached.len() < prompt.len() && prompt.starts_with(&self.cached) {
-            self.cached.len()
-        } else {
-            self.cached.clear();
-            0
-        };
+        // The longest start the cache shares with the prompt is reused: a conversation's next
+        // turn shares all of the last prompt even when the last answer is rendered back unlike
+        // the tokens generated (a tool call in the template's own form). Positions past it are
+        // written over. The prompt's last token always runs: its logits start the generation.
+        let common = self
+            .cached
+            .iter()
+            .zip(prompt)
+            .take_while(|(cached, wanted)| cached == wanted)
+            .count();
+        let reused = common.min(prompt.len().saturating_sub(1));
+        self.cached.truncate(reused);
         let to_read = prompt.len() - reused;
         let progress = |read: usize, generated: usize| {
             Emitted::Progress(TurnProgress {

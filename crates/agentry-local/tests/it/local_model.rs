@@ -231,9 +231,25 @@ async fn a_conversation_that_grows_reuses_the_cached_prefix() {
         "the first turn's prompt ({prompt_tokens} tokens) is reused: {usage:?}"
     );
     assert!(usage.cached_input_tokens < usage.input_tokens);
-    // An unrelated prompt starts afresh.
+    // An answer rendered back unlike what was generated (as a tool call is): the prompt before
+    // it is still reused.
+    let mut other = ask("What is the capital of France?");
+    other.params.max_tokens = Some(8);
+    other
+        .messages
+        .push(Message::assistant("Paris, which every atlas names."));
+    other.messages.push(Message::user("And of Spain?"));
+    let fourth = turn(&model, &other).await.unwrap();
+    let usage = usage_of(&fourth);
+    assert!(
+        usage.cached_input_tokens >= prompt_tokens,
+        "the shared start ({prompt_tokens} tokens) is reused: {usage:?}"
+    );
+    // An unrelated prompt reuses at most the chat template's opening.
     let third = turn(&model, &ask("Unrelated.")).await.unwrap();
-    assert_eq!(usage_of(&third).cached_input_tokens, 0);
+    let usage = usage_of(&third);
+    assert!(usage.cached_input_tokens < prompt_tokens, "{usage:?}");
+    assert!(usage.cached_input_tokens < usage.input_tokens, "{usage:?}");
 }
 
 #[tokio::test]
