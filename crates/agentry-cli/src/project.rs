@@ -526,10 +526,10 @@ async fn open_store(file: &LoadedConfig) -> Result<(Arc<dyn RunStore>, String), 
     let path: PathBuf = file.resolve(path.trim_start_matches("//"));
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| {
-            at(format!(
+            ConfigError::Unavailable(Box::new(at(format!(
                 "cannot create the store's directory {}: {e}",
                 dir.display()
-            ))
+            ))))
         })?;
     }
     let store = SqliteStore::open(&path).await.map_err(|e| {

@@ -75,7 +75,7 @@ mod webhook;
 
 pub use claude::{
     EnabledPlugin, EventName, HookSettings, SAMPLE_FIELDS, Sessions, ToolAlias, ToolNames,
-    claude_config_dir, enabled_plugins, installed_plugin,
+    agentry_home, claude_config_dir, enabled_plugins, installed_plugin,
 };
 pub use command::{CommandHook, CommandSpec, PersistentSpec, Shell};
 pub use error::SettingsError;

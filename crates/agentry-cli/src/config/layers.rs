@@ -6,6 +6,7 @@
 
 use super::load::locate;
 use super::{ConfigError, LoadedConfig};
+pub(crate) use agentry_external::agentry_home;
 use std::path::PathBuf;
 
 /// The file name of the user's config, in `$AGENTRY_HOME` (`~/.agentry`).
@@ -15,15 +16,6 @@ pub(crate) const USER_FILE_NAME: &str = "config.toml";
 /// not it exists.
 fn user_config_path() -> PathBuf {
     agentry_home().join(USER_FILE_NAME)
-}
-
-/// agentry's per-user directory: `$AGENTRY_HOME`, else `~/.agentry`.
-pub(crate) fn agentry_home() -> PathBuf {
-    std::env::var_os("AGENTRY_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".agentry")))
-        .unwrap_or_else(|| std::env::temp_dir().join("agentry"))
 }
 
 /// One `-c key=value`: a dotted key (`agents.helper.max_steps`) and a TOML value (`20`,

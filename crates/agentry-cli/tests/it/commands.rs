@@ -1,6 +1,6 @@
 //! Every command through the real binary, on a real SQLite store, with a scripted model.
 
-use crate::common::{Project, run_id};
+use crate::common::{Project, agentry_in, run_id};
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
@@ -283,24 +283,15 @@ fn config_errors_give_file_line_column_and_what_is_allowed() {
 #[test]
 fn init_writes_a_starter_that_checks() {
     let dir = tempfile::tempdir().unwrap();
-    let mut cmd = assert_cmd::Command::cargo_bin("agentry").unwrap();
-    cmd.current_dir(dir.path())
-        .env("AGENTRY_HOME", dir.path().join(".agentry-home"))
-        .arg("init")
-        .assert()
-        .code(0);
-    let mut cmd = assert_cmd::Command::cargo_bin("agentry").unwrap();
-    cmd.current_dir(dir.path())
-        .env("AGENTRY_HOME", dir.path().join(".agentry-home"))
+    agentry_in(dir.path()).arg("init").assert().code(0);
+    agentry_in(dir.path())
         .args(["config", "check"])
         .assert()
         .code(0)
         .stdout(predicate::str::contains(
             "agent assistant (default): tools Read, Glob, Grep",
         ));
-    let mut cmd = assert_cmd::Command::cargo_bin("agentry").unwrap();
-    cmd.current_dir(dir.path())
-        .env("AGENTRY_HOME", dir.path().join(".agentry-home"))
+    agentry_in(dir.path())
         .arg("init")
         .assert()
         .code(1)
@@ -324,12 +315,7 @@ fn uncommented(starter: &str) -> String {
 #[test]
 fn every_example_the_starter_comments_out_is_valid_when_uncommented() {
     let dir = tempfile::tempdir().unwrap();
-    let mut cmd = assert_cmd::Command::cargo_bin("agentry").unwrap();
-    cmd.current_dir(dir.path())
-        .env("AGENTRY_HOME", dir.path().join(".agentry-home"))
-        .arg("init")
-        .assert()
-        .code(0);
+    agentry_in(dir.path()).arg("init").assert().code(0);
     let starter = std::fs::read_to_string(dir.path().join("agentry.toml")).unwrap();
     let all = uncommented(&starter);
     let examples = starter.lines().count()
@@ -345,15 +331,11 @@ fn every_example_the_starter_comments_out_is_valid_when_uncommented() {
     std::fs::write(dir.path().join("agentry.toml"), &all).unwrap();
     std::fs::create_dir_all(dir.path().join("hooks")).unwrap();
     std::fs::write(dir.path().join("hooks/guard.sh"), "#!/bin/sh\nexit 0\n").unwrap();
-    let mut cmd = assert_cmd::Command::cargo_bin("agentry").unwrap();
-    cmd.current_dir(dir.path())
-        .env("AGENTRY_HOME", dir.path().join(".agentry-home"))
+    agentry_in(dir.path())
         .args(["config", "check"])
         .assert()
         .code(0);
-    let mut cmd = assert_cmd::Command::cargo_bin("agentry").unwrap();
-    cmd.current_dir(dir.path())
-        .env("AGENTRY_HOME", dir.path().join(".agentry-home"))
+    agentry_in(dir.path())
         .args(["hooks", "list"])
         .assert()
         .code(0)
@@ -555,6 +537,27 @@ fn a_store_that_cannot_be_reached_fails_the_command_not_its_usage() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains("cannot open the Postgres store"));
+    // The same for SQLite: a directory that cannot be made, a file that is not a database.
+    let p = Project::new(
+        &format!("{SCRIPTED}\n[store]\nurl = \"sqlite:agentry.toml/runs.db\"\n"),
+        json!([]),
+    );
+    p.agentry()
+        .args(["runs"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "cannot create the store's directory",
+        ));
+    let p = Project::new(
+        &format!("{SCRIPTED}\n[store]\nurl = \"sqlite:turns.json\"\n"),
+        json!([{"text": "not a database"}]),
+    );
+    p.agentry()
+        .args(["runs"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("cannot open the SQLite store"));
     // A store URL that is wrong is the config's fault.
     let p = Project::new(
         &format!("{SCRIPTED}\n[store]\nurl = \"mysql://x\"\n"),
@@ -630,4 +633,16 @@ fn a_model_that_cannot_be_downloaded_fails_the_run_not_its_usage() {
         .stderr(predicate::str::contains(
             "agent `helper`: model `local:smollm2-135m`",
         ));
+    // A model file that cannot be loaded (not a GGUF file) fails the run the same way.
+    std::fs::write(p.file("broken.gguf"), "not a model").unwrap();
+    std::fs::write(
+        p.file("agentry.toml"),
+        "[agents.helper]\nmodel = \"local:broken.gguf\"\n",
+    )
+    .unwrap();
+    p.agentry()
+        .args(["run", "hi"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("model `local:broken.gguf`"));
 }

@@ -1,7 +1,7 @@
 //! The config in layers: the user's config under the project's file, `-c key=value` and
 //! `--model`/`--max-steps` over both; the user's store when there is no project.
 
-use crate::common::Project;
+use crate::common::{Project, agentry_in};
 use predicates::prelude::*;
 use serde_json::json;
 
@@ -138,14 +138,8 @@ fn model_and_max_steps_flags_change_the_agent_for_one_run() {
 #[test]
 fn without_a_project_runs_go_to_the_users_store() {
     let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    let out = assert_cmd::Command::cargo_bin("agentry")
-        .unwrap()
-        .current_dir(dir.path())
-        .env("AGENTRY_HOME", &home)
-        .args(["runs"])
-        .output()
-        .unwrap();
+    let home = dir.path().join(".agentry-home");
+    let out = agentry_in(dir.path()).args(["runs"]).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(

@@ -2,18 +2,14 @@
 //! small catalog model (SmolLM2-135M, fetched on first use; `.ci/run` fetches it before the
 //! tests).
 
+use crate::common::agentry_in;
 use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 
-/// `agentry` without colour, in a temporary directory (no config file is needed).
+/// `agentry` in a temporary directory (no config file is needed).
 fn agentry(dir: &tempfile::TempDir) -> Command {
-    let mut cmd = Command::cargo_bin("agentry").expect("the agentry binary");
-    cmd.current_dir(dir.path())
-        .env("AGENTRY_HOME", dir.path().join(".agentry-home"))
-        .env_remove("AGENTRY_MODEL")
-        .env("NO_COLOR", "1");
-    cmd
+    agentry_in(dir.path())
 }
 
 #[test]

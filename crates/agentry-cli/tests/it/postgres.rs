@@ -3,7 +3,7 @@
 //! `AGENTRY_TEST_POSTGRES_URL` names (`bash .ci/run` starts one); without it the test is skipped,
 //! and under CI=true it fails.
 
-use crate::common::{Project, run_id};
+use crate::common::{Project, ndjson, run_id};
 use serde_json::json;
 
 fn postgres_url() -> Option<String> {
@@ -50,11 +50,7 @@ fn runs_are_checkpointed_listed_and_approved_on_postgres() {
             .args(args)
             .output()
             .unwrap();
-        let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        (lines, out.status.code().unwrap_or(-1))
+        (ndjson(&out.stdout), out.status.code().unwrap_or(-1))
     };
     let (lines, code) = json(&["run", "write it"]);
     assert_eq!(code, 3, "the Write call waits for approval: {lines:?}");

@@ -7,8 +7,8 @@
 
 #![cfg(feature = "temporal")]
 
-use crate::common::{Project, run_id};
-use serde_json::{Value, json};
+use crate::common::{Project, ndjson, run_id};
+use serde_json::json;
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -164,12 +164,8 @@ fn a_run_on_temporal_waits_for_an_approval_given_from_another_process() {
             .timeout(Duration::from_secs(120))
             .output()
             .unwrap();
-        let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
         (
-            lines,
+            ndjson(&out.stdout),
             out.status.code().unwrap_or(-1),
             String::from_utf8_lossy(&out.stderr).into_owned(),
         )
@@ -288,10 +284,7 @@ fn a_worker_offers_the_configured_mcp_servers_tools() {
         .timeout(Duration::from_secs(120))
         .output()
         .unwrap();
-    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = ndjson(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{lines:?}");
     let finished = lines
         .iter()
@@ -331,10 +324,7 @@ fn a_failing_hook_on_temporal_is_reported_and_the_run_goes_on() {
         .timeout(Duration::from_secs(120))
         .output()
         .unwrap();
-    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = ndjson(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "fails open: {lines:?}");
     assert_eq!(lines.last().unwrap()["output"], "Read it.");
     let failures: Vec<String> = lines

@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 const COLS: u16 = 100;
 const ROWS: u16 = 40;
 
-/// Runs `agentry args` in `p` on a pseudo-terminal (stdin, stdout and stderr all on it) until
-/// it exits, and returns the screen it leaves, one string per row with trailing blanks cut.
-pub(crate) fn screen(p: &Project, args: &[&str], color: bool) -> Vec<String> {
+/// `agentry args` in `p` on a pseudo-terminal of COLS×ROWS (stdin, stdout and stderr all on
+/// it), with colour or without, echoing what is typed as a person's terminal does.
+fn spawn(p: &Project, args: &[&str], color: bool) -> expectrl::Session {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("agentry"));
     cmd.current_dir(p.path())
         .args(args)
@@ -25,11 +25,33 @@ pub(crate) fn screen(p: &Project, args: &[&str], color: bool) -> Vec<String> {
         cmd.env("NO_COLOR", "1");
     }
     let mut session = expectrl::Session::spawn(cmd).expect("a pseudo-terminal");
-    session
-        .get_process_mut()
+    let process = session.get_process_mut();
+    process
         .set_window_size(COLS, ROWS)
         .expect("the terminal's size");
+    process.set_echo(true, None).expect("echo on");
+    session.set_expect_timeout(Some(Duration::from_secs(30)));
+    session
+}
+
+/// Runs `agentry args` in `p` on a pseudo-terminal until it exits, and returns the screen it
+/// leaves, one string per row with trailing blanks (and blank rows at the end) cut.
+pub(crate) fn screen(p: &Project, args: &[&str], color: bool) -> Vec<String> {
+    screen_after(p, args, &[], color)
+}
+
+/// [`screen`], answering each prompt `expect` with `send` on the way.
+fn screen_after(p: &Project, args: &[&str], answers: &[(&str, &str)], color: bool) -> Vec<String> {
+    let mut session = spawn(p, args, color);
     let mut bytes = Vec::new();
+    for (expect, send) in answers {
+        let found = session.expect(*expect).expect("the prompt");
+        bytes.extend_from_slice(found.before());
+        for m in found.matches() {
+            bytes.extend_from_slice(m);
+        }
+        session.send(*send).unwrap();
+    }
     let mut chunk = [0u8; 4096];
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
@@ -43,11 +65,15 @@ pub(crate) fn screen(p: &Project, args: &[&str], color: bool) -> Vec<String> {
     let size = |n: u16| std::num::NonZeroU16::new(n).expect("a size");
     let mut parser = vt100::Parser::new(size(ROWS), size(COLS), 0);
     parser.process(&bytes);
-    parser
+    let mut rows: Vec<String> = parser
         .screen()
         .rows(0, COLS)
         .map(|row| row.trim_end().to_owned())
-        .collect()
+        .collect();
+    while rows.last().is_some_and(String::is_empty) {
+        rows.pop();
+    }
+    rows
 }
 
 /// The rows of `screen` joined, for messages.
@@ -142,14 +168,7 @@ hooks = [{ type = "command", command = "jq -r .prompt >> prompts.log" }]
 "#,
         json!([{"text": "First answer."}, {"text": "Second answer."}]),
     );
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("agentry"));
-    cmd.current_dir(p.path())
-        .arg("chat")
-        .env("AGENTRY_HOME", p.home())
-        .env("NO_COLOR", "1")
-        .env_remove("AGENTRY_MODEL");
-    let mut session = expectrl::Session::spawn(cmd).expect("a pseudo-terminal");
-    session.set_expect_timeout(Some(Duration::from_secs(30)));
+    let mut session = spawn(&p, &["chat"], false);
     session.expect("> ").expect("the chat's prompt");
     // "helo", the cursor one left, "l": the line sent is "hello", not escape codes.
     session.send("helo\x1b[Dl\r").unwrap();
@@ -160,11 +179,7 @@ hooks = [{ type = "command", command = "jq -r .prompt >> prompts.log" }]
     session.expect("Second answer.").expect("the second answer");
     session.expect("> ").expect("the prompt again");
     session.send("\x04").unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while session.is_alive().unwrap_or(false) {
-        assert!(Instant::now() < deadline, "chat ends on Ctrl-D");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_exit(&mut session);
     let prompts = std::fs::read_to_string(p.file("prompts.log")).unwrap();
     assert_eq!(prompts.lines().collect::<Vec<_>>(), ["hello", "hello!"]);
     let history = std::fs::read_to_string(p.home().join("chat_history")).unwrap();
@@ -174,14 +189,7 @@ hooks = [{ type = "command", command = "jq -r .prompt >> prompts.log" }]
 /// `agentry run PROMPT` on a pseudo-terminal, stopped at its first approval prompt, with what
 /// the terminal showed before it.
 fn at_a_prompt(p: &Project, prompt: &str) -> (expectrl::Session, String) {
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("agentry"));
-    cmd.current_dir(p.path())
-        .args(["run", prompt])
-        .env("AGENTRY_HOME", p.home())
-        .env("NO_COLOR", "1")
-        .env_remove("AGENTRY_MODEL");
-    let mut session = expectrl::Session::spawn(cmd).expect("a pseudo-terminal");
-    session.set_expect_timeout(Some(Duration::from_secs(30)));
+    let mut session = spawn(p, &["run", prompt], false);
     let found = session.expect("[a]pprove").expect("the approval prompt");
     let before = String::from_utf8_lossy(found.before()).into_owned();
     session.expect("? ").expect("the prompt's end");
@@ -261,58 +269,6 @@ fn always_keeps_the_tool_allowed_in_the_project() {
     );
 }
 
-/// Runs `agentry args` in `p` on a pseudo-terminal, answering each prompt `expect` with
-/// `send`, until it exits; the screen it leaves.
-fn screen_after(p: &Project, args: &[&str], answers: &[(&str, &str)]) -> Vec<String> {
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("agentry"));
-    cmd.current_dir(p.path())
-        .args(args)
-        .env("AGENTRY_HOME", p.home())
-        .env("NO_COLOR", "1")
-        .env_remove("AGENTRY_MODEL");
-    let mut session = expectrl::Session::spawn(cmd).expect("a pseudo-terminal");
-    session
-        .get_process_mut()
-        .set_window_size(COLS, ROWS)
-        .expect("the terminal's size");
-    // A person's terminal echoes what they type.
-    session
-        .get_process_mut()
-        .set_echo(true, None)
-        .expect("echo on");
-    session.set_expect_timeout(Some(Duration::from_secs(30)));
-    let mut bytes = Vec::new();
-    for (expect, send) in answers {
-        let found = session.expect(*expect).expect("the prompt");
-        bytes.extend_from_slice(found.before());
-        for m in found.matches() {
-            bytes.extend_from_slice(m);
-        }
-        session.send(*send).unwrap();
-    }
-    let mut chunk = [0u8; 4096];
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        assert!(Instant::now() < deadline, "the command did not finish");
-        match session.read(&mut chunk) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
-        }
-    }
-    let size = |n: u16| std::num::NonZeroU16::new(n).expect("a size");
-    let mut parser = vt100::Parser::new(size(ROWS), size(COLS), 0);
-    parser.process(&bytes);
-    let mut rows: Vec<String> = parser
-        .screen()
-        .rows(0, COLS)
-        .map(|row| row.trim_end().to_owned())
-        .collect();
-    while rows.last().is_some_and(String::is_empty) {
-        rows.pop();
-    }
-    rows
-}
-
 /// A screen with what differs between runs made the same: run ids, times, where the project is.
 fn steady(screen: &[String], project: &std::path::Path) -> String {
     let dir = std::fs::canonicalize(project)
@@ -366,6 +322,7 @@ fn the_getting_started_capture_is_what_the_terminal_shows() {
         &p,
         &["run", "fix the typo in notes.md"],
         &[("[l]ater? ", "a\r")],
+        false,
     );
     let shown = steady(&screen, p.path());
     assert!(shown.contains("-We recieve the logs daily."), "{shown}");

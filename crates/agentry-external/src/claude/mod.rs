@@ -27,7 +27,7 @@ pub use tool_names::{ToolAlias, ToolNames};
 
 pub(crate) use payload::common_fields;
 pub(crate) use settings::Plugin;
-pub use site::SAMPLE_FIELDS;
+pub use site::{SAMPLE_FIELDS, agentry_home};
 pub(crate) use site::{Site, default_state_dir};
 
 use memo::RunMemo;

@@ -92,9 +92,11 @@ pub(crate) fn default_state_dir(project: &Path) -> PathBuf {
     home.join("projects").join(slug)
 }
 
-/// `$AGENTRY_HOME`, else `~/.agentry`.
-pub(crate) fn agentry_home() -> PathBuf {
+/// agentry's per-user directory: `$AGENTRY_HOME` (when set and not empty), else `~/.agentry`
+/// (transcripts, plugin data; the `agentry` command's user config, store and chat history).
+pub fn agentry_home() -> PathBuf {
     std::env::var_os("AGENTRY_HOME")
+        .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".agentry")))
         .unwrap_or_else(|| std::env::temp_dir().join("agentry"))

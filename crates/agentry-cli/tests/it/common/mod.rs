@@ -51,12 +51,27 @@ impl Project {
     /// Runs `agentry --json args` and returns its NDJSON lines and exit code.
     pub fn json(&self, args: &[&str]) -> (Vec<Value>, i32) {
         let out = self.agentry().arg("--json").args(args).output().unwrap();
-        let lines = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-            .collect();
-        (lines, out.status.code().unwrap_or(-1))
+        (ndjson(&out.stdout), out.status.code().unwrap_or(-1))
     }
+}
+
+/// `agentry` in `dir`, a directory with no project of its own, without colour, with a user
+/// directory (`AGENTRY_HOME`) inside `dir`.
+pub fn agentry_in(dir: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("agentry").expect("the agentry binary");
+    cmd.current_dir(dir)
+        .env("AGENTRY_HOME", dir.join(".agentry-home"))
+        .env_remove("AGENTRY_MODEL")
+        .env("NO_COLOR", "1");
+    cmd
+}
+
+/// The objects of a `--json` command's stdout, one per line.
+pub fn ndjson(stdout: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
 }
 
 /// The run id in the last `result` line of a `--json` run.
