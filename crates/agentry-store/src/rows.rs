@@ -315,6 +315,11 @@ where
         sql.push(" AND status = ")
             .push_bind(status.as_str().to_string());
     }
+    if let Some(before) = &query.before {
+        sql.push(" AND position < COALESCE((SELECT position FROM runs WHERE run_id = ")
+            .push_bind(before.clone())
+            .push("), 0)");
+    }
     sql.push(" ORDER BY position DESC");
     if let Some(limit) = query.limit {
         sql.push(" LIMIT ").push_bind(i64::from(limit));

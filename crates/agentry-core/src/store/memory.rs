@@ -244,6 +244,10 @@ impl RunStore for MemoryStore {
             })
             .filter(|(_, s)| query.matches(s))
             .collect();
+        if let Some(before) = &query.before {
+            let bound = self.lock().get(before).map_or(0, |r| r.order);
+            found.retain(|(order, _)| *order < bound);
+        }
         found.sort_by_key(|(order, _)| std::cmp::Reverse(*order));
         if let Some(limit) = query.limit {
             found.truncate(limit as usize);

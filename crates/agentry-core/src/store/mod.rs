@@ -296,6 +296,9 @@ pub struct RunQuery {
     pub status: Option<RunStatus>,
     /// At most this many runs.
     pub limit: Option<u32>,
+    /// Only runs first saved before this one (the last run of the previous page, for paging
+    /// through a listing); a run the store does not hold leaves nothing before it.
+    pub before: Option<String>,
 }
 
 impl RunQuery {
@@ -325,7 +328,13 @@ impl RunQuery {
         self.limit = Some(n);
         self
     }
-    /// True when `summary` passes the filters (not the limit).
+    /// Only runs first saved before the run `run_id`: the next page after a page that ended
+    /// with it.
+    pub fn before(mut self, run_id: impl Into<String>) -> Self {
+        self.before = Some(run_id.into());
+        self
+    }
+    /// True when `summary` passes the filters (not the limit, nor `before`).
     pub fn matches(&self, summary: &RunSummary) -> bool {
         self.session_id
             .as_ref()
@@ -408,6 +417,20 @@ pub trait RunStore: Send + Sync + 'static {
     /// A run's event history, oldest first (empty for an unknown run).
     fn events<'a>(&'a self, run_id: &'a str)
     -> BoxFuture<'a, Result<Vec<StoredEvent>, StoreError>>;
+    /// The events of a run's history after the one numbered `after` (all of them for 0),
+    /// oldest first: what a reader that follows a run has not seen yet. The default reads the
+    /// whole history and drops the start; stores with an index answer from it.
+    fn events_after<'a>(
+        &'a self,
+        run_id: &'a str,
+        after: u64,
+    ) -> BoxFuture<'a, Result<Vec<StoredEvent>, StoreError>> {
+        Box::pin(async move {
+            let mut events = self.events(run_id).await?;
+            events.retain(|e| e.seq > after);
+            Ok(events)
+        })
+    }
     /// Asks the process driving a run to cancel it: the request is recorded, and that process
     /// sees it the next time it renews the run's lease ([`cancel_requested`](Self::cancel_requested))
     /// and cancels the run there, checkpointed. A claim clears the request, so a run resumed

@@ -398,11 +398,13 @@ impl PostgresStore {
             .collect()
     }
 
-    async fn run_events(&self, run_id: &str) -> Result<Vec<StoredEvent>, StoreError> {
+    async fn run_events(&self, run_id: &str, after: u64) -> Result<Vec<StoredEvent>, StoreError> {
         let found: Vec<rows::EventColumns> = sqlx::query_as(
-            "SELECT seq, at_ms, kind, data::text FROM run_events WHERE run_id = $1 ORDER BY seq",
+            "SELECT seq, at_ms, kind, data::text FROM run_events WHERE run_id = $1 AND seq > $2 \
+             ORDER BY seq",
         )
         .bind(run_id)
+        .bind(i64::try_from(after).unwrap_or(i64::MAX))
         .fetch_all(&self.pool)
         .await
         .map_err(|e| {
@@ -507,7 +509,15 @@ impl RunStore for PostgresStore {
         &'a self,
         run_id: &'a str,
     ) -> BoxFuture<'a, Result<Vec<StoredEvent>, StoreError>> {
-        Box::pin(self.run_events(run_id))
+        Box::pin(self.run_events(run_id, 0))
+    }
+
+    fn events_after<'a>(
+        &'a self,
+        run_id: &'a str,
+        after: u64,
+    ) -> BoxFuture<'a, Result<Vec<StoredEvent>, StoreError>> {
+        Box::pin(self.run_events(run_id, after))
     }
 }
 

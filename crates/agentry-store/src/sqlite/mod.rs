@@ -496,7 +496,15 @@ impl RunStore for SqliteStore {
         &'a self,
         run_id: &'a str,
     ) -> BoxFuture<'a, Result<Vec<StoredEvent>, StoreError>> {
-        Box::pin(self.run_events(run_id))
+        Box::pin(self.run_events(run_id, 0))
+    }
+
+    fn events_after<'a>(
+        &'a self,
+        run_id: &'a str,
+        after: u64,
+    ) -> BoxFuture<'a, Result<Vec<StoredEvent>, StoreError>> {
+        Box::pin(self.run_events(run_id, after))
     }
 }
 

@@ -59,24 +59,29 @@ impl SqliteStore {
                      updated_ms, lease_expires_ms FROM runs \
                      WHERE (?1 IS NULL OR session_id = ?1) AND (?2 IS NULL OR agent = ?2) \
                      AND (?3 IS NULL OR status = ?3) \
+                     AND (?5 IS NULL OR position < \
+                          COALESCE((SELECT position FROM runs WHERE run_id = ?5), 0)) \
                      ORDER BY position DESC LIMIT ?4",
                 )
                 .and_then(|mut q| {
                     let limit = query.limit.map_or(-1, i64::from);
                     let status = query.status.map(RunStatus::as_str);
-                    q.query_map(params![query.session_id, query.agent, status, limit], |r| {
-                        Ok((
-                            r.get(0)?,
-                            r.get(1)?,
-                            r.get(2)?,
-                            r.get(3)?,
-                            r.get(4)?,
-                            r.get(5)?,
-                            r.get(6)?,
-                            r.get(7)?,
-                            r.get(8)?,
-                        ))
-                    })?
+                    q.query_map(
+                        params![query.session_id, query.agent, status, limit, query.before],
+                        |r| {
+                            Ok((
+                                r.get(0)?,
+                                r.get(1)?,
+                                r.get(2)?,
+                                r.get(3)?,
+                                r.get(4)?,
+                                r.get(5)?,
+                                r.get(6)?,
+                                r.get(7)?,
+                                r.get(8)?,
+                            ))
+                        },
+                    )?
                     .collect::<Result<_, _>>()
                 })
                 .map_err(|e| error::sqlite(&name, "listing runs", e))
@@ -87,18 +92,26 @@ impl SqliteStore {
             .map(|columns| rows::summary(&self.name, columns))
             .collect()
     }
-    pub(super) async fn run_events(&self, run_id: &str) -> Result<Vec<StoredEvent>, StoreError> {
+    pub(super) async fn run_events(
+        &self,
+        run_id: &str,
+        after: u64,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
         let (name, id) = (self.name.clone(), run_id.to_string());
+        let after = i64::try_from(after).unwrap_or(i64::MAX);
         let found: Vec<rows::EventColumns> = self
             .worker
             .call(move |conn| {
                 conn.prepare_cached(
                     "SELECT seq, at_ms, kind, data FROM run_events \
-                     WHERE run_no = (SELECT position FROM runs WHERE run_id = ?1) ORDER BY seq",
+                     WHERE run_no = (SELECT position FROM runs WHERE run_id = ?1) AND seq > ?2 \
+                     ORDER BY seq",
                 )
                 .and_then(|mut q| {
-                    q.query_map([&id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
-                        .collect::<Result<_, _>>()
+                    q.query_map(params![&id, after], |r| {
+                        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                    })?
+                    .collect::<Result<_, _>>()
                 })
                 .map_err(|e| {
                     error::sqlite(&name, format_args!("reading the events of run `{id}`"), e)

@@ -511,14 +511,19 @@ impl RunContext {
             Some(r) => event.redacted(&**r),
             None => event,
         };
-        if let Some(recorded) = &self.0.recorded
-            && let Some(r) = event.to_recorded()
-        {
-            lock(recorded).push(r);
-        }
+        // Recorded and sent under one lock: the stream's recorded events come in the order the
+        // history holds them, even from tool calls on other threads (a server numbers them by
+        // that order, so a client that reconnects goes on at the right event).
+        let held = self.0.recorded.as_ref().and_then(|recorded| {
+            let r = event.to_recorded()?;
+            let mut held = lock(recorded);
+            held.push(r);
+            Some(held)
+        });
         if let Some(tx) = &self.0.events {
             let _ = tx.unbounded_send(event);
         }
+        drop(held);
     }
 
     /// Sends a custom event to the run's event stream (and its recorded history) at once, while

@@ -30,6 +30,11 @@ pub async fn events_are_numbered_from_one_across_saves(s: &Stores) {
         .collect();
     assert_eq!(store.events("run-1").await.unwrap(), expected);
     assert_eq!(s.other.events("run-1").await.unwrap(), expected);
+    // A reader that saw the first two reads the rest.
+    assert_eq!(store.events_after("run-1", 2).await.unwrap(), expected[2..]);
+    assert_eq!(s.other.events_after("run-1", 0).await.unwrap(), expected);
+    assert!(store.events_after("run-1", 5).await.unwrap().is_empty());
+    assert!(store.events_after("unknown", 0).await.unwrap().is_empty());
 
     // Numbering goes on under a new lease, and each run has its own.
     let lease = store
@@ -106,6 +111,21 @@ pub async fn listing_filters_and_puts_the_newest_first(s: &Stores) {
         .status(RunStatus::Running);
     assert_eq!(listed(store, &query).await, ["r5", "r1"]);
     assert_eq!(listed(store, &RunQuery::all().limit(2)).await, ["r5", "r4"]);
+    // Paging: the next page starts after the last run of the one before, filters kept.
+    assert_eq!(
+        listed(store, &RunQuery::all().limit(2).before("r4")).await,
+        ["r3", "r2"]
+    );
+    assert_eq!(
+        listed(&*s.other, &RunQuery::all().limit(2).before("r2")).await,
+        ["r1"]
+    );
+    assert_eq!(
+        listed(store, &RunQuery::session("s1").before("r5")).await,
+        ["r2", "r1"]
+    );
+    assert!(listed(store, &RunQuery::all().before("r1")).await.is_empty());
+    assert!(listed(store, &RunQuery::all().before("unknown")).await.is_empty());
     assert_eq!(
         listed(store, &RunQuery::session("s1").limit(1)).await,
         ["r5"]
