@@ -98,6 +98,16 @@ pub enum Error {
         /// The limit.
         limit: u32,
     },
+    /// The process stopped driving the run without ending it (`RunHandle::leave`, as a server
+    /// does at shutdown): it stands at its last checkpoint, `running`, its lease released, for
+    /// any process to resume.
+    #[error(
+        "run `{run_id}` was left at its last checkpoint, unfinished: resume it (any process that opens its store may)"
+    )]
+    Left {
+        /// The run.
+        run_id: String,
+    },
     /// The task driving a started run panicked or was aborted.
     #[error("the run task ended abnormally: {0}")]
     Task(String),

@@ -4,6 +4,8 @@ use agentry_core::{Error, RunEvent, RunOutput};
 use futures::Stream;
 use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
 use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -16,6 +18,7 @@ pub struct RunHandle<S, O> {
     pub(crate) run_id: String,
     pub(crate) events: UnboundedReceiver<RunEvent>,
     pub(crate) cancel: CancellationToken,
+    pub(crate) leave: Arc<AtomicBool>,
     pub(crate) join: JoinHandle<Result<RunOutput<S, O>, Error>>,
 }
 
@@ -24,6 +27,8 @@ pub struct RunHandle<S, O> {
 pub(crate) struct Observe {
     pub(crate) events: Option<UnboundedSender<RunEvent>>,
     pub(crate) cancel: Option<CancellationToken>,
+    /// Set by [`RunHandle::leave`] before it cancels: the driver leaves the run instead.
+    pub(crate) leave: Option<Arc<AtomicBool>>,
 }
 
 impl<S: Send + 'static, O: Send + 'static> RunHandle<S, O> {
@@ -35,14 +40,17 @@ impl<S: Send + 'static, O: Send + 'static> RunHandle<S, O> {
     {
         let (tx, events) = unbounded();
         let cancel = CancellationToken::new();
+        let leave = Arc::new(AtomicBool::new(false));
         let join = tokio::spawn(run(Observe {
             events: Some(tx),
             cancel: Some(cancel.clone()),
+            leave: Some(Arc::clone(&leave)),
         }));
         RunHandle {
             run_id,
             events,
             cancel,
+            leave,
             join,
         }
     }
@@ -64,6 +72,17 @@ impl<S, O> RunHandle<S, O> {
     /// Cancels the run: it stops at its next await point and ends with
     /// [`StopReason::Cancelled`](agentry_core::StopReason::Cancelled).
     pub fn cancel(&self) {
+        self.cancel.cancel();
+    }
+
+    /// Stops driving the run without ending it, for a process that shuts down: it stops at its
+    /// next await point as a cancelled run would, but is left as its last checkpoint holds it,
+    /// `running`, with its lease released, so any process that opens its store resumes it at
+    /// once (`Runtime::resume`), calls in flight issued again with the same ids. The handle's
+    /// result is [`Error::Left`]. A run without a store has nothing to be left in: it is
+    /// cancelled.
+    pub fn leave(&self) {
+        self.leave.store(true, Ordering::Release);
         self.cancel.cancel();
     }
 

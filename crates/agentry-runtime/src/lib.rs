@@ -314,6 +314,23 @@ impl Runtime {
     pub fn hooks(&self) -> &Hooks {
         &self.inner.hooks
     }
+
+    /// The store runs are checkpointed to, when the runtime has one (for what reads runs
+    /// beside the runtime: listings, histories, a server's event streams).
+    pub fn run_store(&self) -> Option<&Arc<dyn RunStore>> {
+        self.inner.store.as_ref()
+    }
+
+    /// The redactor that masks secrets in what runs report, when the runtime has one (for
+    /// what reports runs beside the runtime, so it masks them alike).
+    pub fn redactor(&self) -> Option<&Arc<dyn Redact>> {
+        self.inner.redactor.as_ref()
+    }
+
+    /// How long a durable run's lease lasts unless renewed ([`lease_ttl`](Self::lease_ttl)).
+    pub fn lease_duration(&self) -> std::time::Duration {
+        self.inner.lease_ttl
+    }
 }
 
 /// Drives a run to its end: in place, or on a task of its own when it is started inside another

@@ -190,7 +190,12 @@ impl<'a, S: AgentState, O: DeserializeOwned> RunRequest<'a, S, O> {
         };
         let (runtime, def, input) = (self.runtime, self.agent.def(), self.input);
         RunHandle::spawn(run_id, move |observe| {
-            let driver = runtime.driver(def, options, observe.events, observe.cancel);
+            let driver = runtime
+                .driver(def, options, observe.events, observe.cancel)
+                .map(|mut d| {
+                    d.leaving = observe.leave;
+                    d
+                });
             async move { typed(driver?.drive(Start::New(input)).await?) }
         })
     }

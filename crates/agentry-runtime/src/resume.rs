@@ -172,6 +172,7 @@ impl Runtime {
             compact_first: false,
         };
         let mut driver = self.driver(def, options, observe.events, observe.cancel)?;
+        driver.leaving = observe.leave;
         if let (Some(store), Some(stored)) = (&self.inner.store, stored) {
             let status = stored.snapshot.status();
             driver.lease = store

@@ -535,6 +535,13 @@ impl<S: RunStore + ?Sized> RunStore for Arc<S> {
     ) -> BoxFuture<'a, Result<Vec<StoredEvent>, StoreError>> {
         (**self).events(run_id)
     }
+    fn events_after<'a>(
+        &'a self,
+        run_id: &'a str,
+        after: u64,
+    ) -> BoxFuture<'a, Result<Vec<StoredEvent>, StoreError>> {
+        (**self).events_after(run_id, after)
+    }
     fn request_cancel<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
         (**self).request_cancel(run_id)
     }

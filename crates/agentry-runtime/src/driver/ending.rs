@@ -53,6 +53,38 @@ impl Driver {
         Ok((None, StopReason::Cancelled))
     }
 
+    /// True when the run's handle asked to leave it rather than cancel it.
+    pub(super) fn is_leaving(&self) -> bool {
+        self.durable.is_some()
+            && self
+                .leaving
+                .as_ref()
+                .is_some_and(|l| l.load(std::sync::atomic::Ordering::Acquire))
+    }
+
+    /// Leaves an interrupted run unfinished: the step under way does not count, and the store
+    /// keeps the last checkpoint as it was (`running`), with the events since, its lease
+    /// released, so any process resumes it at once; calls in flight are issued again then,
+    /// with the same ids.
+    pub(super) async fn left(&mut self) -> Error {
+        let run_id = self.scope.context().run_id().to_string();
+        let snapshot = match self.last_checkpoint.take() {
+            Some(s) => Ok(s),
+            None => self.snapshot(None, None),
+        };
+        match snapshot {
+            Ok(snapshot) => {
+                if let Err(store_error) = self.save(&snapshot, true).await {
+                    tracing::warn!(%store_error, run_id, "the run was left without a last save; its lease lapses instead");
+                }
+                self.last_checkpoint = Some(snapshot);
+            }
+            Err(error) => tracing::warn!(%error, run_id, "the run was left without a last save"),
+        }
+        self.release();
+        Error::Left { run_id }
+    }
+
     /// Ends a run whose deadline ([`RunContext::stop_at`], e.g. the guards' wall time) passed
     /// while it was under way: what was in flight was dropped; the calls of the turn under way
     /// get an error result saying why, so the history stays well-formed (a session can go on

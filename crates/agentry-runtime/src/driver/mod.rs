@@ -80,6 +80,9 @@ pub(crate) struct Driver {
     pub model_open: bool,
     /// The run's tool sources, asked for their tools before each step.
     pub tool_sources: Vec<Arc<dyn ToolSource>>,
+    /// Set by [`RunHandle::leave`](crate::RunHandle::leave): a cancellation leaves the run
+    /// unfinished at its last checkpoint instead of cancelling it.
+    pub leaving: Option<Arc<std::sync::atomic::AtomicBool>>,
     /// What each source offered when it was last asked, and the definition `def` was built
     /// from (the agent's own, without the sources' tools).
     pub source_tools: Option<Box<SourceTools>>,
@@ -183,6 +186,7 @@ impl Driver {
             decisions: HashMap::new(),
             last_paused: None,
             delegate_sub_agents: false,
+            leaving: None,
             open_calls: OpenCalls::default(),
             stored_hooks: Vec::new(),
             model_open: false,
@@ -273,6 +277,9 @@ impl Driver {
             }
         }
         let ending = match outcome {
+            Ok(Ok((_, StopReason::Cancelled))) | Err(Interrupt::Cancelled) if self.is_leaving() => {
+                return Err(Box::pin(self.left()).await);
+            }
             Ok(Ok((_, StopReason::Cancelled))) | Err(Interrupt::Cancelled) => {
                 Box::pin(self.cancelled()).await
             }

@@ -124,8 +124,16 @@ pub async fn listing_filters_and_puts_the_newest_first(s: &Stores) {
         listed(store, &RunQuery::session("s1").before("r5")).await,
         ["r2", "r1"]
     );
-    assert!(listed(store, &RunQuery::all().before("r1")).await.is_empty());
-    assert!(listed(store, &RunQuery::all().before("unknown")).await.is_empty());
+    assert!(
+        listed(store, &RunQuery::all().before("r1"))
+            .await
+            .is_empty()
+    );
+    assert!(
+        listed(store, &RunQuery::all().before("unknown"))
+            .await
+            .is_empty()
+    );
     assert_eq!(
         listed(store, &RunQuery::session("s1").limit(1)).await,
         ["r5"]

@@ -1,0 +1,405 @@
+//! The request and response bodies of the run API, as the OpenAPI document describes them.
+
+use agentry::{Decision, Message, PendingApproval, Role, RunStatus, RunSummary, StoredRun};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use utoipa::{IntoParams, ToSchema};
+
+/// A run to start.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StartRun {
+    /// The agent (the server's default agent when left out).
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// What the user asks.
+    pub input: String,
+    /// The session (conversation) the run belongs to: it goes on from the session's last run.
+    /// A new session when left out.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// The user the run is for (hooks and traces see it).
+    #[serde(default)]
+    pub user_id: Option<String>,
+    /// Tags (hooks and traces see them).
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Metadata (hooks and traces see it).
+    #[serde(default)]
+    #[schema(value_type = Object)]
+    pub metadata: Map<String, Value>,
+    /// Answer once the run ended or paused, with its final view, instead of at once.
+    #[serde(default)]
+    pub wait: bool,
+}
+
+/// A run's input in a session.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionInput {
+    /// The agent (the session's agent, else the server's default, when left out).
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// What the user says.
+    pub input: String,
+    /// The user.
+    #[serde(default)]
+    pub user_id: Option<String>,
+    /// Answer once the run ended or paused, with its final view.
+    #[serde(default)]
+    pub wait: bool,
+}
+
+/// A run as it stands in the store.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunView {
+    /// The run id.
+    pub run_id: String,
+    /// Its agent.
+    pub agent: String,
+    /// Its session.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// Its parent run, for a sub-agent's run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_run_id: Option<String>,
+    /// Its user.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    /// `running`, `awaiting_approval`, `cancelled`, `failed` or `finished`.
+    pub status: String,
+    /// Steps completed.
+    pub step: u32,
+    /// Why it stopped, once it did (the JSON form of a stop reason).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub stop: Option<Value>,
+    /// Its output, once it ended with one (a text answer is a JSON string).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub output: Option<Value>,
+    /// The text of its last answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Why it failed, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The tool calls waiting for a decision.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<PendingView>,
+    /// Tokens used.
+    #[schema(value_type = Object)]
+    pub usage: Value,
+    /// Where its events stream (Server-Sent Events).
+    pub events_url: String,
+}
+
+impl RunView {
+    /// The view of a stored run.
+    pub(crate) fn of(stored: &StoredRun) -> Self {
+        let s = &stored.snapshot;
+        let pending = match &s.stop {
+            Some(agentry::StopReason::AwaitingApproval { pending }) => {
+                pending.iter().map(PendingView::of).collect()
+            }
+            _ => Vec::new(),
+        };
+        let text = s
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role() == Role::Assistant && !m.text().is_empty())
+            .map(|m| m.text().to_owned());
+        RunView {
+            run_id: s.run_id.clone(),
+            agent: s.agent.clone(),
+            session_id: s.session_id.clone(),
+            parent_run_id: s.parent_run_id.clone(),
+            user_id: s.user_id.clone(),
+            status: s.status().as_str().to_owned(),
+            step: s.step,
+            stop: s.stop.as_ref().and_then(|r| serde_json::to_value(r).ok()),
+            output: s.output.clone(),
+            text,
+            error: s.error.clone(),
+            pending,
+            usage: serde_json::to_value(s.usage).unwrap_or_default(),
+            events_url: format!("/v1/runs/{}/events", s.run_id),
+        }
+    }
+}
+
+/// A tool call waiting for a person's decision.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PendingView {
+    /// The call id.
+    pub call_id: String,
+    /// The tool.
+    pub tool: String,
+    /// The input the tool would receive.
+    #[schema(value_type = Object)]
+    pub input: Value,
+    /// Why approval is needed.
+    pub reason: String,
+}
+
+impl PendingView {
+    fn of(p: &PendingApproval) -> Self {
+        PendingView {
+            call_id: p.call_id.clone(),
+            tool: p.tool.clone(),
+            input: p.input.clone(),
+            reason: p.reason.clone(),
+        }
+    }
+}
+
+/// One run of a listing.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunItem {
+    /// The run id.
+    pub run_id: String,
+    /// Its agent.
+    pub agent: String,
+    /// Its session.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// Its parent run, for a sub-agent's run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_run_id: Option<String>,
+    /// Where it stands.
+    pub status: String,
+    /// Steps completed.
+    pub step: u32,
+    /// First saved, in milliseconds since the Unix epoch.
+    pub created_ms: i64,
+    /// Last saved, in milliseconds since the Unix epoch.
+    pub updated_ms: i64,
+}
+
+impl From<RunSummary> for RunItem {
+    fn from(s: RunSummary) -> Self {
+        RunItem {
+            run_id: s.run_id,
+            agent: s.agent,
+            session_id: s.session_id,
+            parent_run_id: s.parent_run_id,
+            status: s.status.as_str().to_owned(),
+            step: s.step,
+            created_ms: s.created_ms,
+            updated_ms: s.updated_ms,
+        }
+    }
+}
+
+/// A page of runs, newest first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunPage {
+    /// The runs.
+    pub runs: Vec<RunItem>,
+    /// Pass as `before` for the next page; absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_before: Option<String>,
+}
+
+/// Which runs to list.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ListRuns {
+    /// Only runs in this status (`running`, `awaiting_approval`, `cancelled`, `failed`,
+    /// `finished`).
+    pub status: Option<String>,
+    /// Only runs of this agent.
+    pub agent: Option<String>,
+    /// Only runs of this session.
+    pub session_id: Option<String>,
+    /// At most this many (50 by default, 500 at most).
+    pub limit: Option<u32>,
+    /// Only runs older than this one: the `next_before` of the previous page.
+    pub before: Option<String>,
+}
+
+impl ListRuns {
+    /// The status filter, checked.
+    pub(crate) fn status(&self) -> Result<Option<RunStatus>, String> {
+        self.status
+            .as_deref()
+            .map(|s| {
+                RunStatus::parse(s).ok_or_else(|| {
+                    format!(
+                        "unknown status `{s}`: use running, awaiting_approval, cancelled, failed \
+                         or finished"
+                    )
+                })
+            })
+            .transpose()
+    }
+}
+
+/// What a decision does to a pending call.
+#[derive(Clone, Copy, Debug, Deserialize, ToSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionKind {
+    /// Run the call.
+    Approve,
+    /// Do not run it; the model sees the reason as its result and goes on.
+    Reject,
+    /// Do not run it, and stop the run.
+    RejectAndStop,
+}
+
+/// A person's decision on a pending call.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DecisionBody {
+    /// The call; left out, the decision applies to every pending call no other decision names.
+    #[serde(default)]
+    pub call_id: Option<String>,
+    /// What to do.
+    pub decision: DecisionKind,
+    /// What the model (reject) or the record (reject_and_stop) is told.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// Decisions on a paused run's pending calls: every pending call decided once.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Decide {
+    /// The decisions.
+    pub decisions: Vec<DecisionBody>,
+    /// Answer once the run ended or paused again, with its final view.
+    #[serde(default)]
+    pub wait: bool,
+}
+
+impl Decide {
+    /// The decisions for `pending`, each call once: named ones first, then the one without a
+    /// call id for every other call.
+    pub(crate) fn resolve(&self, pending: &[PendingApproval]) -> Result<Vec<Decision>, String> {
+        let make = |d: &DecisionBody, call_id: &str| {
+            let reason = d
+                .reason
+                .clone()
+                .unwrap_or_else(|| "rejected by a person".to_owned());
+            match d.decision {
+                DecisionKind::Approve => Decision::approve(call_id),
+                DecisionKind::Reject => Decision::reject(call_id, reason),
+                DecisionKind::RejectAndStop => Decision::reject_and_stop(call_id, reason),
+            }
+        };
+        let mut decisions: Vec<Decision> = self
+            .decisions
+            .iter()
+            .filter_map(|d| d.call_id.as_deref().map(|id| make(d, id)))
+            .collect();
+        let rest: Vec<&DecisionBody> = self
+            .decisions
+            .iter()
+            .filter(|d| d.call_id.is_none())
+            .collect();
+        match rest.as_slice() {
+            [] => {}
+            [all] => {
+                for p in pending {
+                    if !decisions.iter().any(|d| d.call_id() == p.call_id) {
+                        decisions.push(make(all, &p.call_id));
+                    }
+                }
+            }
+            _ => return Err("give at most one decision without a call_id".to_owned()),
+        }
+        Ok(decisions)
+    }
+}
+
+/// An agent the server serves.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AgentView {
+    /// Its name (what `agent` in a request names).
+    pub name: String,
+    /// What it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// True for the agent a request that names none runs.
+    pub default: bool,
+}
+
+/// A session: a conversation across runs.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SessionItem {
+    /// The session id.
+    pub session_id: String,
+    /// The agent of its latest run.
+    pub agent: String,
+    /// Its latest run.
+    pub latest_run_id: String,
+    /// Where its latest run stands.
+    pub status: String,
+    /// When its latest run was last saved, in milliseconds since the Unix epoch.
+    pub updated_ms: i64,
+}
+
+/// A page of sessions, the most recently active first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SessionPage {
+    /// The sessions.
+    pub sessions: Vec<SessionItem>,
+}
+
+/// Which sessions to list.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ListSessions {
+    /// Only sessions of this agent.
+    pub agent: Option<String>,
+    /// At most this many (50 by default, 500 at most).
+    pub limit: Option<u32>,
+}
+
+/// A session's runs and its conversation so far.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SessionView {
+    /// The session id.
+    pub session_id: String,
+    /// Its top-level runs, newest first.
+    pub runs: Vec<RunItem>,
+    /// The conversation as its latest run holds it (JSON messages).
+    #[schema(value_type = Vec<Object>)]
+    pub messages: Vec<Value>,
+}
+
+/// A run's history.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MessagesView {
+    /// The run.
+    pub run_id: String,
+    /// Its messages, oldest first (JSON messages).
+    #[schema(value_type = Vec<Object>)]
+    pub messages: Vec<Value>,
+}
+
+/// The JSON form of messages.
+pub(crate) fn messages_json<'a>(messages: impl Iterator<Item = &'a Message>) -> Vec<Value> {
+    messages
+        .map(|m| serde_json::to_value(m).unwrap_or_default())
+        .collect()
+}
+
+/// Which events of a run to stream.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct StreamEvents {
+    /// Only events after this id (as the `Last-Event-ID` header gives it; the header wins).
+    pub after: Option<String>,
+}
+
+/// The server's health.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Health {
+    /// `ok`.
+    pub status: &'static str,
+}

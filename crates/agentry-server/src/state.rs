@@ -1,0 +1,100 @@
+//! What every handler shares: the runtime, the store, the agents, the hubs of the runs this
+//! process drives.
+
+use crate::agents::{Go, ServedAgent};
+use crate::error::ApiError;
+use crate::hub::{Hubs, RunHub};
+use agentry::{Redact, RunStore, Runtime, StoredRun};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// The server's shared state (cheap to clone).
+#[derive(Clone)]
+pub(crate) struct AppState(pub(crate) Arc<Inner>);
+
+pub(crate) struct Inner {
+    pub(crate) runtime: Runtime,
+    pub(crate) store: Arc<dyn RunStore>,
+    pub(crate) agents: BTreeMap<String, Arc<dyn ServedAgent>>,
+    pub(crate) default_agent: String,
+    pub(crate) hubs: Arc<Hubs>,
+    pub(crate) redactor: Option<Arc<dyn Redact>>,
+    /// Ends every event stream when the server shuts down.
+    pub(crate) shutdown: CancellationToken,
+    /// How often a stream of a run driven elsewhere looks for new events.
+    pub(crate) poll: Duration,
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}
+
+impl AppState {
+    /// The agent `name` names, or the default one.
+    pub(crate) fn agent(&self, name: Option<&str>) -> Result<&Arc<dyn ServedAgent>, ApiError> {
+        let name = name.unwrap_or(&self.default_agent);
+        self.agents.get(name).ok_or_else(|| {
+            let known: Vec<&str> = self.agents.keys().map(String::as_str).collect();
+            ApiError::not_found(format!(
+                "no agent `{name}` is served here; the agents are {}",
+                known.join(", ")
+            ))
+        })
+    }
+
+    /// The stored run `run_id`, or 404.
+    pub(crate) async fn load(&self, run_id: &str) -> Result<StoredRun, ApiError> {
+        self.store
+            .load(run_id)
+            .await?
+            .ok_or_else(|| ApiError::not_found(format!("no run `{run_id}` in the store")))
+    }
+
+    /// The number of `run_id`'s last recorded event.
+    pub(crate) async fn last_seq(&self, run_id: &str) -> Result<u64, ApiError> {
+        Ok(self
+            .store
+            .events_after(run_id, 0)
+            .await?
+            .last()
+            .map_or(0, |e| e.seq))
+    }
+
+    /// Starts a drive of `run_id` on a task, with a hub that holds its events (after the
+    /// recorded event `base`).
+    pub(crate) fn launch(
+        &self,
+        agent: &Arc<dyn ServedAgent>,
+        run_id: &str,
+        go: Go,
+        base: u64,
+    ) -> Arc<RunHub> {
+        let hub = RunHub::new(base);
+        self.hubs.insert(run_id, Arc::clone(&hub));
+        let driven = agent.go(&self.runtime, go, Arc::clone(&hub));
+        hub.set_cancel(driven.cancel);
+        let (hubs, run_id, held) = (Arc::clone(&self.hubs), run_id.to_owned(), Arc::clone(&hub));
+        tokio::spawn(async move {
+            if let Err(error) = driven.done.await {
+                tracing::warn!(run_id, %error, "a served run ended with an error");
+            }
+            held.finish();
+            hubs.release_later(run_id, held);
+        });
+        hub
+    }
+
+    /// `value` with secrets masked, when the runtime masks them.
+    pub(crate) fn redact(&self, mut value: Value) -> Value {
+        if let Some(r) = &self.redactor {
+            agentry::redact::redact_value(&**r, &mut value);
+        }
+        value
+    }
+}

@@ -1,0 +1,263 @@
+//! A server on a port of its own, and clients for it.
+
+use agentry::prelude::*;
+use agentry::{Message, RunStore, ScriptedTurn};
+use agentry_server::Server;
+use eventsource_stream::Eventsource;
+use futures::StreamExt;
+use std::time::Duration;
+use tokio::sync::oneshot;
+
+/// A server listening on 127.0.0.1, stopped when dropped or shut down.
+pub struct TestServer {
+    pub url: String,
+    stop: Option<oneshot::Sender<()>>,
+    served: Option<tokio::task::JoinHandle<Result<(), agentry_server::ServerError>>>,
+}
+
+impl TestServer {
+    /// Serves `server` on a free port.
+    pub async fn start(server: Server) -> TestServer {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let (stop, stopped) = oneshot::channel::<()>();
+        let served = tokio::spawn(server.serve(listener, async {
+            let _ = stopped.await;
+        }));
+        TestServer {
+            url,
+            stop: Some(stop),
+            served: Some(served),
+        }
+    }
+
+    /// Shuts the server down gracefully and waits until it has.
+    pub async fn shut_down(mut self) {
+        let _ = self.stop.take().unwrap().send(());
+        tokio::time::timeout(Duration::from_secs(20), self.served.take().unwrap())
+            .await
+            .expect("the server shut down within 20 s")
+            .unwrap()
+            .unwrap();
+    }
+
+    pub fn at(&self, path: &str) -> String {
+        format!("{}{path}", self.url)
+    }
+
+    pub async fn get(&self, path: &str) -> (u16, Value) {
+        let r = reqwest::get(self.at(path)).await.unwrap();
+        (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> (u16, Value) {
+        let r = reqwest::Client::new()
+            .post(self.at(path))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+    }
+
+    /// Starts a run and returns its id.
+    pub async fn start_run(&self, body: Value) -> String {
+        let (status, run) = self.post("/v1/runs", body).await;
+        assert_eq!(status, 202, "{run}");
+        run["run_id"].as_str().unwrap().to_owned()
+    }
+
+    /// Waits until the run is in `status` (10 s at most).
+    pub async fn wait_status(&self, run_id: &str, status: &str) -> Value {
+        for _ in 0..500 {
+            let (code, run) = self.get(&format!("/v1/runs/{run_id}")).await;
+            if code == 200 && run["status"] == status {
+                return run;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("run {run_id} never became {status}");
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(served) = &self.served {
+            served.abort();
+        }
+    }
+}
+
+/// One Server-Sent Event as a client sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sse {
+    pub id: String,
+    pub kind: String,
+    pub data: Value,
+}
+
+/// Reads a run's event stream from `after` (as `Last-Event-ID`) until it ends or `until`
+/// says to stop (the event it stopped at included).
+pub async fn read_events(
+    url: &str,
+    after: Option<&str>,
+    mut until: impl FnMut(&Sse) -> bool,
+) -> Vec<Sse> {
+    let mut request = reqwest::Client::new().get(url);
+    if let Some(after) = after {
+        request = request.header("Last-Event-ID", after);
+    }
+    let response = request.send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        response.headers()["content-type"].to_str().unwrap(),
+        "text/event-stream"
+    );
+    let mut events = response.bytes_stream().eventsource();
+    let mut seen = Vec::new();
+    let read = async {
+        while let Some(event) = events.next().await {
+            let event = event.unwrap();
+            let sse = Sse {
+                id: event.id,
+                kind: event.event,
+                data: serde_json::from_str(&event.data).unwrap(),
+            };
+            let stop = until(&sse);
+            seen.push(sse);
+            if stop {
+                break;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(20), read)
+        .await
+        .expect("the stream ended within 20 s");
+    seen
+}
+
+/// Every event of the stream until it ends.
+pub async fn all_events(url: &str, after: Option<&str>) -> Vec<Sse> {
+    read_events(url, after, |_| false).await
+}
+
+/// A SQLite store in a temporary directory (kept while the returned guard lives).
+pub async fn sqlite() -> (
+    agentry_store::SqliteStore,
+    tempfile::TempDir,
+    std::path::PathBuf,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.db");
+    let store = agentry_store::SqliteStore::open(&path).await.unwrap();
+    (store, dir, path)
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct Wait {
+    /// Milliseconds.
+    pub ms: u64,
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct Cmd {
+    pub command: String,
+}
+
+/// Answers "echo: INPUT" after streaming it in pieces.
+pub fn echo() -> Agent<(), String> {
+    let model = ScriptedModel::from_fn(|_, req| {
+        let said = req
+            .messages
+            .iter()
+            .rev()
+            .find(|m| matches!(m, Message::User { .. }))
+            .map(|m| m.text().to_owned())
+            .unwrap_or_default();
+        let turns = req
+            .messages
+            .iter()
+            .filter(|m| matches!(m, Message::User { .. }))
+            .count();
+        ScriptedTurn::new().with_text_deltas(["echo", ": ", &said, &format!(" (turn {turns})")])
+    });
+    Agent::builder("echo")
+        .description("Says back what it is told.")
+        .model(model)
+        .build()
+        .unwrap()
+}
+
+/// Calls `wait` `steps` times (each `ms` long, streaming text as it goes), then answers "done".
+pub fn slow(steps: usize, ms: u64) -> Agent<(), String> {
+    let model = ScriptedModel::from_fn(move |_, req| {
+        let done = req
+            .messages
+            .iter()
+            .filter(|m| matches!(m, Message::Tool(_)))
+            .count();
+        if done < steps {
+            ScriptedTurn::new()
+                .with_text_deltas(["waiting ", &format!("{}", done + 1)])
+                .with_tool_call("wait", json!({"ms": ms}))
+        } else {
+            ScriptedTurn::new().with_text_deltas(["do", "ne"])
+        }
+    });
+    Agent::builder("slow")
+        .model(model)
+        .tool(tool("wait", "Waits.", |a: Wait, _c: ToolCtx| async move {
+            tokio::time::sleep(Duration::from_millis(a.ms)).await;
+            Ok(format!("waited {} ms", a.ms))
+        }))
+        .build()
+        .unwrap()
+}
+
+/// Asks to run a shell command (a call that needs approval), then reports what it got.
+pub fn ops() -> Agent<(), String> {
+    let model = ScriptedModel::from_fn(|_, req| {
+        match req.messages.iter().rev().find_map(|m| m.tool_result()) {
+            Some(result) => ScriptedTurn::text(format!("result: {}", result.content)),
+            None => ScriptedTurn::new().with_tool_call_id(
+                "c1",
+                "shell",
+                json!({"command": "systemctl restart api --token sk-live-0123456789abcdef"}),
+            ),
+        }
+    });
+    Agent::builder("ops")
+        .model(model)
+        .tool(
+            tool(
+                "shell",
+                "Runs a command.",
+                |a: Cmd, _c: ToolCtx| async move { Ok(format!("ran {} chars", a.command.len())) },
+            )
+            .needs_approval(),
+        )
+        .build()
+        .unwrap()
+}
+
+/// A server of the echo, slow and ops agents on `store`.
+pub fn server_on(store: impl RunStore, lease: Duration) -> Server {
+    let runtime = Runtime::new().store(store).lease_ttl(lease).redact(
+        agentry::builtins::Redactor::new()
+            .pattern(r"sk-live-\w+")
+            .unwrap(),
+    );
+    Server::builder(runtime)
+        .agent(echo())
+        .agent(slow(3, 150))
+        .agent(ops())
+        .default_agent("echo")
+        .poll_interval(Duration::from_millis(50))
+        .build()
+        .unwrap()
+}
+
+/// The kinds of `events`, in order.
+pub fn kinds(events: &[Sse]) -> Vec<&str> {
+    events.iter().map(|e| e.kind.as_str()).collect()
+}

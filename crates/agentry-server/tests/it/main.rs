@@ -1,0 +1,12 @@
+//! The run API through real HTTP: a server on a TCP port, driven by a plain HTTP client and an
+//! SSE client, on SQLite files (and Postgres, when `AGENTRY_TEST_POSTGRES_URL` names a server).
+
+mod common;
+
+mod approvals;
+mod recovery;
+mod runs;
+mod security;
+mod sessions;
+mod shared_store;
+mod stream;

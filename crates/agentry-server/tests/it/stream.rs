@@ -1,0 +1,116 @@
+//! Event streams that reconnect, or connect late, get every event exactly once.
+
+use crate::common::*;
+use serde_json::json;
+use std::time::Duration;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_reconnects_with_last_event_id_gets_every_event_exactly_once() {
+    let (store, _dir, _) = sqlite().await;
+    let server = TestServer::start(server_on(store, Duration::from_secs(30))).await;
+    let run_id = server
+        .start_run(json!({"agent": "slow", "input": "go"}))
+        .await;
+    let url = server.at(&format!("/v1/runs/{run_id}/events"));
+
+    // A client that drops the connection after every third event and reconnects with the last
+    // id it saw, over and over, until the run ends.
+    let mut pieced = Vec::new();
+    let mut last: Option<String> = None;
+    let mut connections = 0;
+    loop {
+        connections += 1;
+        let mut n = 0;
+        let part = read_events(&url, last.as_deref(), |_| {
+            n += 1;
+            n == 3
+        })
+        .await;
+        let ended = part.last().is_some_and(|e| e.kind == "run_finished");
+        last = part.last().map(|e| e.id.clone()).or(last);
+        pieced.extend(part);
+        if ended {
+            break;
+        }
+        assert!(connections < 200, "the run never ended");
+    }
+    assert!(
+        connections > 3,
+        "the run ended before the client reconnected"
+    );
+
+    // One client that stayed connected from the start (a late one: it reads the same).
+    let whole = all_events(&url, None).await;
+    let ids = |events: &[Sse]| events.iter().map(|e| e.id.clone()).collect::<Vec<_>>();
+    let recorded = |events: &[Sse]| {
+        events
+            .iter()
+            .filter(|e| !e.id.contains('.'))
+            .map(|e| (e.id.clone(), e.kind.clone()))
+            .collect::<Vec<_>>()
+    };
+    // No event twice, in order.
+    let mut sorted = ids(&pieced);
+    sorted.dedup();
+    assert_eq!(sorted, ids(&pieced), "an event came twice");
+    // Every recorded event once, as the uninterrupted stream has them.
+    assert_eq!(recorded(&pieced), recorded(&whole));
+    // The run was live while the client reconnected: the streamed text came through too.
+    let text: String = pieced
+        .iter()
+        .filter(|e| e.kind == "text_delta")
+        .map(|e| e.data["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, "waiting 1waiting 2waiting 3done");
+    server.shut_down().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_clients_on_one_run_each_get_the_whole_stream() {
+    let (store, _dir, _) = sqlite().await;
+    let server = TestServer::start(server_on(store, Duration::from_secs(30))).await;
+    let run_id = server
+        .start_run(json!({"agent": "slow", "input": "go"}))
+        .await;
+    let url = server.at(&format!("/v1/runs/{run_id}/events"));
+    let clients = (0..50).map(|_| {
+        let url = url.clone();
+        tokio::spawn(async move { all_events(&url, None).await })
+    });
+    let streams = futures::future::try_join_all(clients).await.unwrap();
+    let first: Vec<String> = streams[0].iter().map(|e| e.id.clone()).collect();
+    assert!(streams[0].last().is_some_and(|e| e.kind == "run_finished"));
+    for s in &streams {
+        let recorded: Vec<&String> = s
+            .iter()
+            .map(|e| &e.id)
+            .filter(|id| !id.contains('.'))
+            .collect();
+        let expected: Vec<&String> = first.iter().filter(|id| !id.contains('.')).collect();
+        assert_eq!(recorded, expected);
+    }
+    server.shut_down().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_last_event_id_is_a_bad_request() {
+    let (store, _dir, _) = sqlite().await;
+    let server = TestServer::start(server_on(store, Duration::from_secs(30))).await;
+    let run_id = server.start_run(json!({"input": "hi"})).await;
+    let response = reqwest::Client::new()
+        .get(server.at(&format!("/v1/runs/{run_id}/events")))
+        .header("Last-Event-ID", "seven")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 400);
+    let body: serde_json::Value = response.json().await.unwrap();
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("`seven` is not an event id"),
+        "{body}"
+    );
+    server.shut_down().await;
+}
