@@ -148,6 +148,10 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: ConfigCommand,
     },
+    /// Serve the config's agents over HTTP until Ctrl-C: the run API (runs, their events as
+    /// Server-Sent Events, approvals, sessions; /openapi.json describes it), on the config's
+    /// store and hooks.
+    Serve(ServeArgs),
     /// Host the config's agents on the Temporal server of its `[temporal]` table, until
     /// Ctrl-C (an `agentry` built with the `temporal` feature).
     Worker,
@@ -350,4 +354,13 @@ pub(crate) enum ConfigCommand {
     Check,
     /// Print the JSON Schema of agentry.toml.
     Schema,
+}
+
+/// `agentry serve`.
+#[derive(Args, Clone, Debug, Default)]
+pub(crate) struct ServeArgs {
+    /// The address to listen on (default: the config's server.addr, else 127.0.0.1:7777).
+    /// Beyond this machine the server needs a token (AGENTRY_SERVER_TOKEN or server.token).
+    #[arg(long)]
+    pub addr: Option<String>,
 }

@@ -30,7 +30,7 @@ pub(crate) async fn start_run(
     State(state): State<AppState>,
     JsonBody(req): JsonBody<StartRun>,
 ) -> Result<Response, ApiError> {
-    let mut options = RunOptions::new();
+    let mut options = state.options.clone();
     if let Some(user) = req.user_id {
         options = options.user(user);
     }

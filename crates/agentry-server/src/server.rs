@@ -6,7 +6,7 @@ use crate::guard::{Guard, guard};
 use crate::hub::Hubs;
 use crate::state::{AppState, Inner};
 use crate::{meta, recovery, runs, sessions, stream};
-use agentry::{Agent, AgentState, Runtime};
+use agentry::{Agent, AgentState, RunOptions, Runtime};
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, HeaderValue, Method, header};
@@ -64,9 +64,17 @@ pub struct ServerBuilder {
     max_body: usize,
     max_headers: usize,
     poll: Duration,
+    options: RunOptions,
 }
 
 impl ServerBuilder {
+    /// Options every served run starts with (hooks and tool sources of its own, stored ones
+    /// included); a request's session, user, tags and metadata are added to them.
+    pub fn run_options(mut self, options: RunOptions) -> Self {
+        self.options = options;
+        self
+    }
+
     /// Serves `agent` under its name. The first agent added is the default unless
     /// [`default_agent`](Self::default_agent) names another.
     pub fn agent<S, O>(mut self, agent: Agent<S, O>) -> Self
@@ -148,6 +156,7 @@ impl ServerBuilder {
                 redactor,
                 shutdown: CancellationToken::new(),
                 poll: self.poll,
+                options: self.options,
             })),
             token: self.token,
             cors_origins: self.cors_origins,
@@ -224,6 +233,7 @@ impl Server {
             max_body: DEFAULT_MAX_BODY,
             max_headers: DEFAULT_MAX_HEADERS,
             poll: Duration::from_millis(250),
+            options: RunOptions::new(),
         }
     }
 

@@ -7,7 +7,7 @@ use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, QueryArgs};
 use crate::runs::{MAX_PAGE, PAGE, start};
 use crate::state::AppState;
-use agentry::{RunOptions, RunQuery};
+use agentry::RunQuery;
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::Response;
@@ -106,7 +106,7 @@ pub(crate) async fn session_run(
             .next()
             .map(|r| r.agent),
     };
-    let mut options = RunOptions::new();
+    let mut options = state.options.clone();
     if let Some(user) = req.user_id {
         options = options.user(user);
     }

@@ -26,6 +26,8 @@ pub(crate) struct Inner {
     pub(crate) shutdown: CancellationToken,
     /// How often a stream of a run driven elsewhere looks for new events.
     pub(crate) poll: Duration,
+    /// What every served run starts with.
+    pub(crate) options: agentry::RunOptions,
 }
 
 impl std::ops::Deref for AppState {

@@ -8,6 +8,7 @@ mod mcp;
 mod models;
 mod replay;
 mod run;
+mod serve;
 mod sessions;
 mod slash;
 mod temporal;
@@ -145,6 +146,7 @@ async fn dispatch(cli: &Cli, color: bool) -> Result<Exit, Failure> {
             ..
         } => manage::reject(cli, run, call.as_deref(), reason, *stop, color).await,
         Command::Worker => temporal::worker(cli).await,
+        Command::Serve(args) => serve::serve(cli, args).await,
         Command::Resume { run } => manage::resume(cli, run, color).await,
         Command::Cancel { run } => manage::cancel(cli, run).await,
         Command::Replay { run, agent } => replay::replay(cli, run, agent.as_deref()).await,

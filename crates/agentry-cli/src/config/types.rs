@@ -67,6 +67,33 @@ pub(crate) struct Config {
     /// hosts this file's agents for (an `agentry` built with the `temporal` feature).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temporal: Option<TemporalConfig>,
+    /// `agentry serve`: the HTTP server of this file's agents.
+    #[serde(default)]
+    pub server: ServerConfig,
+}
+
+/// How `agentry serve` serves the agents over HTTP.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ServerConfig {
+    /// The address to listen on (default `127.0.0.1:7777`; `--addr` overrides it). Any
+    /// address beyond this machine needs a token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub addr: Option<String>,
+    /// The bearer token every request must carry (`${VAR}` is expanded; the environment's
+    /// `AGENTRY_SERVER_TOKEN` wins). Keep it out of the file: `token = "${MY_TOKEN}"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    /// Web origins whose pages may call the server from a browser (CORS), e.g.
+    /// `["https://app.example"]`. None by default.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cors_origins: Vec<String>,
+    /// The largest request body, in bytes (default 2 MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_body: Option<usize>,
+    /// The most bytes of request headers (default 32 KiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_header_bytes: Option<usize>,
 }
 
 /// Where runs on Temporal go.

@@ -176,3 +176,59 @@ async fn cancelling_a_started_run_before_it_starts_ends_it_cancelled() {
     assert_eq!(out.output, None);
     assert_eq!(model.calls(), 0);
 }
+
+#[tokio::test]
+async fn a_left_run_stands_at_its_last_checkpoint_released_and_resumes_to_its_end() {
+    let calls = Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let counted = Arc::clone(&calls);
+    let slow = tool(
+        "slow",
+        "Sleeps on its first call",
+        move |_: NoArgs, _ctx: ToolCtx| {
+            let n = counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            async move {
+                if n == 0 {
+                    tokio::time::sleep(Duration::from_secs(3600)).await;
+                }
+                Ok("woke up")
+            }
+        },
+    );
+    let model = ScriptedModel::new()
+        .tool_call("slow", json!({}))
+        .text("done");
+    let agent = Agent::builder("sleeper")
+        .model(model)
+        .tool(slow)
+        .build()
+        .unwrap();
+    let store = MemoryStore::new();
+    let runtime = Runtime::new().store(store.clone());
+    let mut handle = runtime.run(&agent, "go").start();
+    let run_id = handle.run_id().to_string();
+    events_until(&mut handle, |e| matches!(e, RunEvent::ToolStarted { .. })).await;
+    handle.leave();
+    rest_of_stream(&mut handle).await;
+    let err = tokio::time::timeout(PATIENCE, handle.result())
+        .await
+        .expect("the left run did not stop")
+        .unwrap_err();
+    assert!(matches!(err, agentry::Error::Left { .. }), "{err}");
+    assert!(
+        err.to_string().contains("left at its last checkpoint"),
+        "{err}"
+    );
+
+    // Not cancelled: running, its lease released, so it is resumed at once.
+    let stored = store.load(&run_id).await.unwrap().unwrap();
+    assert_eq!(stored.snapshot.status(), agentry::RunStatus::Running);
+    assert!(stored.snapshot.stop.is_none());
+    assert!(stored.driver_gone(agentry::store::now_ms()));
+    let out = runtime.resume(&agent, &run_id).await.unwrap();
+    assert_eq!(out.text, "done");
+    assert_eq!(
+        calls.load(std::sync::atomic::Ordering::SeqCst),
+        2,
+        "the call in flight ran again"
+    );
+}
