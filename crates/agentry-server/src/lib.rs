@@ -47,6 +47,7 @@
 
 mod agents;
 mod api;
+mod doors;
 mod error;
 mod event_id;
 mod extract;

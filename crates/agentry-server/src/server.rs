@@ -5,7 +5,7 @@ use crate::error::ApiError;
 use crate::guard::{Guard, guard};
 use crate::hub::Hubs;
 use crate::state::{AppState, Inner};
-use crate::{meta, recovery, runs, sessions, stream};
+use crate::{doors, meta, recovery, runs, sessions, stream};
 use agentry::{Agent, AgentState, RunOptions, Runtime};
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -279,6 +279,15 @@ impl Server {
                     let doc = Arc::clone(&doc);
                     async move { axum::Json((*doc).clone()) }
                 }),
+            )
+            .route("/v1/models", axum::routing::get(doors::openai::models))
+            .route(
+                "/v1/chat/completions",
+                axum::routing::post(doors::openai::chat_completions),
+            )
+            .route(
+                "/v1/responses",
+                axum::routing::post(doors::openai::responses),
             )
             .fallback(not_found)
             .method_not_allowed_fallback(method_not_allowed)

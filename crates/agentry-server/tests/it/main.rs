@@ -4,6 +4,7 @@
 mod common;
 
 mod approvals;
+mod clients;
 mod recovery;
 mod runs;
 mod security;
