@@ -5,14 +5,21 @@ use super::driver::Driver;
 use agentry_core::{Error, RunQuery, RunStatus};
 
 impl Driver {
-    /// True when this new run continues a session from the store.
+    /// True when this new run continues a session from the store: a top-level run with a
+    /// session id. (A sub-agent's run shares its parent's session for hooks and traces, but
+    /// starts afresh: its parent is the session's run under way.)
     pub(crate) fn continues_session(&self) -> bool {
-        self.rt.store.is_some() && self.scope.context().info().session_id.is_some()
+        self.rt.store.is_some()
+            && self.scope.context().info().session_id.is_some()
+            && self.scope.context().parent_run_id().is_none()
     }
 
     /// Starts the run with the messages of its session's last top-level run, or says why the
     /// session cannot go on.
     pub(crate) async fn continue_session(&mut self) -> Result<(), Error> {
+        if !self.continues_session() {
+            return Ok(());
+        }
         let (Some(store), Some(session)) = (
             self.rt.store.clone(),
             self.scope.context().info().session_id.clone(),

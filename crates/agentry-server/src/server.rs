@@ -289,6 +289,11 @@ impl Server {
                 "/v1/responses",
                 axum::routing::post(doors::openai::responses),
             )
+            .route("/v1/ui/{agent}", axum::routing::post(doors::ai_sdk::chat))
+            .route(
+                "/v1/ui/{agent}/{chat}/stream",
+                axum::routing::get(doors::ai_sdk::resume_stream),
+            )
             .fallback(not_found)
             .method_not_allowed_fallback(method_not_allowed)
             .with_state(self.state.clone())

@@ -26,16 +26,50 @@ pub fn python_with(module: &str) -> Option<PathBuf> {
     None
 }
 
+/// The directory of the npm package `package` (at `version`) in `AGENTRY_NODE_MODULES`, with
+/// node on the PATH, or `None` (said on stderr; under `CI=true` a failure).
+pub fn node_package(package: &str, version: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os("AGENTRY_NODE_MODULES").map(|d| PathBuf::from(d).join(package));
+    let found = dir.as_ref().and_then(|d| {
+        let manifest = std::fs::read_to_string(d.join("package.json")).ok()?;
+        let manifest: Value = serde_json::from_str(&manifest).ok()?;
+        (manifest["version"] == version).then_some(())
+    });
+    let node = std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok();
+    if found.is_some() && node {
+        return dir;
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "CI=true but AGENTRY_NODE_MODULES has no {package}@{version} (.ci/run installs it)"
+    );
+    eprintln!("skipping: no {package}@{version} in AGENTRY_NODE_MODULES (or no node)");
+    None
+}
+
 /// Runs a client script of `tests/clients` against `url` and reads the JSON it prints.
 pub fn run_client(program: &std::path::Path, script: &str, url: &str) -> Value {
+    run_client_with(program, script, url, &[])
+}
+
+/// [`run_client`], with environment variables.
+pub fn run_client_with(
+    program: &std::path::Path,
+    script: &str,
+    url: &str,
+    env: &[(&str, &std::path::Path)],
+) -> Value {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/clients")
         .join(script);
-    let out = std::process::Command::new(program)
-        .arg(&script)
-        .arg(url)
-        .output()
-        .unwrap();
+    let mut command = std::process::Command::new(program);
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let out = command.arg(&script).arg(url).output().unwrap();
     assert!(
         out.status.success(),
         "{} failed:\n{}",
@@ -57,7 +91,10 @@ async fn the_openai_client_calls_agents_as_models() {
     let seen = tokio::task::spawn_blocking(move || run_client(&python, "openai_client.py", &url))
         .await
         .unwrap();
-    assert_eq!(seen["models"], serde_json::json!(["echo", "ops", "slow"]));
+    assert_eq!(
+        seen["models"],
+        serde_json::json!(["echo", "ops", "slow", "team"])
+    );
     assert_eq!(seen["chat"]["text"], "echo: hello (turn 1)");
     assert_eq!(seen["chat"]["finish"], "stop");
     assert!(
@@ -120,5 +157,89 @@ async fn the_openai_client_calls_agents_as_models() {
         "{}",
         seen["unknown_model"]
     );
+    server.shut_down().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ai_sdk_chat_talks_to_agents_through_its_default_transport() {
+    let Some(ai) = node_package("ai", "7.0.173") else {
+        return;
+    };
+    let (store, _dir, _) = sqlite().await;
+    let server = TestServer::start(server_on(store, Duration::from_secs(30))).await;
+    let url = server.url.clone();
+    let seen = tokio::task::spawn_blocking(move || {
+        run_client_with(
+            std::path::Path::new("node"),
+            "ai_sdk_chat.mjs",
+            &url,
+            &[("AGENTRY_AI_SDK", &ai)],
+        )
+    })
+    .await
+    .unwrap();
+
+    // Two turns of one chat: one session.
+    assert_eq!(seen["echo"]["status"], "ready");
+    assert_eq!(
+        seen["echo"]["texts"],
+        serde_json::json!([
+            "hello",
+            "echo: hello (turn 1)",
+            "again",
+            "echo: again (turn 2)"
+        ])
+    );
+    assert_eq!(seen["echo"]["stepStarts"], 1);
+
+    // The approval request reached the chat as the tool part's state, and the answer sent
+    // from the chat ran the call.
+    assert_eq!(seen["approval"]["state"], "approval-requested");
+    assert_eq!(seen["approval"]["approvalId"], "c1");
+    assert!(
+        !seen["approval"]["input"]
+            .to_string()
+            .contains("sk-live-0123"),
+        "the redactor masks the input: {}",
+        seen["approval"]["input"]
+    );
+    assert_eq!(seen["approved"]["status"], "ready");
+    assert_eq!(
+        seen["approved"]["messages"], 2,
+        "the run went on in the same message"
+    );
+    assert_eq!(seen["approved"]["toolState"], "output-available");
+    assert_eq!(seen["approved"]["output"], "ran 54 chars");
+    assert_eq!(seen["approved"]["text"], "result: ran 54 chars");
+
+    // A sub-agent's text and tool call nested, the hook's decision as a data part.
+    let team = &seen["team"];
+    assert_eq!(team["status"], "ready");
+    assert_eq!(team["text"], "All done.");
+    assert_eq!(
+        team["subagent"],
+        serde_json::json!([{"agentPath": "team/researcher", "text": "found three papers"}]),
+        "{team}"
+    );
+    let hook = &team["hook"][0];
+    assert_eq!(hook["hook"], "no-deletes");
+    assert_eq!(hook["decision"], "blocked");
+    assert_eq!(hook["tool"], "delete");
+    let tools = team["tools"].as_array().unwrap();
+    assert!(
+        tools.iter().any(|t| t["type"] == "tool-researcher"
+            && t["state"] == "output-available"
+            && t["output"] == "found three papers"),
+        "{team}"
+    );
+    assert!(
+        tools.iter().any(|t| t["type"] == "tool-delete"
+            && t["errorText"]
+                .as_str()
+                .is_some_and(|e| e.contains("deleting is not allowed"))),
+        "{team}"
+    );
+    assert!(team["onData"].as_u64().unwrap() >= 2, "{team}");
+    assert_eq!(seen["resumed"], "ready");
     server.shut_down().await;
 }

@@ -251,6 +251,7 @@ pub fn server_on(store: impl RunStore, lease: Duration) -> Server {
         .agent(echo())
         .agent(slow(3, 150))
         .agent(ops())
+        .agent(team())
         .default_agent("echo")
         .poll_interval(Duration::from_millis(50))
         .build()
@@ -260,4 +261,45 @@ pub fn server_on(store: impl RunStore, lease: Duration) -> Server {
 /// The kinds of `events`, in order.
 pub fn kinds(events: &[Sse]) -> Vec<&str> {
     events.iter().map(|e| e.kind.as_str()).collect()
+}
+
+/// A lead that asks its `researcher` sub-agent, tries a `delete` a hook blocks, then answers.
+pub fn team() -> Agent<(), String> {
+    let researcher = Agent::builder("researcher")
+        .model(ScriptedModel::from_fn(|_, _| {
+            ScriptedTurn::new().with_text_deltas(["found ", "three ", "papers"])
+        }))
+        .build()
+        .unwrap();
+    let lead = ScriptedModel::from_fn(|_, req| {
+        let results = req
+            .messages
+            .iter()
+            .filter(|m| matches!(m, Message::Tool(_)))
+            .count();
+        match results {
+            0 => ScriptedTurn::new().with_tool_call("researcher", json!({"input": "find papers"})),
+            1 => ScriptedTurn::new().with_tool_call("delete", json!({"path": "/data"})),
+            _ => ScriptedTurn::new().with_text_deltas(["All ", "done."]),
+        }
+    });
+    Agent::builder("team")
+        .model(lead)
+        .sub_agent(&researcher)
+        .tool(tool(
+            "delete",
+            "Deletes a path.",
+            |_: Cmd, _c: ToolCtx| async move { Ok("deleted") },
+        ))
+        .with(
+            on::before_tool(|mut ev, _ctx| async move {
+                if ev.name() == "delete" {
+                    ev.block("deleting is not allowed here");
+                }
+                Ok(ev)
+            })
+            .named("no-deletes"),
+        )
+        .build()
+        .unwrap()
 }

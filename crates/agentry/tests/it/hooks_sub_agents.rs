@@ -5,7 +5,7 @@
 use crate::common::*;
 use agentry::prelude::*;
 use agentry::{AgentBuilder, ModelErrorKind};
-use agentry::{Message, RunOptions, ToolResult};
+use agentry::{Message, RunOptions, ScriptedTurn, ToolResult};
 
 const CHILD_EVENTS: [&str; 10] = [
     "RunStart",
@@ -566,4 +566,34 @@ async fn a_delegated_sub_agent_past_the_nesting_limit_is_refused() {
         matches!(refused, Error::DepthLimit { depth: 2, limit: 1, ref path } if path == "parent/parent"),
         "{refused}"
     );
+}
+
+#[tokio::test]
+async fn a_sub_agent_of_a_run_in_a_session_starts_afresh_and_the_session_goes_on() {
+    let helper = Agent::builder("helper")
+        .model(ScriptedModel::from_fn(|_, req| {
+            ScriptedTurn::text(format!("helper saw {} message(s)", req.messages.len()))
+        }))
+        .build()
+        .unwrap();
+    let lead = Agent::builder("lead")
+        .model(ScriptedModel::from_fn(|_, req| {
+            match req.messages.iter().rev().find_map(|m| m.tool_result()) {
+                Some(r) if req.messages.last().is_some_and(|m| m.tool_result().is_some()) => {
+                    ScriptedTurn::text(format!("lead: {}", r.content))
+                }
+                _ => ScriptedTurn::new().with_tool_call("helper", json!({"input": "help"})),
+            }
+        }))
+        .sub_agent(&helper)
+        .build()
+        .unwrap();
+    let runtime = Runtime::new().store(agentry::MemoryStore::new());
+    let options = || RunOptions::new().session("s-1");
+    let first = runtime.run(&lead, "one").with(options()).await.unwrap();
+    assert_eq!(first.text, "lead: helper saw 1 message(s)");
+    // The second run of the session goes on from the first; its sub-agent starts afresh.
+    let second = runtime.run(&lead, "two").with(options()).await.unwrap();
+    assert_eq!(second.text, "lead: helper saw 1 message(s)");
+    assert!(second.messages.len() > first.messages.len());
 }
