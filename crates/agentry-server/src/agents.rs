@@ -46,6 +46,8 @@ pub(crate) trait ServedAgent: Send + Sync + 'static {
     fn name(&self) -> &str;
     /// What it does, from its definition.
     fn description(&self) -> Option<&str>;
+    /// The state a new run starts with, as JSON (null when it cannot be written as JSON).
+    fn initial_state(&self) -> serde_json::Value;
     /// Starts a drive on a task ([`Go::Start`] with a run id in its options); [`Driven::done`]
     /// pumps its events into `hub`.
     fn go(&self, runtime: &Runtime, go: Go, hub: Arc<RunHub>) -> Driven;
@@ -62,6 +64,10 @@ where
 
     fn description(&self) -> Option<&str> {
         self.def().description.as_deref()
+    }
+
+    fn initial_state(&self) -> serde_json::Value {
+        self.def().initial_state.to_json().unwrap_or_default()
     }
 
     fn go(&self, runtime: &Runtime, go: Go, hub: Arc<RunHub>) -> Driven {

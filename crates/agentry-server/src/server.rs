@@ -290,6 +290,7 @@ impl Server {
                 axum::routing::post(doors::openai::responses),
             )
             .route("/v1/ui/{agent}", axum::routing::post(doors::ai_sdk::chat))
+            .route("/v1/ag-ui/{agent}", axum::routing::post(doors::ag_ui::run))
             .route(
                 "/v1/ui/{agent}/{chat}/stream",
                 axum::routing::get(doors::ai_sdk::resume_stream),

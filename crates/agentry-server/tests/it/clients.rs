@@ -93,7 +93,7 @@ async fn the_openai_client_calls_agents_as_models() {
         .unwrap();
     assert_eq!(
         seen["models"],
-        serde_json::json!(["echo", "ops", "slow", "team"])
+        serde_json::json!(["echo", "notes", "ops", "slow", "team"])
     );
     assert_eq!(seen["chat"]["text"], "echo: hello (turn 1)");
     assert_eq!(seen["chat"]["finish"], "stop");
@@ -241,5 +241,86 @@ async fn the_ai_sdk_chat_talks_to_agents_through_its_default_transport() {
     );
     assert!(team["onData"].as_u64().unwrap() >= 2, "{team}");
     assert_eq!(seen["resumed"], "ready");
+    server.shut_down().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ag_ui_client_runs_agents_and_resumes_their_interrupts() {
+    let Some(ag_ui) = node_package("@ag-ui/client", "1.0.0") else {
+        return;
+    };
+    let (store, _dir, _) = sqlite().await;
+    let server = TestServer::start(server_on(store, Duration::from_secs(30))).await;
+    let url = server.url.clone();
+    let seen = tokio::task::spawn_blocking(move || {
+        run_client_with(
+            std::path::Path::new("node"),
+            "ag_ui_agent.mjs",
+            &url,
+            &[("AGENTRY_AG_UI", &ag_ui)],
+        )
+    })
+    .await
+    .unwrap();
+    let types = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap().to_owned())
+            .collect()
+    };
+
+    let echo = types(&seen["echo"]["types"]);
+    assert_eq!(echo.first().map(String::as_str), Some("RUN_STARTED"));
+    assert_eq!(echo.last().map(String::as_str), Some("RUN_FINISHED"));
+    assert!(
+        echo.contains(&"TEXT_MESSAGE_CONTENT".to_owned()),
+        "{echo:?}"
+    );
+    assert_eq!(
+        seen["echo"]["texts"],
+        serde_json::json!(["echo: hello (turn 1)", "echo: again (turn 2)"])
+    );
+    assert_eq!(seen["echo"]["result"], "echo: hello (turn 1)");
+
+    assert_eq!(
+        seen["notes"]["state"],
+        serde_json::json!({"items": ["milk", "eggs"]})
+    );
+    assert_eq!(seen["notes"]["deltas"], 2, "{}", seen["notes"]);
+
+    assert_eq!(
+        seen["interrupts"],
+        serde_json::json!([{"id": "c1", "toolCallId": "c1", "reason": "tool_approval"}])
+    );
+    assert_eq!(seen["resumed"]["pending"], 0);
+    assert_eq!(
+        seen["resumed"]["toolResults"],
+        serde_json::json!(["ran 54 chars"])
+    );
+    assert!(
+        seen["resumed"]["texts"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("result: ran 54 chars")),
+        "{}",
+        seen["resumed"]
+    );
+
+    let team = types(&seen["team"]["types"]);
+    for t in [
+        "SUBAGENT_STARTED",
+        "SUBAGENT_FINISHED",
+        "TOOL_CALL_RESULT",
+        "CUSTOM",
+    ] {
+        assert!(team.contains(&t.to_owned()), "{t} missing: {team:?}");
+    }
+    assert_eq!(seen["team"]["hooks"][0]["decision"], "blocked");
+    assert_eq!(seen["team"]["hooks"][0]["hook"], "no-deletes");
+    assert_eq!(
+        seen["team"]["subagentMessages"],
+        serde_json::json!(["found three papers"])
+    );
     server.shut_down().await;
 }

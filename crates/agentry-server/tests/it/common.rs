@@ -252,6 +252,7 @@ pub fn server_on(store: impl RunStore, lease: Duration) -> Server {
         .agent(slow(3, 150))
         .agent(ops())
         .agent(team())
+        .agent(notes())
         .default_agent("echo")
         .poll_interval(Duration::from_millis(50))
         .build()
@@ -300,6 +301,46 @@ pub fn team() -> Agent<(), String> {
             })
             .named("no-deletes"),
         )
+        .build()
+        .unwrap()
+}
+
+/// Its state: what was noted.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Notes {
+    pub items: Vec<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct Text {
+    pub text: String,
+}
+
+/// Notes two things in its state (a tool that changes it), then answers.
+pub fn notes() -> Agent<Notes, String> {
+    let model = ScriptedModel::from_fn(|_, req| {
+        let noted = req
+            .messages
+            .iter()
+            .filter(|m| matches!(m, Message::Tool(_)))
+            .count();
+        match noted {
+            0 => ScriptedTurn::new().with_tool_call("note", json!({"text": "milk"})),
+            1 => ScriptedTurn::new().with_tool_call("note", json!({"text": "eggs"})),
+            _ => ScriptedTurn::new().with_text_deltas(["noted ", "both"]),
+        }
+    });
+    Agent::builder("notes")
+        .model(model)
+        .state(Notes::default())
+        .tool(tool(
+            "note",
+            "Notes a thing.",
+            |a: Text, ctx: ToolCtx| async move {
+                ctx.update_state(|s: &mut Notes| s.items.push(a.text.clone()))?;
+                Ok("noted")
+            },
+        ))
         .build()
         .unwrap()
 }

@@ -579,7 +579,12 @@ async fn a_sub_agent_of_a_run_in_a_session_starts_afresh_and_the_session_goes_on
     let lead = Agent::builder("lead")
         .model(ScriptedModel::from_fn(|_, req| {
             match req.messages.iter().rev().find_map(|m| m.tool_result()) {
-                Some(r) if req.messages.last().is_some_and(|m| m.tool_result().is_some()) => {
+                Some(r)
+                    if req
+                        .messages
+                        .last()
+                        .is_some_and(|m| m.tool_result().is_some()) =>
+                {
                     ScriptedTurn::text(format!("lead: {}", r.content))
                 }
                 _ => ScriptedTurn::new().with_tool_call("helper", json!({"input": "help"})),
