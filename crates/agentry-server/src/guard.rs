@@ -47,7 +47,9 @@ impl Guard {
                  give it a token (AGENTRY_SERVER_TOKEN) to serve other names",
             ));
         }
-        if path == "/healthz" {
+        // Health, and A2A agent cards (what an agent is and how to call it, which A2A clients
+        // read before they authenticate), are public.
+        if path == "/healthz" || path.ends_with("/.well-known/agent-card.json") {
             return Ok(());
         }
         if let Some(token) = &self.token {

@@ -157,6 +157,7 @@ impl ServerBuilder {
                 shutdown: CancellationToken::new(),
                 poll: self.poll,
                 options: self.options,
+                token_required: self.token.is_some(),
             })),
             token: self.token,
             cors_origins: self.cors_origins,
@@ -291,6 +292,15 @@ impl Server {
             )
             .route("/v1/ui/{agent}", axum::routing::post(doors::ai_sdk::chat))
             .route("/v1/ag-ui/{agent}", axum::routing::post(doors::ag_ui::run))
+            .route("/a2a/{agent}", axum::routing::post(doors::a2a::rpc))
+            .route(
+                "/a2a/{agent}/.well-known/agent-card.json",
+                axum::routing::get(doors::a2a::agent_card),
+            )
+            .route(
+                "/.well-known/agent-card.json",
+                axum::routing::get(doors::a2a::default_card),
+            )
             .route(
                 "/v1/ui/{agent}/{chat}/stream",
                 axum::routing::get(doors::ai_sdk::resume_stream),

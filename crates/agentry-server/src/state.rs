@@ -28,6 +28,8 @@ pub(crate) struct Inner {
     pub(crate) poll: Duration,
     /// What every served run starts with.
     pub(crate) options: agentry::RunOptions,
+    /// True when requests must carry a bearer token.
+    pub(crate) token_required: bool,
 }
 
 impl std::ops::Deref for AppState {

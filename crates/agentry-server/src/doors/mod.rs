@@ -2,6 +2,7 @@
 //! the runtime (so every hook runs the same whichever door a request came in by) and the run's
 //! events into its protocol's stream.
 
+pub(crate) mod a2a;
 pub(crate) mod ag_ui;
 pub(crate) mod ai_sdk;
 pub(crate) mod openai;

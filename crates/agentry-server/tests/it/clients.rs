@@ -324,3 +324,63 @@ async fn the_ag_ui_client_runs_agents_and_resumes_their_interrupts() {
     );
     server.shut_down().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_a2a_client_sends_messages_streams_and_answers_input_required_tasks() {
+    let Some(python) = python_with("a2a.client") else {
+        return;
+    };
+    let (store, _dir, _) = sqlite().await;
+    let server = TestServer::start(server_on(store, Duration::from_secs(30))).await;
+    let url = server.url.clone();
+    let seen = tokio::task::spawn_blocking(move || run_client(&python, "a2a_client.py", &url))
+        .await
+        .unwrap();
+    let card = &seen["card"];
+    assert_eq!(card["name"], "echo");
+    assert_eq!(card["supportedInterfaces"][0]["protocolBinding"], "JSONRPC");
+    assert_eq!(card["capabilities"]["streaming"], true);
+
+    assert_eq!(seen["send"]["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(seen["send"]["answer"], "echo: hello (turn 1)");
+    assert_eq!(
+        seen["send"]["second"], "echo: again (turn 2)",
+        "one context, one conversation"
+    );
+    assert_eq!(seen["send"]["same_context"], true);
+    assert_eq!(seen["get"]["answer"], "echo: hello (turn 1)");
+
+    assert_eq!(seen["paused"]["state"], "TASK_STATE_INPUT_REQUIRED");
+    assert!(
+        seen["paused"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`shell` (c1)"),
+        "{}",
+        seen["paused"]
+    );
+    assert_eq!(seen["approved"]["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(seen["approved"]["answer"], "result: ran 54 chars");
+    assert_eq!(seen["approved"]["same_task"], true);
+
+    let kinds = seen["stream"]["kinds"].as_array().unwrap();
+    assert_eq!(kinds.first().unwrap(), "task");
+    assert!(kinds.iter().any(|k| k == "artifact_update"));
+    let chunks: String = seen["stream"]["chunks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert!(
+        chunks.starts_with("waiting 1waiting 2waiting 3done"),
+        "{chunks}"
+    );
+    assert_eq!(
+        seen["stream"]["states"].as_array().unwrap().last().unwrap(),
+        "TASK_STATE_COMPLETED"
+    );
+    assert_eq!(seen["cancel"], "TASK_STATE_CANCELED");
+    assert_eq!(seen["missing"], "TaskNotFoundError");
+    server.shut_down().await;
+}

@@ -170,7 +170,7 @@ async fn unknown_agents_and_runs_are_json_errors_that_say_what_exists() {
     assert_eq!(err["code"], "not_found");
     assert_eq!(
         err["message"],
-        "no agent `nobody` is served here; the agents are echo, ops, slow"
+        "no agent `nobody` is served here; the agents are echo, notes, ops, slow, team"
     );
     let (status, err) = server.get("/v1/runs/no-such-run").await;
     assert_eq!((status, err["code"].as_str()), (404, Some("not_found")));

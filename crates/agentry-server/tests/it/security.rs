@@ -54,6 +54,32 @@ async fn with_a_token_every_request_but_health_must_carry_it() {
     assert_eq!(r.status(), 401, "the document needs the token too");
     let r = client.get(server.at("/healthz")).send().await.unwrap();
     assert_eq!(r.status(), 200);
+    // An A2A agent card is public, and says calls need the token; the calls do.
+    let r = client
+        .get(server.at("/a2a/echo/.well-known/agent-card.json"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let card: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(
+        card["securitySchemes"]["bearer"]["httpAuthSecurityScheme"]["scheme"],
+        "Bearer"
+    );
+    for path in [
+        "/a2a/echo",
+        "/v1/chat/completions",
+        "/v1/ui/echo",
+        "/v1/ag-ui/echo",
+    ] {
+        let r = client
+            .post(server.at(path))
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 401, "{path}");
+    }
     // Starting a run without the token does nothing.
     let r = client
         .post(server.at("/v1/runs"))
