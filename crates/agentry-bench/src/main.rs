@@ -5,6 +5,7 @@
 //!               [--store sqlite|postgres]
 //! agentry-bench --workload w4 --kind closure|persistent|spawned|webhook [--events N] [--current-thread]
 //! agentry-bench --workload w6 [--events N] [--current-thread]
+//! agentry-bench --workload w7 [--runs N] [--clients C] [--peer AI_PACKAGE_DIR]
 //! ```
 //! Prints one JSON object on its last stdout line.
 #![warn(missing_docs, unreachable_pub)]
@@ -14,6 +15,7 @@ mod external;
 mod mcp;
 mod measure;
 mod model;
+mod server;
 mod workloads;
 
 use agentry::Runtime;
@@ -34,6 +36,10 @@ enum Workload {
     /// One echo tool called `--events` times through an MCP stdio server and natively: the
     /// latency MCP adds per call, p50 and p99.
     W6,
+    /// Agents behind HTTP (`agentry serve`): runs started per second, request to first SSE
+    /// event, `--clients` streams on one run and as many runs at once, and the AI SDK UI
+    /// message stream beside the AI SDK's own server (`--peer`).
+    W7,
 }
 
 /// Runs one of the W1–W3 workloads and prints its figures as JSON.
@@ -75,10 +81,37 @@ struct Args {
     /// Serves W6's echo tool over MCP on stdin and stdout (W6 starts this binary so).
     #[arg(long, hide = true)]
     serve_mcp_echo: bool,
+    /// W7's clients on one run, and runs at once (default 1,000).
+    #[arg(long)]
+    clients: Option<usize>,
+    /// W7: also drive the AI SDK's own Node server (the `ai` package in this directory) with
+    /// the same load, and report the ratios.
+    #[arg(long)]
+    peer: Option<std::path::PathBuf>,
+    /// Serves W7's agents over HTTP (W7 starts this binary so).
+    #[arg(long, hide = true)]
+    serve_http: bool,
+    /// With `--serve-http`: on the in-memory store instead of SQLite.
+    #[arg(long, hide = true)]
+    memory_store: bool,
 }
 
 fn main() {
     let args = Args::parse();
+    if matches!(args.workload, Workload::W7) {
+        let tokio = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .expect("a tokio runtime");
+        if args.serve_http {
+            tokio.block_on(server::serve_child(args.memory_store));
+            return;
+        }
+        let runs = args.runs.map_or(2_000, |r| r as usize);
+        let clients = args.clients.unwrap_or(1_000);
+        println!("{}", tokio.block_on(server::run(runs, clients, args.peer)));
+        return;
+    }
     if matches!(args.workload, Workload::W6) {
         let tokio = match args.current_thread || args.serve_mcp_echo {
             true => tokio::runtime::Builder::new_current_thread(),
@@ -124,6 +157,7 @@ fn main() {
         ),
         Workload::W4 => unreachable!("W4 ran above"),
         Workload::W6 => unreachable!("W6 ran above"),
+        Workload::W7 => unreachable!("W7 ran above"),
         Workload::W5 => match args.runs.unwrap_or(1) {
             1 => (args.steps.unwrap_or(1000), args.hooks.unwrap_or(0), 1),
             runs => (args.steps.unwrap_or(3), args.hooks.unwrap_or(0), runs),

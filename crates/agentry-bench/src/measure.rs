@@ -15,7 +15,12 @@ pub(crate) fn cpu_time() -> Duration {
 }
 
 fn status_kib(field: &str) -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    process_status_kib("self", field)
+}
+
+/// A field of `/proc/<pid>/status`, KiB (0 when it cannot be read).
+pub(crate) fn process_status_kib(pid: &str, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
         .lines()
         .find_map(|l| l.strip_prefix(field))

@@ -133,7 +133,7 @@ pub(crate) async fn run(
         let mut writer = AgUiWriter::new(&thread, &client_run);
         yield sse(&json!({"type": "RUN_STARTED", "threadId": thread, "runId": client_run}));
         if !initial.is_null() {
-            yield sse(&json!({"type": "STATE_SNAPSHOT", "snapshot": initial}));
+            yield sse(&state.redact(json!({"type": "STATE_SNAPSHOT", "snapshot": initial})));
         }
         futures::pin_mut!(events);
         while let Some(e) = events.next().await {
@@ -142,8 +142,9 @@ pub(crate) async fn run(
             }
         }
         let stored = state.store.load(&run_id).await.ok().flatten();
+        // What comes from the store (the result, the state, an error) is masked as events are.
         for event in writer.finish(stored.as_ref()) {
-            yield sse(&event);
+            yield sse(&state.redact(event));
         }
     };
     let mut response = axum::body::Body::from_stream(body).into_response();

@@ -185,8 +185,9 @@ fn stream_response(
             }
         }
         let ended = state.store.load(&run_id).await.ok().flatten();
+        // The error comes from the store: masked as events are.
         for chunk in writer.finish(ended.as_ref().and_then(|s| s.snapshot.error.as_deref())) {
-            yield sse(&chunk);
+            yield sse(&state.redact(chunk));
         }
         yield Ok("data: [DONE]\n\n".to_owned());
     };

@@ -54,21 +54,38 @@ impl SqliteStore {
         let found: Vec<rows::SummaryColumns> = self
             .worker
             .call(move |conn| {
-                conn.prepare_cached(
+                // Only the filters the query has: `(?1 IS NULL OR session_id = ?1)` would keep
+                // SQLite from using the session and status indexes (a scan per listing).
+                let mut sql = String::from(
                     "SELECT run_id, agent, session_id, parent_run_id, status, step, created_ms, \
-                     updated_ms, lease_expires_ms FROM runs \
-                     WHERE (?1 IS NULL OR session_id = ?1) AND (?2 IS NULL OR agent = ?2) \
-                     AND (?3 IS NULL OR status = ?3) \
-                     AND (?5 IS NULL OR position < \
-                          COALESCE((SELECT position FROM runs WHERE run_id = ?5), 0)) \
-                     ORDER BY position DESC LIMIT ?4",
-                )
-                .and_then(|mut q| {
-                    let limit = query.limit.map_or(-1, i64::from);
-                    let status = query.status.map(RunStatus::as_str);
-                    q.query_map(
-                        params![query.session_id, query.agent, status, limit, query.before],
-                        |r| {
+                     updated_ms, lease_expires_ms FROM runs WHERE TRUE",
+                );
+                let status = query.status.map(RunStatus::as_str);
+                let mut values: Vec<&dyn rusqlite::ToSql> = Vec::new();
+                if let Some(session) = &query.session_id {
+                    sql.push_str(" AND session_id = ?");
+                    values.push(session);
+                }
+                if let Some(agent) = &query.agent {
+                    sql.push_str(" AND agent = ?");
+                    values.push(agent);
+                }
+                if let Some(status) = &status {
+                    sql.push_str(" AND status = ?");
+                    values.push(status);
+                }
+                if let Some(before) = &query.before {
+                    sql.push_str(
+                        " AND position < COALESCE((SELECT position FROM runs WHERE run_id = ?), 0)",
+                    );
+                    values.push(before);
+                }
+                let limit = query.limit.map_or(-1, i64::from);
+                sql.push_str(" ORDER BY position DESC LIMIT ?");
+                values.push(&limit);
+                conn.prepare_cached(&sql)
+                    .and_then(|mut q| {
+                        q.query_map(values.as_slice(), |r| {
                             Ok((
                                 r.get(0)?,
                                 r.get(1)?,
@@ -80,11 +97,10 @@ impl SqliteStore {
                                 r.get(7)?,
                                 r.get(8)?,
                             ))
-                        },
-                    )?
-                    .collect::<Result<_, _>>()
-                })
-                .map_err(|e| error::sqlite(&name, "listing runs", e))
+                        })?
+                        .collect::<Result<_, _>>()
+                    })
+                    .map_err(|e| error::sqlite(&name, "listing runs", e))
             })
             .await?;
         found
