@@ -67,4 +67,8 @@ pub use api::{
     StartRun, StreamEvents,
 };
 pub use error::{ApiError, ErrorBody};
+
+/// The guide: the book's chapter on `agentry serve`, the run API, the doors and security.
+#[doc = include_str!("../../../docs/src/server.md")]
+pub mod guide {}
 pub use server::{DEFAULT_MAX_BODY, DEFAULT_MAX_HEADERS, Server, ServerBuilder, ServerError};
