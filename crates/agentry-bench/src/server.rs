@@ -190,6 +190,34 @@ async fn read_stream(response: reqwest::Response, t0: Instant) -> (Duration, Str
     )
 }
 
+/// Starts a run of `echo` on `input` and follows its events to the end; returns when its first
+/// event came (from `t0`) and the stream.
+async fn run_and_follow(
+    client: &reqwest::Client,
+    base: &str,
+    input: &str,
+    t0: Instant,
+) -> (Duration, String) {
+    let run: Value = client
+        .post(format!("{base}/v1/runs"))
+        .json(&json!({"agent": "echo", "input": input}))
+        .send()
+        .await
+        .expect("sent")
+        .json()
+        .await
+        .expect("a run");
+    let events = run["events_url"].as_str().expect("a URL");
+    let r = client
+        .get(format!("{base}{events}"))
+        .send()
+        .await
+        .expect("a stream");
+    let (first, body) = read_stream(r, t0).await;
+    assert!(body.contains("run_finished"), "{body}");
+    (first, body)
+}
+
 fn chat_body(i: usize) -> Value {
     json!({"id": format!("chat-{i}"), "trigger": "submit-message", "messages": [
         {"id": format!("u-{i}"), "role": "user", "parts": [{"type": "text", "text": format!("hello {i}")}]}
@@ -289,25 +317,7 @@ pub(crate) async fn run(runs: usize, clients: usize, peer: Option<std::path::Pat
         let (client, base) = (client.clone(), server.url(""));
         async move {
             let t0 = Instant::now();
-            let run: Value = client
-                .post(format!("{base}/v1/runs"))
-                .json(&json!({"agent": "echo", "input": format!("f{i}")}))
-                .send()
-                .await
-                .expect("sent")
-                .json()
-                .await
-                .expect("a run");
-            let r = client
-                .get(format!(
-                    "{base}{}",
-                    run["events_url"].as_str().expect("a URL")
-                ))
-                .send()
-                .await
-                .expect("a stream");
-            let (first, body) = read_stream(r, t0).await;
-            assert!(body.contains("run_finished"), "{body}");
+            let (first, _) = run_and_follow(&client, &base, &format!("f{i}"), t0).await;
             first
         }
     })
@@ -371,25 +381,7 @@ pub(crate) async fn run(runs: usize, clients: usize, peer: Option<std::path::Pat
         let (client, base) = (client.clone(), server.url(""));
         async move {
             let t0 = Instant::now();
-            let run: Value = client
-                .post(format!("{base}/v1/runs"))
-                .json(&json!({"agent": "echo", "input": format!("c{i}")}))
-                .send()
-                .await
-                .expect("sent")
-                .json()
-                .await
-                .expect("a run");
-            let r = client
-                .get(format!(
-                    "{base}{}",
-                    run["events_url"].as_str().expect("a URL")
-                ))
-                .send()
-                .await
-                .expect("a stream");
-            let (_, body) = read_stream(r, t0).await;
-            assert!(body.contains("run_finished"), "{body}");
+            run_and_follow(&client, &base, &format!("c{i}"), t0).await;
             t0.elapsed()
         }
     })

@@ -66,6 +66,11 @@ impl ApiError {
     pub fn code(&self) -> &'static str {
         self.body.code
     }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.body.message
+    }
 }
 
 impl IntoResponse for ApiError {

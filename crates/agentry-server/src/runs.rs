@@ -196,29 +196,14 @@ pub(crate) async fn decide(
     JsonBody(req): JsonBody<Decide>,
 ) -> Result<Response, ApiError> {
     let stored = state.load(&run_id).await?;
-    let pending = match &stored.snapshot.stop {
-        Some(agentry::StopReason::AwaitingApproval { pending }) => pending.clone(),
-        _ => {
-            return Err(ApiError::conflict(format!(
-                "run `{run_id}` is not waiting for approval (it is {})",
-                stored.snapshot.status()
-            )));
-        }
-    };
-    let decisions = req.resolve(&pending).map_err(ApiError::bad_request)?;
-    agentry::match_decisions(&pending, decisions.iter().cloned())
-        .map_err(|e| ApiError::conflict(format!("cannot decide run `{run_id}`: {e}")))?;
-    let agent = state.agent(Some(&stored.snapshot.agent))?;
-    let base = state.last_seq(&run_id).await?;
-    let hub = state.launch(
-        agent,
-        &run_id,
-        Go::Decide {
-            run_id: run_id.clone(),
-            decisions,
-        },
-        base,
-    );
+    let pending = AppState::pending(&stored).ok_or_else(|| {
+        ApiError::conflict(format!(
+            "run `{run_id}` is not waiting for approval (it is {})",
+            stored.snapshot.status()
+        ))
+    })?;
+    let decisions = req.resolve(pending).map_err(ApiError::bad_request)?;
+    let hub = state.go_on(&stored, decisions).await?;
     if req.wait {
         return finished(&state, &run_id, &hub).await;
     }

@@ -94,6 +94,54 @@ impl AppState {
         hub
     }
 
+    /// The pending calls of the stored run, when it waits for approval.
+    pub(crate) fn pending(stored: &StoredRun) -> Option<&[agentry::PendingApproval]> {
+        match &stored.snapshot.stop {
+            Some(agentry::StopReason::AwaitingApproval { pending }) => Some(pending),
+            _ => None,
+        }
+    }
+
+    /// Goes on with the paused run `stored` with `decisions` (each pending call decided once)
+    /// in a drive of this process; the conflict error names the run.
+    pub(crate) async fn go_on(
+        &self,
+        stored: &StoredRun,
+        decisions: Vec<agentry::Decision>,
+    ) -> Result<Arc<RunHub>, ApiError> {
+        let run_id = &stored.snapshot.run_id;
+        let pending = Self::pending(stored).ok_or_else(|| {
+            ApiError::conflict(format!(
+                "run `{run_id}` is not waiting for approval (it is {})",
+                stored.snapshot.status()
+            ))
+        })?;
+        agentry::match_decisions(pending, decisions.iter().cloned())
+            .map_err(|e| ApiError::conflict(format!("cannot decide run `{run_id}`: {e}")))?;
+        let agent = self.agent(Some(&stored.snapshot.agent))?.clone();
+        let base = self.last_seq(run_id).await?;
+        let go = Go::Decide {
+            run_id: run_id.clone(),
+            decisions,
+        };
+        Ok(self.launch(&agent, run_id, go, base))
+    }
+
+    /// The run of `session` that waits for approval (`what` names the session to the client:
+    /// `chat`, `thread`).
+    pub(crate) async fn paused_in(&self, session: &str, what: &str) -> Result<StoredRun, ApiError> {
+        let query = agentry::RunQuery::session(session)
+            .status(agentry::RunStatus::AwaitingApproval)
+            .limit(1);
+        let paused = self.store.list(&query).await?.into_iter().next();
+        let Some(paused) = paused else {
+            return Err(ApiError::conflict(format!(
+                "{what} `{session}` has no run waiting for approval"
+            )));
+        };
+        self.load(&paused.run_id).await
+    }
+
     /// `value` with secrets masked, when the runtime masks them.
     pub(crate) fn redact(&self, mut value: Value) -> Value {
         if let Some(r) = &self.redactor {

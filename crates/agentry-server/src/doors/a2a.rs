@@ -8,7 +8,7 @@
 //! anything else as the reason to reject), and the run goes on.
 
 use super::{content_text, own};
-use crate::agents::{Go, ServedAgent};
+use crate::agents::ServedAgent;
 use crate::hub::RunHub;
 use crate::state::AppState;
 use agentry::{Decision, Role, RunEvent, RunStatus, StopReason, StoredRun};
@@ -289,19 +289,10 @@ async fn send(
                 ));
             };
             let decisions = decisions(message, pending);
-            let base = state
-                .last_seq(task)
+            let hub = state
+                .go_on(&stored, decisions)
                 .await
-                .map_err(|e| RpcError(INTERNAL, format!("{e:?}")))?;
-            let hub = state.launch(
-                agent,
-                task,
-                Go::Decide {
-                    run_id: task.to_owned(),
-                    decisions,
-                },
-                base,
-            );
+                .map_err(|e| RpcError(INVALID_PARAMS, e.message().to_owned()))?;
             (
                 task.to_owned(),
                 hub,

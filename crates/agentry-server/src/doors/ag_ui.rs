@@ -9,12 +9,11 @@
 //! hook decisions (`CUSTOM` `agentry.hook_decision`).
 
 use super::{content_text, own};
-use crate::agents::Go;
 use crate::error::ApiError;
 use crate::extract::JsonBody;
 use crate::hub::HubEvent;
 use crate::state::AppState;
-use agentry::{Decision, RunEvent, RunQuery, RunStatus, StopReason};
+use agentry::{Decision, RunEvent, StopReason};
 use axum::extract::{Path, State};
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
@@ -87,44 +86,11 @@ pub(crate) async fn run(
         );
         (started.run_id, started.hub, served.initial_state())
     } else {
-        let paused = state
-            .store
-            .list(
-                &RunQuery::session(input.thread_id.clone())
-                    .status(RunStatus::AwaitingApproval)
-                    .limit(1),
-            )
-            .await?
-            .into_iter()
-            .next()
-            .ok_or_else(|| {
-                ApiError::conflict(format!(
-                    "thread `{}` has no run waiting for approval",
-                    input.thread_id
-                ))
-            })?;
-        let stored = state.load(&paused.run_id).await?;
-        let Some(StopReason::AwaitingApproval { pending }) = &stored.snapshot.stop else {
-            return Err(ApiError::conflict(format!(
-                "thread `{}` has no run waiting for approval",
-                input.thread_id
-            )));
-        };
+        let paused = state.paused_in(&input.thread_id, "thread").await?;
         let decisions: Vec<Decision> = input.resume.iter().map(ResumeEntry::decision).collect();
-        agentry::match_decisions(pending, decisions.iter().cloned()).map_err(|e| {
-            ApiError::conflict(format!("cannot resume run `{}`: {e}", paused.run_id))
-        })?;
-        let base = state.last_seq(&paused.run_id).await?;
-        let hub = state.launch(
-            &served,
-            &paused.run_id,
-            Go::Decide {
-                run_id: paused.run_id.clone(),
-                decisions,
-            },
-            base,
-        );
-        (paused.run_id, hub, stored.snapshot.state.clone())
+        let hub = state.go_on(&paused, decisions).await?;
+        let state_now = paused.snapshot.state.clone();
+        (paused.snapshot.run_id, hub, state_now)
     };
     let events = super::live(&state, hub);
     let (thread, client_run) = (input.thread_id, input.run_id);

@@ -11,12 +11,11 @@
 //! patches, and sub-agents (their text and tool calls, by agent path).
 
 use super::{content_text, own};
-use crate::agents::Go;
 use crate::error::ApiError;
 use crate::extract::JsonBody;
 use crate::hub::{HubEvent, RunHub};
 use crate::state::AppState;
-use agentry::{Decision, RunEvent, RunQuery, RunStatus, StopReason};
+use agentry::{Decision, RunEvent, RunQuery, StopReason};
 use axum::extract::{Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -80,39 +79,9 @@ pub(crate) async fn chat(
                     "the last message is the assistant's and answers no approval request: send a user message, or approval responses",
                 ));
             }
-            let paused = state
-                .store
-                .list(
-                    &RunQuery::session(session.clone())
-                        .status(RunStatus::AwaitingApproval)
-                        .limit(1),
-                )
-                .await?;
-            let Some(paused) = paused.into_iter().next() else {
-                return Err(ApiError::conflict(format!(
-                    "chat `{session}` has no run waiting for approval"
-                )));
-            };
-            let stored = state.load(&paused.run_id).await?;
-            let Some(StopReason::AwaitingApproval { pending }) = &stored.snapshot.stop else {
-                return Err(ApiError::conflict(format!(
-                    "chat `{session}` has no run waiting for approval"
-                )));
-            };
-            agentry::match_decisions(pending, decisions.iter().cloned()).map_err(|e| {
-                ApiError::conflict(format!("cannot decide run `{}`: {e}", paused.run_id))
-            })?;
-            let base = state.last_seq(&paused.run_id).await?;
-            let hub = state.launch(
-                &served,
-                &paused.run_id,
-                Go::Decide {
-                    run_id: paused.run_id.clone(),
-                    decisions,
-                },
-                base,
-            );
-            (paused.run_id, hub, last.id.clone())
+            let paused = state.paused_in(&session, "chat").await?;
+            let hub = state.go_on(&paused, decisions).await?;
+            (paused.snapshot.run_id, hub, last.id.clone())
         }
         other => {
             return Err(ApiError::bad_request(format!(

@@ -6,9 +6,10 @@
 //! session instead, so the agent keeps its own history.
 
 use super::{Outcome, content_text, ended, live, own, start, transcript_input};
+use crate::agents::ServedAgent;
 use crate::extract::JsonBody;
 use crate::state::AppState;
-use agentry::{RunEvent, RunOptions, Usage};
+use agentry::{RunEvent, Usage};
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
@@ -18,6 +19,7 @@ use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::convert::Infallible;
+use std::sync::Arc;
 
 /// An error as OpenAI clients read it: `{"error": {"message", "type", "code"}}`.
 pub(crate) fn error(status: StatusCode, code: &str, message: impl Into<String>) -> Response {
@@ -91,73 +93,118 @@ fn with_run_id(mut response: Response, run_id: &str) -> Response {
     response
 }
 
+/// The agent `model` names, or an OpenAI-style 404 that lists the models.
+fn agent_for(state: &AppState, model: &str) -> Result<Arc<dyn ServedAgent>, Box<Response>> {
+    state.agents.get(model).cloned().ok_or_else(|| {
+        let known: Vec<&str> = state.agents.keys().map(String::as_str).collect();
+        Box::new(error(
+            StatusCode::NOT_FOUND,
+            "model_not_found",
+            format!(
+                "no agent `{model}` is served here; the models are {}",
+                known.join(", ")
+            ),
+        ))
+    })
+}
+
+/// Starts a run of `agent` on a conversation's `turns`: in `session`, the last user turn (the
+/// session holds the rest); else the whole conversation as a transcript. `field` names what
+/// held the turns, for the error when there is no user turn.
+fn begin(
+    state: &AppState,
+    agent: &Arc<dyn ServedAgent>,
+    turns: &[(String, String)],
+    session: Option<String>,
+    user: Option<&String>,
+    field: &str,
+) -> Result<super::Started, Box<Response>> {
+    let input = match session {
+        Some(_) => turns
+            .iter()
+            .rev()
+            .find(|(r, _)| r == "user")
+            .map(|(_, t)| t.clone())
+            .unwrap_or_default(),
+        None => transcript_input(turns),
+    };
+    if input.trim().is_empty() {
+        return Err(Box::new(error(
+            StatusCode::BAD_REQUEST,
+            &format!("invalid_{field}"),
+            format!("`{field}` holds no user message to answer"),
+        )));
+    }
+    let mut options = state.options.clone();
+    if let Some(user) = user {
+        options = options.user(user.clone());
+    }
+    Ok(start(state, agent, input, session, options))
+}
+
+/// Waits for a run a door started to end: its outcome and usage, or a 500 that says why it
+/// failed.
+async fn settled(
+    state: &AppState,
+    started: &super::Started,
+) -> Result<(Outcome, Usage), Box<Response>> {
+    let run_id = &started.run_id;
+    ended(state, &started.hub).await;
+    let stored = state.store.load(run_id).await.ok().flatten();
+    let outcome = Outcome::of(stored.as_ref());
+    if let Outcome::Failed(why) = &outcome {
+        let failed = error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "run_failed",
+            format!("run `{run_id}` failed: {why}"),
+        );
+        return Err(Box::new(with_run_id(failed, run_id)));
+    }
+    Ok((
+        outcome,
+        stored.map(|s| s.snapshot.usage).unwrap_or_default(),
+    ))
+}
+
 /// `POST /v1/chat/completions`.
 pub(crate) async fn chat_completions(
     State(state): State<AppState>,
     headers: HeaderMap,
     JsonBody(req): JsonBody<ChatRequest>,
 ) -> Response {
-    let Some(agent) = state.agents.get(&req.model).cloned() else {
-        let known: Vec<&str> = state.agents.keys().map(String::as_str).collect();
-        return error(
-            StatusCode::NOT_FOUND,
-            "model_not_found",
-            format!(
-                "no agent `{}` is served here; the models are {}",
-                req.model,
-                known.join(", ")
-            ),
-        );
+    let agent = match agent_for(&state, &req.model) {
+        Ok(agent) => agent,
+        Err(response) => return *response,
     };
-    let session = session_header(&headers);
     let turns: Vec<(String, String)> = req
         .messages
         .iter()
         .map(|m| (m.role.clone(), content_text(&m.content)))
         .collect();
-    let input = if session.is_some() {
-        turns
-            .iter()
-            .rev()
-            .find(|(r, _)| r == "user")
-            .map(|(_, t)| t.clone())
-            .unwrap_or_default()
-    } else {
-        transcript_input(&turns)
+    let session = session_header(&headers);
+    let started = match begin(
+        &state,
+        &agent,
+        &turns,
+        session,
+        req.user.as_ref(),
+        "messages",
+    ) {
+        Ok(started) => started,
+        Err(response) => return *response,
     };
-    if input.trim().is_empty() {
-        return error(
-            StatusCode::BAD_REQUEST,
-            "invalid_messages",
-            "`messages` holds no user message to answer",
-        );
-    }
-    let mut options = state.options.clone();
-    if let Some(user) = &req.user {
-        options = options.user(user.clone());
-    }
-    let started = start(&state, &agent, input, session, options);
     let (run_id, model) = (started.run_id.clone(), req.model.clone());
     let id = format!("chatcmpl-{run_id}");
     let created = agentry::store::now_ms() / 1000;
     if !req.stream {
-        ended(&state, &started.hub).await;
-        let stored = state.store.load(&run_id).await.ok().flatten();
-        let outcome = Outcome::of(stored.as_ref());
-        if let Outcome::Failed(why) = &outcome {
-            return with_run_id(
-                error(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "run_failed",
-                    format!("run `{run_id}` failed: {why}"),
-                ),
-                &run_id,
-            );
-        }
-        let usage = stored.map(|s| s.snapshot.usage).unwrap_or_default();
+        let (outcome, usage) = match settled(&state, &started).await {
+            Ok(settled) => settled,
+            Err(response) => return *response,
+        };
+        let text = state.redact(Value::String(outcome.text().to_owned()));
         let body = json!({
             "id": id, "object": "chat.completion", "created": created, "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": state.redact(Value::String(outcome.text().to_owned()))}, "finish_reason": "stop", "logprobs": null}],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop", "logprobs": null}],
             "usage": usage_json(&usage),
         });
         return with_run_id(Json(body).into_response(), &run_id);
@@ -284,17 +331,9 @@ pub(crate) async fn responses(
     State(state): State<AppState>,
     JsonBody(req): JsonBody<ResponsesRequest>,
 ) -> Response {
-    let Some(agent) = state.agents.get(&req.model).cloned() else {
-        let known: Vec<&str> = state.agents.keys().map(String::as_str).collect();
-        return error(
-            StatusCode::NOT_FOUND,
-            "model_not_found",
-            format!(
-                "no agent `{}` is served here; the models are {}",
-                req.model,
-                known.join(", ")
-            ),
-        );
+    let agent = match agent_for(&state, &req.model) {
+        Ok(agent) => agent,
+        Err(response) => return *response,
     };
     let session = match &req.previous_response_id {
         Some(previous) => match state.store.load(run_of_response(previous)).await {
@@ -322,47 +361,19 @@ pub(crate) async fn responses(
     {
         turns.insert(0, ("instructions".to_owned(), instructions.clone()));
     }
-    let input = if session.is_some() {
-        turns
-            .iter()
-            .rev()
-            .find(|(r, _)| r == "user")
-            .map(|(_, t)| t.clone())
-            .unwrap_or_default()
-    } else {
-        transcript_input(&turns)
+    let started = match begin(&state, &agent, &turns, session, req.user.as_ref(), "input") {
+        Ok(started) => started,
+        Err(response) => return *response,
     };
-    if input.trim().is_empty() {
-        return error(
-            StatusCode::BAD_REQUEST,
-            "invalid_input",
-            "`input` holds no user message to answer",
-        );
-    }
-    let mut options: RunOptions = state.options.clone();
-    if let Some(user) = &req.user {
-        options = options.user(user.clone());
-    }
-    let started = start(&state, &agent, input, session, options);
     let run_id = started.run_id.clone();
     let id = format!("resp_{run_id}");
     let created = agentry::store::now_ms() / 1000;
     let model = req.model.clone();
     if !req.stream {
-        ended(&state, &started.hub).await;
-        let stored = state.store.load(&run_id).await.ok().flatten();
-        let outcome = Outcome::of(stored.as_ref());
-        if let Outcome::Failed(why) = &outcome {
-            return with_run_id(
-                error(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "run_failed",
-                    format!("run `{run_id}` failed: {why}"),
-                ),
-                &run_id,
-            );
-        }
-        let usage = stored.map(|s| s.snapshot.usage).unwrap_or_default();
+        let (outcome, usage) = match settled(&state, &started).await {
+            Ok(settled) => settled,
+            Err(response) => return *response,
+        };
         let text = state.redact(Value::String(outcome.text().to_owned()));
         let body = response_body(
             &id,
