@@ -224,7 +224,6 @@ fn chat_body(i: usize) -> Value {
     ]})
 }
 
-/// Posts `n` chats to a UI message stream endpoint and reads each answer to its end.
 /// The CPU time process `pid` has used, user and system.
 fn process_cpu(pid: u32) -> Duration {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
@@ -245,36 +244,87 @@ fn process_cpu(pid: u32) -> Duration {
     Duration::from_millis((ticks(11) + ticks(12)) * 1000 / hz)
 }
 
-/// Posts `n` chats to the UI message stream endpoint of the server `pid` serves and reads each
-/// answer to its end; with the server's CPU time per request.
-async fn ui_load(
-    client: &reqwest::Client,
-    url: &str,
-    pid: u32,
-    n: usize,
-    concurrency: usize,
-) -> Value {
-    let cpu0 = process_cpu(pid);
-    let (wall, latencies) = load(n, concurrency, |i| {
-        let (client, url) = (client.clone(), url.to_owned());
-        async move {
-            let t0 = Instant::now();
-            let r = client
-                .post(&url)
-                .json(&chat_body(i))
-                .send()
-                .await
-                .expect("the chat is sent");
-            assert!(r.status().is_success(), "{url}: {}", r.status());
-            let (first, body) = read_stream(r, t0).await;
-            assert!(
-                body.contains(&format!("hello {i}")) && body.contains("[DONE]"),
-                "{body}"
-            );
-            first
+/// One chat over a kept-alive connection, written and read as bytes (the load generator's own
+/// cost stays small, so the figure is the server's): returns when the first event came.
+async fn chat_over(
+    stream: &mut tokio::net::TcpStream,
+    buf: &mut Vec<u8>,
+    host: &str,
+    path: &str,
+    i: usize,
+) -> Duration {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let body = chat_body(i).to_string();
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let t0 = Instant::now();
+    stream
+        .write_all(request.as_bytes())
+        .await
+        .expect("the chat is sent");
+    buf.clear();
+    let mut first = None;
+    // A streamed answer is chunked; its last chunk is empty.
+    while !(buf.ends_with(b"\r\n0\r\n\r\n") && buf.windows(6).any(|w| w == b"[DONE]")) {
+        let n = stream.read_buf(buf).await.expect("the answer reads");
+        assert!(
+            n > 0,
+            "the server closed the connection: {}",
+            String::from_utf8_lossy(buf)
+        );
+        if first.is_none() && buf.windows(5).any(|w| w == b"data:") {
+            first = Some(t0.elapsed());
         }
-    })
-    .await;
+    }
+    assert!(
+        buf.starts_with(b"HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(buf)
+    );
+    let said = format!("hello {i}");
+    assert!(
+        buf.windows(said.len()).any(|w| w == said.as_bytes()),
+        "{}",
+        String::from_utf8_lossy(buf)
+    );
+    first.unwrap_or_else(|| t0.elapsed())
+}
+
+/// Posts `n` chats to the UI message stream endpoint `path` of the server `pid` serves on
+/// `port`, over `concurrency` kept-alive connections, and reads each answer to its end; with
+/// the server's CPU time per chat.
+async fn ui_load(port: u16, path: &str, pid: u32, n: usize, concurrency: usize) -> Value {
+    let cpu0 = process_cpu(pid);
+    let t0 = Instant::now();
+    let host = format!("127.0.0.1:{port}");
+    let per_connection = n.div_ceil(concurrency);
+    let connections = (0..concurrency).map(|c| {
+        let (host, path) = (host.clone(), path.to_owned());
+        async move {
+            let mut stream = tokio::net::TcpStream::connect(&host)
+                .await
+                .expect("a connection");
+            stream.set_nodelay(true).expect("nodelay");
+            let mut buf = Vec::with_capacity(4096);
+            let mut latencies = Vec::new();
+            for k in 0..per_connection {
+                let i = c * per_connection + k;
+                if i < n {
+                    latencies.push(chat_over(&mut stream, &mut buf, &host, &path, i).await);
+                }
+            }
+            latencies
+        }
+    });
+    let mut latencies: Vec<Duration> = futures::future::join_all(connections)
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
+    let wall = t0.elapsed();
+    latencies.sort();
     let mut report = summary(n, wall, &latencies);
     report["server_cpu_ms_per_request"] =
         json!((process_cpu(pid) - cpu0).as_secs_f64() * 1e3 / n as f64);
@@ -391,8 +441,8 @@ pub(crate) async fn run(runs: usize, clients: usize, peer: Option<std::path::Pat
     // The AI SDK UI message stream door, checkpointed to SQLite and to the in-memory store (the
     // peer keeps nothing), and the peer on the same load.
     let ui = ui_load(
-        &client,
-        &server.url("/v1/ui/echo"),
+        server.port,
+        "/v1/ui/echo",
         server.child.id(),
         runs,
         concurrency,
@@ -403,8 +453,8 @@ pub(crate) async fn run(runs: usize, clients: usize, peer: Option<std::path::Pat
     command.args(["--workload", "w7", "--serve-http", "--memory-store"]);
     let in_memory = Served::start(command);
     let ui_memory = ui_load(
-        &client,
-        &in_memory.url("/v1/ui/echo"),
+        in_memory.port,
+        "/v1/ui/echo",
         in_memory.child.id(),
         runs,
         concurrency,
@@ -428,7 +478,7 @@ pub(crate) async fn run(runs: usize, clients: usize, peer: Option<std::path::Pat
         let mut command = Command::new("node");
         command.arg(script).env("AGENTRY_AI_SDK", ai);
         let node = Served::start(command);
-        let peer = ui_load(&client, &node.url("/"), node.child.id(), runs, concurrency).await;
+        let peer = ui_load(node.port, "/", node.child.id(), runs, concurrency).await;
         // Ours over the peer's: throughput, and its p99 and CPU per request over ours.
         let ratio = |ours: &Value, key: &str, peer_over_ours: bool| {
             let (a, b) = (

@@ -47,9 +47,12 @@ impl Guard {
                  give it a token (AGENTRY_SERVER_TOKEN) to serve other names",
             ));
         }
-        // Health, and A2A agent cards (what an agent is and how to call it, which A2A clients
-        // read before they authenticate), are public.
-        if path == "/healthz" || path.ends_with("/.well-known/agent-card.json") {
+        // Health, A2A agent cards (what an agent is and how to call it, which A2A clients
+        // read before they authenticate) and the inspector's page (no data) are public.
+        if path == "/healthz"
+            || path.ends_with("/.well-known/agent-card.json")
+            || crate::inspector::is_public(path)
+        {
             return Ok(());
         }
         if let Some(token) = &self.token {

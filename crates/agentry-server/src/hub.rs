@@ -26,6 +26,21 @@ pub(crate) struct HubEvent {
     pub(crate) event: RunEvent,
 }
 
+/// An event's JSON object with the time it happened (`at_ms`, milliseconds since the Unix
+/// epoch) as its last field.
+pub(crate) fn with_time(mut json: String, at_ms: i64) -> String {
+    if json.ends_with('}') {
+        json.pop();
+        if !json.ends_with('{') {
+            json.push(',');
+        }
+        json.push_str("\"at_ms\":");
+        json.push_str(&at_ms.to_string());
+        json.push('}');
+    }
+    json
+}
+
 /// The events of one drive of one run (a start, or a going on after a decision or a resume).
 #[derive(Debug)]
 pub(crate) struct RunHub {
@@ -80,6 +95,7 @@ impl RunHub {
             serde_json::json!({"type": "error", "error": format!("unserialisable event: {e}")})
                 .to_string()
         });
+        let json = with_time(json, agentry::store::now_ms());
         let mut state = self.lock();
         let id = if recorded {
             EventId::recorded(state.last.seq + 1)
@@ -237,6 +253,10 @@ mod tests {
         assert_eq!(hub.position_after("5.1".parse().unwrap()), 3);
         assert_eq!(hub.position_after(EventId::recorded(4)), 0);
         assert_eq!(hub.position_after(EventId::recorded(9)), 5);
+        let json: serde_json::Value = serde_json::from_str(&events[1].json).unwrap();
+        assert_eq!(json["type"], "step_started");
+        assert!(json["at_ms"].as_i64().unwrap() > 1_700_000_000_000);
+        assert_eq!(with_time("{}".into(), 5), r#"{"at_ms":5}"#);
         hub.finish();
         assert!(hub.read(5).1);
         assert!(hub.read(9).0.is_empty());

@@ -15,6 +15,7 @@
 //! | `POST /v1/runs/{id}/resume` | resume a cancelled, failed or orphaned run |
 //! | `GET /v1/sessions`, `GET /v1/sessions/{id}`, `POST /v1/sessions/{id}/runs` | conversations across runs |
 //! | `GET /v1/agents`, `GET /healthz`, `GET /openapi.json` | the agents, health, the OpenAPI 3.1 document |
+//! | `GET /` | the run inspector: runs, a run's live timeline, approvals, chat (a page over these endpoints) |
 //!
 //! Every run goes through the runtime, so every hook runs whichever door a request came in by,
 //! and every run is in the store: a run started over HTTP survives the server (runs whose
@@ -53,6 +54,7 @@ mod event_id;
 mod extract;
 mod guard;
 mod hub;
+mod inspector;
 mod meta;
 mod recovery;
 mod runs;

@@ -5,11 +5,12 @@ use crate::error::ApiError;
 use crate::guard::{Guard, guard};
 use crate::hub::Hubs;
 use crate::state::{AppState, Inner};
-use crate::{doors, meta, recovery, runs, sessions, stream};
+use crate::{doors, inspector, meta, recovery, runs, sessions, stream};
 use agentry::{Agent, AgentState, RunOptions, Runtime};
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, HeaderValue, Method, header};
+use axum::serve::ListenerExt;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
@@ -305,6 +306,7 @@ impl Server {
                 "/v1/ui/{agent}/{chat}/stream",
                 axum::routing::get(doors::ai_sdk::resume_stream),
             )
+            .merge(inspector::routes())
             .fallback(not_found)
             .method_not_allowed_fallback(method_not_allowed)
             .with_state(self.state.clone())
@@ -360,6 +362,13 @@ impl Server {
         let state = self.state.clone();
         let recovering = tokio::spawn(recovery::recover(state.clone()));
         let stop = state.shutdown.clone();
+        // Streams are many small writes: without TCP_NODELAY each one after the first waits
+        // for the client's delayed acknowledgement (up to 40 ms on a kept-alive connection).
+        let listener = listener.tap_io(|tcp| {
+            if let Err(error) = tcp.set_nodelay(true) {
+                tracing::debug!(%error, "TCP_NODELAY could not be set on a connection");
+            }
+        });
         let served = axum::serve(listener, router)
             .with_graceful_shutdown(async move {
                 shutdown.await;

@@ -21,7 +21,8 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// The run's events as Server-Sent Events, resumable with `Last-Event-ID`.
 ///
 /// Each event's `event` field is its kind (`text_delta`, `tool_started`, `run_finished`, ...),
-/// its `data` the event's JSON, and its `id` where it stands: events the run's history records
+/// its `data` the event's JSON with the time it happened (`at_ms`, milliseconds since the Unix
+/// epoch), and its `id` where it stands: events the run's history records
 /// have their number there, the others (streamed text, sub-agents' events) a place after it.
 /// A client that reconnects with the last id it saw gets every recorded event after it exactly
 /// once. The stream follows the run through pauses for approval and ends when it ends.
@@ -91,10 +92,8 @@ fn stored_sse(state: &AppState, e: &StoredEvent) -> (Event, bool) {
             state.redact(data)
         }
     };
-    (
-        sse(EventId::recorded(e.seq), &e.event.kind, &json.to_string()),
-        ends,
-    )
+    let json = crate::hub::with_time(json.to_string(), e.event.at_ms);
+    (sse(EventId::recorded(e.seq), &e.event.kind, &json), ends)
 }
 
 /// The stream: what the store holds after `after`, then the hub while this process drives the

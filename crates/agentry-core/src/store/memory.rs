@@ -223,9 +223,19 @@ impl RunStore for MemoryStore {
         &'a self,
         query: &'a RunQuery,
     ) -> BoxFuture<'a, Result<Vec<RunSummary>, StoreError>> {
-        let mut found: Vec<(u64, RunSummary)> = self
-            .lock()
+        let runs = self.lock();
+        // Only matching runs are summarised (a session's next run lists the session's runs,
+        // so a store of many runs must not build a summary of each).
+        let bound = match &query.before {
+            Some(before) => runs.get(before).map_or(0, |r| r.order),
+            None => u64::MAX,
+        };
+        let mut found: Vec<(u64, RunSummary)> = runs
             .values()
+            .filter(|r| {
+                let s = &r.snapshot;
+                r.order < bound && query.admits(s.session_id.as_deref(), &s.agent, s.status())
+            })
             .map(|r| {
                 (
                     r.order,
@@ -242,12 +252,8 @@ impl RunStore for MemoryStore {
                     },
                 )
             })
-            .filter(|(_, s)| query.matches(s))
             .collect();
-        if let Some(before) = &query.before {
-            let bound = self.lock().get(before).map_or(0, |r| r.order);
-            found.retain(|(order, _)| *order < bound);
-        }
+        drop(runs);
         found.sort_by_key(|(order, _)| std::cmp::Reverse(*order));
         if let Some(limit) = query.limit {
             found.truncate(limit as usize);

@@ -336,11 +336,21 @@ impl RunQuery {
     }
     /// True when `summary` passes the filters (not the limit, nor `before`).
     pub fn matches(&self, summary: &RunSummary) -> bool {
+        self.admits(
+            summary.session_id.as_deref(),
+            &summary.agent,
+            summary.status,
+        )
+    }
+
+    /// True when a run of `session_id`, `agent` and `status` passes the filters (not the limit,
+    /// nor `before`): [`matches`](Self::matches) for a store that has not built a summary.
+    pub fn admits(&self, session_id: Option<&str>, agent: &str, status: RunStatus) -> bool {
         self.session_id
-            .as_ref()
-            .is_none_or(|s| summary.session_id.as_ref() == Some(s))
-            && self.agent.as_ref().is_none_or(|a| summary.agent == *a)
-            && self.status.is_none_or(|s| summary.status == s)
+            .as_deref()
+            .is_none_or(|s| session_id == Some(s))
+            && self.agent.as_deref().is_none_or(|a| agent == a)
+            && self.status.is_none_or(|s| status == s)
     }
 }
 

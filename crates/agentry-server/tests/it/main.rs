@@ -5,6 +5,7 @@ mod common;
 
 mod approvals;
 mod clients;
+mod inspector;
 mod recovery;
 mod runs;
 mod security;

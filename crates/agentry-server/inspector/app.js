@@ -1,0 +1,756 @@
+// The agentry run inspector: a page over the server's own run API (/v1/...), nothing else.
+"use strict";
+
+const $ = (sel, root = document) => root.querySelector(sel);
+const main = $("#main");
+
+// ---------------------------------------------------------------- small helpers
+
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") el.className = v;
+    else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else if (k === "text") el.textContent = v;
+    else el.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+function pretty(value) {
+  if (typeof value === "string") {
+    try { return JSON.stringify(JSON.parse(value), null, 2); } catch { return value; }
+  }
+  return JSON.stringify(value, null, 2);
+}
+
+function ago(ms) {
+  if (!ms) return "";
+  const s = Math.max(0, (Date.now() - ms) / 1000);
+  if (s < 60) return `${Math.floor(s)}s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h ago`;
+  return new Date(ms).toLocaleString();
+}
+
+function duration(ms) {
+  if (ms === undefined || ms === null || Number.isNaN(ms)) return "";
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  return `${(ms / 1000).toFixed(ms < 10000 ? 2 : 1)} s`;
+}
+
+function statusLabel(status) {
+  return { awaiting_approval: "waiting for a person" }[status] || status;
+}
+
+function pill(status) {
+  return h("span", { class: `pill ${status}`, "data-status": status }, statusLabel(status));
+}
+
+function toast(message, kind = "") {
+  const t = h("div", { class: `toast ${kind}`, role: "status" }, message);
+  document.body.append(t);
+  setTimeout(() => t.remove(), kind === "error" ? 6000 : 2500);
+}
+
+function usageText(usage) {
+  if (!usage || typeof usage !== "object") return "—";
+  const input = usage.input_tokens ?? usage.prompt_tokens;
+  const output = usage.output_tokens ?? usage.completion_tokens;
+  if (input === undefined && output === undefined) return "—";
+  return `${(input || 0).toLocaleString()} in · ${(output || 0).toLocaleString()} out`;
+}
+
+function costText(usage) {
+  const cost = usage && (usage.cost_usd ?? usage.cost);
+  return typeof cost === "number" ? `$${cost.toFixed(cost < 0.01 ? 5 : 3)}` : "—";
+}
+
+// ---------------------------------------------------------------- the server
+
+const auth = {
+  get token() { return sessionStorage.getItem("agentry.token") || ""; },
+  set token(t) { sessionStorage.setItem("agentry.token", t); },
+};
+
+let asking = null;
+function askToken() {
+  if (asking) return asking;
+  const dialog = $("#token-dialog");
+  asking = new Promise((resolve) => {
+    $("#token-form").onsubmit = () => {
+      auth.token = $("#token-input").value.trim();
+      asking = null;
+      resolve();
+    };
+    dialog.showModal();
+    $("#token-input").focus();
+  });
+  return asking;
+}
+
+function headers(extra = {}) {
+  const out = { ...extra };
+  if (auth.token) out.Authorization = `Bearer ${auth.token}`;
+  return out;
+}
+
+async function api(path, options = {}) {
+  for (;;) {
+    const response = await fetch(path, {
+      ...options,
+      headers: headers(options.body ? { "Content-Type": "application/json" } : {}),
+    });
+    if (response.status === 401) { await askToken(); continue; }
+    const body = await response.json().catch(() => ({}));
+    if (!response.ok) {
+      const message = body.error?.message || body.message || `${response.status} ${response.statusText}`;
+      throw new Error(message);
+    }
+    return body;
+  }
+}
+
+const post = (path, body = {}) => api(path, { method: "POST", body: JSON.stringify(body) });
+
+// Server-Sent Events over fetch (EventSource cannot send a bearer token): calls `onEvent(kind,
+// data, id)` for each event, reconnects with Last-Event-ID until the stream ends normally or
+// `signal` aborts.
+async function follow(path, onEvent, signal, setLive = () => {}) {
+  let lastId = "";
+  for (let attempt = 0; !signal.aborted; attempt++) {
+    try {
+      const response = await fetch(path, {
+        headers: headers(lastId ? { "Last-Event-ID": lastId, Accept: "text/event-stream" } : { Accept: "text/event-stream" }),
+        signal,
+      });
+      if (response.status === 401) { await askToken(); continue; }
+      if (!response.ok) {
+        const body = await response.json().catch(() => ({}));
+        throw new Error(body.error?.message || `${response.status}`);
+      }
+      setLive(true);
+      attempt = 0;
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buffer += value;
+        let end;
+        while ((end = buffer.search(/\r?\n\r?\n/)) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, "");
+          let kind = "message", data = "", id = null;
+          for (const line of block.split(/\r?\n/)) {
+            if (line.startsWith(":")) continue;
+            const colon = line.indexOf(":");
+            const field = colon < 0 ? line : line.slice(0, colon);
+            const text = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
+            if (field === "event") kind = text;
+            else if (field === "data") data += (data ? "\n" : "") + text;
+            else if (field === "id") id = text;
+          }
+          if (id !== null) lastId = id;
+          if (!data) continue;
+          let parsed;
+          try { parsed = JSON.parse(data); } catch { parsed = { text: data }; }
+          onEvent(kind, parsed, id);
+        }
+      }
+    } catch (error) {
+      if (signal.aborted) return;
+      setLive(false);
+      await new Promise((r) => setTimeout(r, Math.min(5000, 250 * 2 ** attempt)));
+    }
+  }
+}
+
+// ---------------------------------------------------------------- routing
+
+let leave = () => {};
+const views = [
+  [/^#\/runs\/([^/]+)$/, (m, s) => runPage(decodeURIComponent(m[1]), s), "runs"],
+  [/^#\/approvals$/, (m, s) => approvalsPage(s), "approvals"],
+  [/^#\/chat(?:\/([^/]+))?$/, (m, s) => chatPage(m[1] && decodeURIComponent(m[1]), s), "chat"],
+  [/^#?\/?$/, (m, s) => runsPage(s), "runs"],
+];
+
+function route() {
+  leave();
+  leave = () => {};
+  main.replaceChildren();
+  const hash = location.hash || "#/";
+  for (const [pattern, view, nav] of views) {
+    const m = hash.match(pattern);
+    if (m) {
+      for (const a of document.querySelectorAll("[data-nav]")) a.classList.toggle("active", a.dataset.nav === nav);
+      const controller = new AbortController();
+      const timers = [];
+      const scope = { signal: controller.signal, every: (ms, f) => timers.push(setInterval(f, ms)) };
+      leave = () => { controller.abort(); timers.forEach(clearInterval); };
+      view(m, scope);
+      main.focus({ preventScroll: true });
+      return;
+    }
+  }
+  main.append(h("p", { class: "empty" }, "Nothing here. ", h("a", { href: "#/" }, "See the runs.")));
+}
+
+// ---------------------------------------------------------------- the runs list
+
+const STATUSES = ["", "running", "awaiting_approval", "finished", "failed", "cancelled"];
+
+function runsPage(s) {
+  const state = { status: "", agent: "", search: "", runs: [], next: null };
+  const status = h("select", { "aria-label": "Status" },
+    STATUSES.map((v) => h("option", { value: v }, v ? statusLabel(v) : "every status")));
+  const agent = h("select", { "aria-label": "Agent" }, h("option", { value: "" }, "every agent"));
+  const search = h("input", { type: "search", placeholder: "Search run, session, agent  ( / )", "aria-label": "Search" });
+  const body = h("tbody");
+  const more = h("button", { type: "button", hidden: true }, "Older runs");
+  const table = h("table", { class: "runs" },
+    h("thead", {}, h("tr", {},
+      h("th", {}, "Status"), h("th", {}, "Agent"), h("th", {}, "Run"),
+      h("th", { class: "hide-narrow" }, "Session"), h("th", {}, "Started"),
+      h("th", { class: "num" }, "Steps"), h("th", { class: "num hide-narrow" }, "Updated"))),
+    body);
+  const empty = h("div", { class: "empty", hidden: true }, "No runs yet. Start one from ", h("a", { href: "#/chat" }, "Chat"), " or POST /v1/runs.");
+  main.append(
+    h("div", { class: "head" }, h("h1", {}, "Runs"), h("span", { class: "sub", id: "runs-total" })),
+    h("div", { class: "filters" }, search, status, agent),
+    h("div", { class: "panel scroll-x" }, table, empty, h("div", { class: "more" }, more)),
+  );
+  api("/v1/agents").then((agents) => {
+    for (const a of agents) agent.append(h("option", { value: a.name }, a.name));
+  }).catch(() => {});
+
+  const query = (before) => {
+    const q = new URLSearchParams({ limit: "100" });
+    if (state.status) q.set("status", state.status);
+    if (state.agent) q.set("agent", state.agent);
+    if (before) q.set("before", before);
+    return `/v1/runs?${q}`;
+  };
+  const render = () => {
+    const needle = state.search.toLowerCase();
+    const shown = state.runs.filter((r) => !needle || [r.run_id, r.session_id, r.agent].some((v) => v && v.toLowerCase().includes(needle)));
+    body.replaceChildren(...shown.map((r) => {
+      const open = () => { location.hash = `#/runs/${encodeURIComponent(r.run_id)}`; };
+      return h("tr", { tabindex: "0", "data-run": r.run_id, onclick: open, onkeydown: (e) => { if (e.key === "Enter") open(); } },
+        h("td", {}, pill(r.status)),
+        h("td", {}, r.agent, r.parent_run_id ? [" ", h("span", { class: "tag", title: `called by run ${r.parent_run_id}` }, "sub-agent")] : ""),
+        h("td", { class: "id", title: r.run_id }, r.run_id.slice(0, 8)),
+        h("td", { class: "id hide-narrow", title: r.session_id || "" }, (r.session_id || "").slice(0, 8)),
+        h("td", { title: new Date(r.created_ms).toLocaleString() }, ago(r.created_ms)),
+        h("td", { class: "num" }, r.step),
+        h("td", { class: "num hide-narrow" }, ago(r.updated_ms)));
+    }));
+    empty.hidden = shown.length > 0;
+    more.hidden = !state.next;
+    $("#runs-total").textContent = `${shown.length}${state.next ? "+" : ""} shown`;
+  };
+  const refresh = async () => {
+    try {
+      const page = await api(query());
+      // Keep older pages the person loaded; replace the newest with what the server says now.
+      const fresh = new Set(page.runs.map((r) => r.run_id));
+      const older = state.runs.slice(page.runs.length).filter((r) => !fresh.has(r.run_id));
+      state.runs = page.runs.concat(older);
+      if (!older.length) state.next = page.next_before;
+      render();
+      setLive(true);
+    } catch (error) {
+      setLive(false);
+    }
+  };
+  status.onchange = () => { state.status = status.value; state.runs = []; refresh(); };
+  agent.onchange = () => { state.agent = agent.value; state.runs = []; refresh(); };
+  search.oninput = () => { state.search = search.value; render(); };
+  more.onclick = async () => {
+    const page = await api(query(state.next));
+    state.runs = state.runs.concat(page.runs);
+    state.next = page.next_before;
+    render();
+  };
+  refresh();
+  s.every(1500, refresh);
+}
+
+function setLive(on) {
+  const live = $("#live");
+  live.classList.toggle("on", on);
+  live.classList.toggle("off", !on);
+  live.title = on ? "Live" : "Not connected to the server";
+}
+
+// ---------------------------------------------------------------- a run's page
+
+// The timeline of a run's events: steps, and inside them streamed text, tool calls with their
+// hooks' decisions, state changes, compactions, approvals, sub-agents nested and foldable.
+class Timeline {
+  constructor(root, runPath) {
+    this.root = root;
+    this.agents = new Map();
+    this.calls = new Map();
+    this.rootPath = runPath;
+    this.lastAt = null;
+  }
+
+  agent(path) {
+    let a = this.agents.get(path);
+    if (a) return a;
+    if (!this.rootPath) this.rootPath = path;
+    if (path === this.rootPath || !path.includes("/")) {
+      a = { items: this.root, step: null, text: null, steps: 0 };
+    } else {
+      const parent = this.agent(path.slice(0, path.lastIndexOf("/")));
+      const name = path.split("/").pop();
+      const items = h("div", { class: "items" });
+      const meta = h("span", { class: "meta" });
+      const el = h("details", { class: "agent", open: true },
+        h("summary", {}, h("span", {}, "Sub-agent ", h("b", {}, name)), meta), items);
+      // Inside the call that started it, when the parent called it as a tool.
+      const call = parent.lastCall && parent.lastCall.name === name ? parent.lastCall : null;
+      if (call) call.el.append(el);
+      else (parent.step ? parent.step.items : parent.items).append(el);
+      a = { items, step: null, text: null, steps: 0, meta, el };
+    }
+    this.agents.set(path, a);
+    return a;
+  }
+
+  stepOf(a) {
+    if (!a.step) this.newStep(a, a.steps + 1, null);
+    return a.step;
+  }
+
+  newStep(a, n, at) {
+    if (a.step && a.step.el.open && a === this.agents.get(this.rootPath) && n > 3) {
+      // Earlier steps fold as new ones come, so long runs stay readable.
+      const prev = a.step;
+      if (!prev.pinned) prev.el.open = false;
+    }
+    const items = h("div", { class: "items" });
+    const meta = h("span", { class: "meta" });
+    const el = h("details", { class: "step", open: true, "data-step": n },
+      h("summary", {}, h("span", {}, `Step ${n}`), meta), items);
+    el.addEventListener("toggle", () => { step.pinned = true; }, { once: true });
+    a.items.append(el);
+    const step = { el, items, meta, n, at, tools: 0 };
+    a.step = step;
+    a.steps = n;
+    a.text = null;
+    return step;
+  }
+
+  item(a, kind, label, ...body) {
+    const el = h("div", { class: `item ${kind}` }, h("div", { class: "label" }, label), ...body);
+    if (a.step) a.step.items.append(el);
+    else {
+      a.intro ??= a.items.appendChild(h("div", { class: "items intro" }));
+      a.intro.append(el);
+    }
+    return el;
+  }
+
+  add(kind, e) {
+    const path = e.agent_path || this.rootPath || "";
+    const a = this.agent(path);
+    const at = e.at_ms ?? Date.now();
+    switch (kind) {
+      case "run_started":
+        if (a.meta) a.meta.textContent = (e.run_id || "").slice(0, 8);
+        break;
+      case "step_started":
+        this.newStep(a, e.step, at);
+        break;
+      case "step_finished":
+        if (a.step) {
+          const took = a.step.at ? duration(at - a.step.at) : "";
+          a.step.meta.textContent = [a.step.tools ? `${a.step.tools} tool call${a.step.tools > 1 ? "s" : ""}` : "", took].filter(Boolean).join(" · ");
+        }
+        a.text = null;
+        break;
+      case "text_delta": {
+        if (!a.text) {
+          const body = h("div", { class: "body cursor" });
+          const el = this.item(a, "text", h("b", {}, "Model"), body);
+          a.text = { body, el, text: "" };
+        }
+        a.text.text += e.text;
+        a.text.body.textContent = a.text.text;
+        break;
+      }
+      case "thinking_delta": {
+        if (!a.thinking || a.thinking.step !== a.step) {
+          const body = h("div", { class: "body" });
+          this.item(a, "thinking", h("b", {}, "Reasoning"), body);
+          a.thinking = { body, step: a.step };
+        }
+        a.thinking.body.textContent += e.text;
+        break;
+      }
+      case "message": {
+        const m = e.message || {};
+        if (m.role === "assistant") {
+          if (a.text) {
+            a.text.body.classList.remove("cursor");
+            if (m.content) a.text.body.textContent = m.content;
+          } else if (m.content) {
+            this.item(a, "text", h("b", {}, "Model"), h("div", { class: "body" }, m.content));
+          }
+          a.text = null;
+        } else if (m.role === "user") {
+          this.item(a, "user", h("b", {}, "User"), h("div", { class: "body" }, m.content));
+        }
+        break;
+      }
+      case "tool_started": {
+        const known = this.calls.get(e.call_id);
+        if (known && !known.done) {
+          // The same call going on (after a person's approval, or a resume): one card.
+          known.input.textContent = pretty(e.input);
+          known.result.replaceChildren(h("span", { class: "sub" }, "running…"));
+          known.at = at;
+          break;
+        }
+        const step = this.stepOf(a);
+        step.tools++;
+        const result = h("div", { class: "result" }, h("span", { class: "sub" }, "running…"));
+        const input = h("pre", {}, pretty(e.input));
+        const hooks = this.pendingHooks(e.call_id);
+        const resultLabel = h("span", { class: "result-label" }, "result");
+        const el = this.item(a, "tool",
+          [h("b", {}, e.name), h("span", { class: "mono" }, e.call_id), h("span", { class: "took" })],
+          hooks,
+          h("div", { class: "kv" }, h("span", {}, "input"), input, resultLabel, result));
+        el.dataset.call = e.call_id;
+        const call = { el, result, input, hooks, at, name: e.name, took: $(".took", el) };
+        this.calls.set(e.call_id, call);
+        a.lastCall = call;
+        a.text = null;
+        break;
+      }
+      case "tool_finished": {
+        const r = e.result || {};
+        let call = this.calls.get(r.call_id);
+        if (!call) {
+          this.add("tool_started", { call_id: r.call_id, name: r.name, input: null, agent_path: e.agent_path, at_ms: e.at_ms });
+          call = this.calls.get(r.call_id);
+        }
+        call.result.replaceChildren(h("pre", {}, pretty(r.content)));
+        call.done = true;
+        call.el.classList.toggle("error", !!r.is_error);
+        const tags = [r.is_error && h("span", { class: "tag error" }, "error"), r.mocked && h("span", { class: "tag mock" }, "answered by a hook")].filter(Boolean);
+        call.took.replaceChildren(duration(at - call.at), ...tags.map((t) => [" ", t]).flat());
+        break;
+      }
+      case "hook_decision": {
+        const line = h("div", { class: "hook-line" },
+          h("span", { class: `tag ${tone(e.decision)}` }, e.decision), " ",
+          h("b", {}, e.hook), h("span", { class: "sub" }, ` on ${e.event}`),
+          e.detail ? [" — ", e.detail] : "");
+        const call = e.call_id && this.calls.get(e.call_id);
+        if (call) call.hooks.append(line);
+        else if (e.call_id) this.pendingHooks(e.call_id).append(line);
+        else this.item(a, "hook", [h("b", {}, "Hook"), e.hook], line);
+        break;
+      }
+      case "hook_failed":
+        this.item(a, "fail", [h("b", {}, "Hook failed"), h("span", {}, `${e.hook} on ${e.event}`)], h("div", { class: "body" }, e.error));
+        break;
+      case "state_patch":
+        this.item(a, "state", [h("b", {}, "State"), h("span", {}, `changed by ${sourceText(e.source)}`)],
+          h("div", { class: "diff" }, (e.patch || []).map((op) => h("div", { class: op.op }, patchLine(op)))));
+        break;
+      case "compacted":
+        this.item(a, "compact", [h("b", {}, "Compacted"), h("span", {}, `${e.removed} messages, ${typeof e.strategy === "string" ? e.strategy : JSON.stringify(e.strategy)}`)],
+          h("pre", {}, e.summary || ""));
+        break;
+      case "custom":
+        this.item(a, "custom", [h("b", {}, e.name)], h("pre", {}, pretty(e.data)));
+        break;
+      case "awaiting_approval":
+        for (const p of e.pending || []) {
+          const call = this.calls.get(p.call_id);
+          if (call && !call.done) call.result.replaceChildren(h("span", { class: "tag ask" }, "waiting for a person's approval"));
+        }
+        this.item(a, "approval-item", [h("b", {}, "Waiting for a person")],
+          h("div", {}, (e.pending || []).map((p) => h("div", {}, h("b", {}, p.tool), " ", h("span", { class: "sub" }, p.reason || "")))));
+        break;
+      case "approval_resolved": {
+        const d = e.decision || {};
+        const verdict = d.decision || d.kind || Object.keys(d).find((k) => k !== "call_id") || "decided";
+        this.item(a, "approval-item", [h("b", {}, "Decided"), h("span", { class: `tag ${verdict}` }, verdict), h("span", {}, `by ${e.by}`)],
+          d.reason ? h("div", { class: "body" }, d.reason) : "");
+        break;
+      }
+      case "run_finished":
+        if (e.stop?.kind === "awaiting_approval") break;
+        this.item(a, "end", [h("b", {}, "Finished"), h("span", {}, stopText(e.stop))]);
+        if (a.el && a !== this.agents.get(this.rootPath)) a.el.open = false;
+        break;
+      case "run_failed":
+        this.item(a, "fail", [h("b", {}, "Failed")], h("div", { class: "body" }, e.error));
+        break;
+      default:
+        break;
+    }
+    this.lastAt = at;
+  }
+
+  // Hook decisions on a call that arrive before the call starts (BeforeTool) wait here.
+  pendingHooks(callId) {
+    this.waiting ??= new Map();
+    let el = this.waiting.get(callId);
+    if (!el) { el = h("div", { class: "hooks" }); this.waiting.set(callId, el); }
+    return el;
+  }
+}
+
+// The colour of a hook's decision: what stopped a call, what changed it, what let it be.
+function tone(decision) {
+  const d = String(decision);
+  if (/^(blocked|denied|stopped|rejected)/.test(d)) return "block";
+  if (/^(mocked|asked|rewrote|answered|recovered)/.test(d)) return "mock";
+  if (/^(allowed|approved)/.test(d)) return "approve";
+  return "";
+}
+
+function sourceText(source) {
+  if (!source) return "the run";
+  if (typeof source === "string") return source;
+  return Object.entries(source).map(([k, v]) => (typeof v === "string" ? `${k} ${v}` : k)).join(", ");
+}
+
+function patchLine(op) {
+  const sign = { add: "+", remove: "−", replace: "~", move: "→", copy: "⧉", test: "?" }[op.op] || op.op;
+  const value = op.value === undefined ? "" : ` ${JSON.stringify(op.value)}`;
+  const from = op.from ? ` from ${op.from}` : "";
+  return `${sign} ${op.path}${from}${value}`;
+}
+
+// A stop reason (`{"kind": "final_answer"}`, `{"kind": "guard", "reason": ...}`, ...) in words.
+function stopText(stop) {
+  if (!stop) return "";
+  if (typeof stop === "string") return stop.replaceAll("_", " ");
+  const kind = String(stop.kind || Object.keys(stop)[0] || "").replaceAll("_", " ");
+  if (stop.kind === "awaiting_approval") return "paused for a person's approval";
+  const why = stop.reason || stop.message || stop.by || "";
+  return why ? `${kind}: ${why}` : kind;
+}
+
+function runPage(runId, s) {
+  const title = h("h1", {}, "Run ", h("span", { class: "mono" }, runId.slice(0, 8)));
+  const status = h("span");
+  const actions = h("div", { class: "actions" });
+  const summary = h("dl", { class: "summary" });
+  const approvals = h("div");
+  const outcome = h("div");
+  const timeline = h("div", { class: "timeline panel", "aria-live": "polite" });
+  main.append(h("div", { class: "head" }, h("a", { href: "#/" }, "← Runs"), title, status, actions), summary, approvals, outcome, timeline);
+
+  const t = new Timeline(timeline, null);
+  let view = null;
+  const show = (v) => {
+    view = v;
+    status.replaceChildren(pill(v.status));
+    const field = (k, val, attrs = {}) => h("div", {}, h("dt", {}, k), h("dd", attrs, val));
+    summary.replaceChildren(
+      field("Agent", v.agent),
+      field("Run", v.run_id, { class: "mono", title: v.run_id }),
+      field("Session", v.session_id || "—", { class: "mono", title: v.session_id || "" }),
+      field("Steps", String(v.step)),
+      field("Tokens", usageText(v.usage)),
+      field("Cost", costText(v.usage)),
+      v.parent_run_id ? field("Parent", h("a", { href: `#/runs/${encodeURIComponent(v.parent_run_id)}` }, v.parent_run_id.slice(0, 8))) : "",
+    );
+    actions.replaceChildren(...runActions(v, reload));
+    approvals.replaceChildren(...(v.pending?.length ? [approvalPanel(v, reload)] : []));
+    outcome.replaceChildren(...outcomePanel(v));
+  };
+  const reload = () => api(`/v1/runs/${encodeURIComponent(runId)}`).then(show).catch((e) => toast(e.message, "error"));
+  reload().then(() => {
+    follow(`/v1/runs/${encodeURIComponent(runId)}/events`, (kind, e) => {
+      t.add(kind, e);
+      if (["awaiting_approval", "run_finished", "run_failed", "approval_resolved"].includes(kind) && !(e.agent_path || "").includes("/")) reload();
+      if (kind === "step_finished" && view && !(e.agent_path || "").includes("/")) {
+        view.step = Math.max(view.step, e.step);
+        summary.children[3].lastChild.textContent = String(view.step);
+      }
+    }, s.signal, setLive).then(reload);
+  });
+}
+
+function outcomePanel(v) {
+  if (v.error) return [h("div", { class: "panel output error" }, h("h2", {}, "Failed"), h("pre", {}, v.error))];
+  if (v.status === "finished" && (v.text || v.output !== undefined)) {
+    const out = v.text ?? (typeof v.output === "string" ? v.output : pretty(v.output));
+    return [h("div", { class: "panel output" }, h("h2", {}, "Output"), h("pre", {}, out))];
+  }
+  if (v.stop && v.status !== "awaiting_approval" && v.status !== "finished") {
+    return [h("div", { class: "panel output" }, h("h2", {}, "Stopped"), h("div", {}, stopText(v.stop)))];
+  }
+  return [];
+}
+
+function runActions(v, reload) {
+  const id = encodeURIComponent(v.run_id);
+  const act = (label, path, cls = "") => h("button", {
+    type: "button", class: cls, onclick: async (ev) => {
+      ev.target.disabled = true;
+      try { await post(`/v1/runs/${id}/${path}`); toast(`${label}: done`); } catch (e) { toast(e.message, "error"); }
+      ev.target.disabled = false;
+      reload();
+    },
+  }, label);
+  const out = [];
+  if (v.status === "running" || v.status === "awaiting_approval") out.push(act("Cancel", "cancel", "danger"));
+  if (v.status === "failed" || v.status === "cancelled") out.push(act("Resume", "resume", "primary"));
+  return out;
+}
+
+function approvalPanel(v, done) {
+  const id = encodeURIComponent(v.run_id);
+  const decide = async (decisions) => {
+    try {
+      await post(`/v1/runs/${id}/approvals`, { decisions });
+      toast("Decided; the run goes on");
+    } catch (e) { toast(e.message, "error"); }
+    done();
+  };
+  return h("div", { class: "panel approval", role: "region", "aria-label": "Approvals" },
+    h("h2", {}, `Waiting for a person: ${v.pending.length} call${v.pending.length > 1 ? "s" : ""}`),
+    v.pending.map((p) => {
+      const reason = h("input", { type: "text", placeholder: "Reason (the model sees it)", "aria-label": `Reason for ${p.tool}` });
+      const d = (decision) => () => decide([{ call_id: p.call_id, decision, reason: reason.value || undefined }]);
+      return h("div", { class: "call", "data-call": p.call_id },
+        h("div", {}, h("b", {}, p.tool), " ", h("span", { class: "mono sub" }, p.call_id), p.reason ? h("div", { class: "sub" }, p.reason) : ""),
+        h("pre", {}, pretty(p.input)),
+        h("div", { class: "row" },
+          h("button", { type: "button", class: "primary", "data-decision": "approve", onclick: d("approve") }, "Approve"),
+          reason,
+          h("button", { type: "button", "data-decision": "reject", onclick: d("reject") }, "Reject"),
+          h("button", { type: "button", class: "danger", "data-decision": "reject_and_stop", onclick: d("reject_and_stop") }, "Reject and stop")));
+    }));
+}
+
+// ---------------------------------------------------------------- the approvals inbox
+
+async function approvalsPage(s) {
+  const list = h("div");
+  main.append(h("div", { class: "head" }, h("h1", {}, "Approvals"), h("span", { class: "sub" }, "runs waiting for a person")), list);
+  const refresh = async () => {
+    try {
+      const page = await api("/v1/runs?status=awaiting_approval&limit=100");
+      const views = await Promise.all(page.runs.map((r) => api(`/v1/runs/${encodeURIComponent(r.run_id)}`).catch(() => null)));
+      const waiting = views.filter((v) => v && v.pending?.length);
+      if (!waiting.length) { list.replaceChildren(h("div", { class: "panel empty" }, "Nothing waits for a person.")); return; }
+      // Keep what a person is typing: only redraw when the set of calls changed.
+      const key = waiting.map((v) => v.pending.map((p) => p.call_id).join()).join("|");
+      if (list.dataset.key === key) return;
+      list.dataset.key = key;
+      list.replaceChildren(...waiting.map((v) => h("div", {},
+        h("div", { class: "sub" }, h("a", { href: `#/runs/${encodeURIComponent(v.run_id)}` }, `${v.agent} · ${v.run_id.slice(0, 8)}`)),
+        approvalPanel(v, refresh))));
+    } catch (e) { toast(e.message, "error"); }
+  };
+  refresh();
+  s.every(2000, refresh);
+}
+
+async function countApprovals() {
+  try {
+    const page = await api("/v1/runs?status=awaiting_approval&limit=100");
+    const c = $("#approvals-count");
+    c.hidden = page.runs.length === 0;
+    c.textContent = page.runs.length >= 100 ? "99+" : String(page.runs.length);
+  } catch { /* the page shows the error where it matters */ }
+}
+
+// ---------------------------------------------------------------- chat
+
+async function chatPage(name, s) {
+  const agents = await api("/v1/agents").catch((e) => { toast(e.message, "error"); return []; });
+  const chosen = name || (agents.find((a) => a.default) || agents[0] || {}).name;
+  if (!chosen) { main.append(h("p", { class: "empty" }, "This server serves no agents.")); return; }
+  const key = `agentry.chat.${chosen}`;
+  let session = sessionStorage.getItem(key) || crypto.randomUUID();
+  sessionStorage.setItem(key, session);
+  const turns = h("div", { class: "turns", "aria-live": "polite" });
+  const input = h("textarea", { placeholder: `Message ${chosen}  (Enter sends, Shift+Enter a new line)`, "aria-label": "Message", rows: "2" });
+  const send = h("button", { type: "submit", class: "primary" }, "Send");
+  const fresh = h("button", { type: "button", class: "ghost", onclick: () => { sessionStorage.removeItem(key); route(); } }, "New conversation");
+  main.append(
+    h("div", { class: "head" }, h("h1", {}, "Chat"), h("span", { class: "sub" }, `with ${chosen}`), h("div", { class: "actions" }, fresh)),
+    h("div", { class: "chat" },
+      h("nav", { class: "panel agents", "aria-label": "Agents" }, agents.map((a) => h("a", { href: `#/chat/${encodeURIComponent(a.name)}`, class: a.name === chosen ? "active" : "" }, a.name, a.description ? h("small", {}, a.description) : ""))),
+      h("form", { class: "panel conversation", onsubmit: (e) => { e.preventDefault(); say(); } }, turns, h("div", { class: "compose" }, input, send))));
+  input.addEventListener("keydown", (e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); say(); } });
+  input.focus();
+
+  async function say() {
+    const text = input.value.trim();
+    if (!text) return;
+    input.value = "";
+    send.disabled = true;
+    turns.append(h("div", { class: "turn user" }, text));
+    const answer = h("div", { class: "turn agent cursor" });
+    turns.append(answer);
+    try {
+      const run = await post("/v1/runs", { agent: chosen, input: text, session_id: session });
+      const link = h("a", { href: `#/runs/${encodeURIComponent(run.run_id)}` }, "open the run");
+      let said = "";
+      await follow(run.events_url, (kind, e) => {
+        if ((e.agent_path || "").includes("/")) return;
+        if (kind === "text_delta") { said += e.text; answer.textContent = said; }
+        if (kind === "message" && e.message?.role === "assistant" && e.message.content) { said = e.message.content; answer.textContent = said; }
+        if (kind === "awaiting_approval") {
+          answer.append(h("span", { class: "links" }, "Waiting for a person: ", h("a", { href: "#/approvals" }, "approve it"), " or ", link.cloneNode(true)));
+        }
+        if (kind === "run_failed") { answer.classList.add("error"); answer.textContent = e.error; }
+      }, s.signal);
+      answer.classList.remove("cursor");
+      answer.append(h("span", { class: "links" }, link));
+    } catch (e) {
+      answer.classList.remove("cursor");
+      answer.classList.add("error");
+      answer.textContent = e.message;
+    }
+    send.disabled = false;
+    turns.scrollTop = turns.scrollHeight;
+  }
+}
+
+// ---------------------------------------------------------------- start
+
+function applyTheme(theme) {
+  document.documentElement.dataset.theme = theme;
+  localStorage.setItem("agentry.theme", theme);
+}
+applyTheme(localStorage.getItem("agentry.theme") || (matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light"));
+$("#theme").onclick = () => applyTheme(document.documentElement.dataset.theme === "dark" ? "light" : "dark");
+
+document.addEventListener("keydown", (e) => {
+  if (e.key === "Escape" && e.target.matches("input[type=search]")) { e.target.blur(); return; }
+  if (e.target.matches("input, textarea, select")) return;
+  if (e.key === "/") { const s = $("input[type=search]"); if (s) { e.preventDefault(); s.focus(); } }
+  if (e.key === "j" || e.key === "k") {
+    const rows = [...document.querySelectorAll("tbody tr[tabindex]")];
+    if (!rows.length) return;
+    const at = rows.indexOf(document.activeElement);
+    const next = rows[Math.max(0, Math.min(rows.length - 1, at + (e.key === "j" ? 1 : -1)))] || rows[0];
+    next.focus();
+  }
+});
+
+window.addEventListener("hashchange", route);
+route();
+countApprovals();
+setInterval(countApprovals, 3000);

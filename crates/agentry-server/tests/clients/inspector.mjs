@@ -1,0 +1,127 @@
+// Drives the run inspector in headless Chromium with playwright-core: the runs list (a run
+// started meanwhile appears without a reload), a paused run approved from its page, the
+// timeline of a run with a sub-agent and a blocked call, state changes, the approvals inbox,
+// chat, dark theme and a narrow window. Prints what it saw as JSON; writes screenshots.
+//   node inspector.mjs URL   (env: RUNS = JSON {ops, team, notes, echo}, SCREENSHOTS = dir,
+//                             CHROMIUM = the browser, NODE_MODULES = where playwright-core is)
+import { createRequire } from "node:module";
+import path from "node:path";
+
+const require = createRequire(path.join(process.env.NODE_MODULES, "noop.js"));
+const { chromium } = require("playwright-core");
+
+const url = process.argv[2];
+const runs = JSON.parse(process.env.RUNS);
+const shots = process.env.SCREENSHOTS;
+const seen = {};
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM,
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+});
+const errors = [];
+try {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: "light" });
+  const page = await context.newPage();
+  page.on("pageerror", (e) => errors.push(String(e)));
+  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+  page.setDefaultTimeout(15000);
+  const shot = (name, p = page) => p.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+
+  // The runs list, live.
+  await page.goto(`${url}/`);
+  await page.waitForSelector(`tr[data-run="${runs.ops}"]`);
+  seen.rows = await page.locator("tr[data-run]").count();
+  seen.ops_status = await page.locator(`tr[data-run="${runs.ops}"] .pill`).getAttribute("data-status");
+  const started = await page.evaluate(async (u) => {
+    const r = await fetch(`${u}/v1/runs`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ agent: "echo", input: "late", wait: true }) });
+    return (await r.json()).run_id;
+  }, url);
+  await page.waitForSelector(`tr[data-run="${started}"] .pill[data-status="finished"]`);
+  seen.late_run_appeared = true;
+  await page.fill("input[type=search]", runs.team.slice(0, 8));
+  seen.search_rows = await page.locator("tr[data-run]").count();
+  await page.fill("input[type=search]", "");
+  await page.keyboard.press("Escape");
+  await shot("runs");
+
+  // The keyboard: `/` focuses search, j moves down the rows, Enter opens one.
+  await page.keyboard.press("/");
+  seen.slash_focuses_search = await page.evaluate(() => document.activeElement.matches("input[type=search]"));
+  await page.locator("tr[data-run]").first().focus();
+  await page.keyboard.press("Enter");
+  await page.waitForURL(/#\/runs\//);
+  seen.enter_opens_a_run = true;
+
+  // A paused run: its approval panel, approved from the page; the timeline goes on live.
+  await page.goto(`${url}/#/runs/${runs.ops}`);
+  await page.waitForSelector(`.approval .call[data-call="c1"]`);
+  seen.pending_input = await page.locator(".approval pre").first().textContent();
+  await shot("run-waiting");
+  await page.click(`.approval [data-decision="approve"]`);
+  await page.waitForSelector(`.head .pill[data-status="finished"]`);
+  await page.waitForSelector(`.item.tool[data-call="c1"] .result pre`);
+  seen.ops_result = await page.locator(`.item.tool[data-call="c1"] .result pre`).textContent();
+  seen.ops_output = await page.locator(".output pre").textContent();
+  seen.ops_timeline = await page.locator(".timeline .item .label b").allTextContents();
+  await shot("run-approved");
+
+  // A sub-agent nested, a call a hook blocked with the hook's name and reason.
+  await page.goto(`${url}/#/runs/${runs.team}`);
+  await page.waitForSelector(".timeline details.agent");
+  await page.waitForSelector(".item.tool .hook-line");
+  seen.subagent = await page.locator(".timeline details.agent > summary").first().textContent();
+  seen.subagent_text = await page.locator(".timeline details.agent .item.text .body").first().textContent();
+  seen.hook_line = await page.locator(".item.tool .hook-line").first().textContent();
+  const folded = () => page.locator(".timeline details.agent").first().evaluate((d) => !d.open);
+  seen.subagent_folded_when_done = await folded();
+  await page.locator(".timeline details.agent > summary").first().click();
+  seen.subagent_unfolds = !(await folded());
+  await shot("run-subagent");
+
+  // State changes as diffs.
+  await page.goto(`${url}/#/runs/${runs.notes}`);
+  await page.waitForSelector(".item.state .diff div");
+  seen.state_diffs = await page.locator(".item.state .diff div").allTextContents();
+
+  // The approvals inbox: a second paused run, rejected with a reason.
+  await page.goto(`${url}/#/approvals`);
+  await page.waitForSelector(`.approval .call[data-call="c1"]`);
+  seen.inbox_count = await page.locator(".approval").count();
+  await shot("approvals");
+  await page.fill(`.approval input`, "not during business hours");
+  await page.click(`.approval [data-decision="reject"]`);
+  await page.waitForSelector(".empty");
+  seen.inbox_empty_after = await page.locator(".empty").textContent();
+
+  // Chat.
+  await page.goto(`${url}/#/chat/echo`);
+  await page.fill("textarea", "hi there");
+  await page.keyboard.press("Enter");
+  await page.waitForSelector(".turn.agent .links a");
+  seen.chat_answer = await page.locator(".turn.agent").first().evaluate((t) => t.firstChild.textContent);
+  await page.fill("textarea", "again");
+  await page.keyboard.press("Enter");
+  await page.waitForFunction(() => document.querySelectorAll(".turn.agent .links a").length === 2);
+  seen.chat_second = await page.locator(".turn.agent").nth(1).evaluate((t) => t.firstChild.textContent);
+  await shot("chat");
+
+  // Dark, and narrow.
+  await page.goto(`${url}/#/runs/${runs.team}`);
+  await page.waitForSelector(".timeline details.agent");
+  await page.click("#theme");
+  seen.theme = await page.evaluate(() => document.documentElement.dataset.theme);
+  seen.dark_background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  await shot("run-dark");
+  const narrow = await context.newPage();
+  await narrow.setViewportSize({ width: 390, height: 800 });
+  await narrow.goto(`${url}/`);
+  await narrow.waitForSelector("tr[data-run]");
+  seen.narrow_overflow = await narrow.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  await shot("runs-narrow", narrow);
+} finally {
+  await browser.close();
+}
+seen.errors = errors;
+console.log(JSON.stringify(seen));

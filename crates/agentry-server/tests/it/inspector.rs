@@ -1,0 +1,231 @@
+//! The run inspector in real headless Chromium (Debian's `chromium`, driven by playwright-core
+//! from `tests/clients/inspector.mjs`): the page is served embedded, lists runs live, shows a
+//! run's timeline (sub-agents, hook decisions, state diffs) and acts on runs (approve, reject
+//! with a reason, chat). Screenshots of each page go to `AGENTRY_SCREENSHOTS` (by default a
+//! directory under Cargo's target directory).
+
+use crate::clients::node_package;
+use crate::common::*;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Debian's Chromium (or `AGENTRY_CHROMIUM`), or `None` (said on stderr; under `CI=true` a
+/// failure).
+fn chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("AGENTRY_CHROMIUM")
+        .map_or_else(|| PathBuf::from("/usr/bin/chromium"), PathBuf::from);
+    if path.is_file() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "CI=true but there is no Chromium at {} (.ci/run installs Debian's chromium)",
+        path.display()
+    );
+    eprintln!("skipping: no Chromium at {}", path.display());
+    None
+}
+
+fn screenshots() -> PathBuf {
+    let dir = std::env::var_os("AGENTRY_SCREENSHOTS").map_or_else(
+        || PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("inspector-screenshots"),
+        PathBuf::from,
+    );
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
+    let Some(playwright) = node_package("playwright-core", "1.64.1") else {
+        return;
+    };
+    let Some(chromium) = chromium() else {
+        return;
+    };
+    let (store, _dir, _) = sqlite().await;
+    let server = TestServer::start(server_on(store, Duration::from_secs(30))).await;
+
+    let echo = server
+        .start_run(json!({"agent": "echo", "input": "hello"}))
+        .await;
+    let team = server
+        .start_run(json!({"agent": "team", "input": "go"}))
+        .await;
+    let notes = server
+        .start_run(json!({"agent": "notes", "input": "note"}))
+        .await;
+    let ops = server
+        .start_run(json!({"agent": "ops", "input": "restart"}))
+        .await;
+    for id in [&echo, &team, &notes] {
+        server.wait_status(id, "finished").await;
+    }
+    server.wait_status(&ops, "awaiting_approval").await;
+    let ops2 = server
+        .start_run(json!({"agent": "ops", "input": "restart again"}))
+        .await;
+    server.wait_status(&ops2, "awaiting_approval").await;
+
+    let shots = screenshots();
+    let (url, dir) = (server.url.clone(), shots.clone());
+    let node_modules = playwright.parent().unwrap().to_path_buf();
+    let runs = json!({"echo": echo, "team": team, "notes": notes, "ops": ops}).to_string();
+    let seen: Value = tokio::task::spawn_blocking(move || {
+        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clients/inspector.mjs");
+        let out = std::process::Command::new("node")
+            .arg(&script)
+            .arg(&url)
+            .env("RUNS", runs)
+            .env("SCREENSHOTS", &dir)
+            .env("CHROMIUM", &chromium)
+            .env("NODE_MODULES", &node_modules)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "the inspector script failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+    })
+    .await
+    .unwrap();
+
+    // The list: every run, live (a run started while the page was open appeared), searchable.
+    assert!(seen["rows"].as_u64().unwrap() >= 5, "{seen}");
+    assert_eq!(seen["ops_status"], "awaiting_approval");
+    assert_eq!(seen["late_run_appeared"], true);
+    assert_eq!(seen["search_rows"], 1);
+    assert_eq!(seen["slash_focuses_search"], true);
+    assert_eq!(seen["enter_opens_a_run"], true);
+
+    // Approved from the page: the tool ran, the run finished, secrets masked on the page too.
+    let pending = seen["pending_input"].as_str().unwrap();
+    assert!(pending.contains("systemctl restart api"), "{pending}");
+    assert!(!pending.contains("sk-live-0123456789abcdef"), "{pending}");
+    assert!(
+        seen["ops_result"].as_str().unwrap().starts_with("ran "),
+        "{seen}"
+    );
+    assert!(
+        seen["ops_output"]
+            .as_str()
+            .unwrap()
+            .starts_with("result: ran "),
+        "{seen}"
+    );
+    let stored = server.get(&format!("/v1/runs/{ops}")).await.1;
+    assert_eq!(stored["status"], "finished");
+    let timeline: Vec<&str> = seen["ops_timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    for label in ["Waiting for a person", "Decided", "shell", "Finished"] {
+        assert!(timeline.contains(&label), "{label} in {timeline:?}");
+    }
+
+    // The sub-agent nested and foldable; the blocked call names its hook and the reason.
+    assert!(
+        seen["subagent"].as_str().unwrap().contains("researcher"),
+        "{seen}"
+    );
+    assert_eq!(seen["subagent_text"], "found three papers");
+    assert_eq!(seen["subagent_folded_when_done"], true);
+    assert_eq!(seen["subagent_unfolds"], true);
+    let hook = seen["hook_line"].as_str().unwrap();
+    assert!(
+        hook.contains("block") && hook.contains("no-deletes"),
+        "{hook}"
+    );
+    assert!(hook.contains("deleting is not allowed here"), "{hook}");
+
+    // State changes as diffs.
+    let diffs = seen["state_diffs"].to_string();
+    assert!(diffs.contains("milk") && diffs.contains("eggs"), "{diffs}");
+
+    // The inbox: the second paused run, rejected with a reason the model saw.
+    assert_eq!(seen["inbox_count"], 1);
+    let rejected = server.wait_status(&ops2, "finished").await;
+    assert!(
+        rejected["text"]
+            .as_str()
+            .unwrap()
+            .contains("not during business hours"),
+        "{rejected}"
+    );
+
+    // Chat keeps one session across turns.
+    assert_eq!(seen["chat_answer"], "echo: hi there (turn 1)");
+    assert_eq!(seen["chat_second"], "echo: again (turn 2)");
+
+    // Dark, and a narrow window without sideways scrolling.
+    assert_eq!(seen["theme"], "dark");
+    assert_ne!(seen["dark_background"], "rgb(247, 247, 245)");
+    assert!(seen["narrow_overflow"].as_i64().unwrap() <= 0, "{seen}");
+    assert_eq!(seen["errors"], json!([]), "the page logged errors");
+
+    for name in [
+        "runs",
+        "run-waiting",
+        "run-approved",
+        "run-subagent",
+        "approvals",
+        "chat",
+        "run-dark",
+        "runs-narrow",
+    ] {
+        let png = std::fs::read(shots.join(format!("{name}.png"))).unwrap();
+        assert!(
+            png.starts_with(b"\x89PNG") && png.len() > 5_000,
+            "{name}.png"
+        );
+    }
+    server.shut_down().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_is_served_embedded_and_public_while_data_needs_the_token() {
+    let (store, _dir, _) = sqlite().await;
+    let runtime = agentry::prelude::Runtime::new().store(store);
+    let server = agentry_server::Server::builder(runtime)
+        .agent(echo())
+        .token("s3cret-token")
+        .build()
+        .unwrap();
+    let server = TestServer::start(server).await;
+    for (path, kind) in [
+        ("/", "text/html"),
+        ("/inspector/app.js", "text/javascript"),
+        ("/inspector/app.css", "text/css"),
+    ] {
+        let r = reqwest::get(server.at(path)).await.unwrap();
+        assert_eq!(r.status(), 200, "{path}");
+        let headers = r.headers().clone();
+        assert!(
+            headers["content-type"].to_str().unwrap().starts_with(kind),
+            "{path}"
+        );
+        let policy = headers["content-security-policy"].to_str().unwrap();
+        assert!(policy.contains("frame-ancestors 'none'"), "{policy}");
+        assert!(policy.contains("connect-src 'self'"), "{policy}");
+        assert_eq!(headers["x-content-type-options"], "nosniff");
+        let body = r.text().await.unwrap();
+        assert!(!body.is_empty());
+    }
+    let html = reqwest::get(server.at("/"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(html.contains("/inspector/app.js"), "{html}");
+    // Everything with data still needs the token.
+    assert_eq!(server.get("/v1/runs").await.0, 401);
+    assert_eq!(server.get("/v1/agents").await.0, 401);
+    server.shut_down().await;
+}
