@@ -120,6 +120,39 @@ try {
   await narrow.waitForSelector("tr[data-run]");
   seen.narrow_overflow = await narrow.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   await shot("runs-narrow", narrow);
+
+  // A server with a token: the page asks for it once, then reads with it.
+  if (process.env.TOKEN_URL) {
+    const guarded = await context.newPage();
+    guarded.on("pageerror", (e) => errors.push(String(e)));
+    await guarded.goto(`${process.env.TOKEN_URL}/`);
+    await guarded.waitForSelector("#token-dialog[open]");
+    await shot("token", guarded);
+    await guarded.fill("#token-input", process.env.TOKEN);
+    await guarded.click("#token-form button[type=submit]");
+    await guarded.waitForSelector("tr[data-run]");
+    seen.token_rows = await guarded.locator("tr[data-run]").count();
+    seen.token_kept_in = await guarded.evaluate(() => (sessionStorage.getItem("agentry.token") ? "session" : "") + (document.cookie ? " cookie" : ""));
+  }
+
+  // A long run: its page loads, and scrolls to its end, within the budget the test measures.
+  if (runs.long) {
+    const long = await context.newPage();
+    long.on("pageerror", (e) => errors.push(String(e)));
+    const t0 = Date.now();
+    await long.goto(`${url}/#/runs/${runs.long}`);
+    await long.waitForSelector(`.head .pill[data-status="finished"]`);
+    await long.waitForFunction((n) => document.querySelectorAll(".timeline details.step").length >= n, runs.long_steps, { timeout: 120000 });
+    await long.waitForSelector(".timeline .item.end");
+    seen.long_load_ms = Date.now() - t0;
+    seen.long_steps_shown = await long.locator(".timeline details.step").count();
+    const t1 = Date.now();
+    for (let i = 0; i < 20; i++) await long.mouse.wheel(0, 4000);
+    await long.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+    await long.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    seen.long_scroll_ms = Date.now() - t1;
+    await long.screenshot({ path: path.join(shots, "run-long-end.png") });
+  }
 } finally {
   await browser.close();
 }

@@ -69,7 +69,13 @@ impl TestServer {
 
     /// Waits until the run is in `status` (10 s at most).
     pub async fn wait_status(&self, run_id: &str, status: &str) -> Value {
-        for _ in 0..500 {
+        self.wait_status_within(run_id, status, Duration::from_secs(10))
+            .await
+    }
+
+    /// Waits until the run is in `status` (`limit` at most).
+    pub async fn wait_status_within(&self, run_id: &str, status: &str, limit: Duration) -> Value {
+        for _ in 0..limit.as_millis() / 20 {
             let (code, run) = self.get(&format!("/v1/runs/{run_id}")).await;
             if code == 200 && run["status"] == status {
                 return run;

@@ -6,9 +6,12 @@
 
 use crate::clients::node_package;
 use crate::common::*;
+use agentry::prelude::*;
+use agentry::{Message, RunStore, ScriptedTurn};
+use agentry_server::Server;
 use serde_json::{Value, json};
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Debian's Chromium (or `AGENTRY_CHROMIUM`), or `None` (said on stderr; under `CI=true` a
 /// failure).
@@ -45,7 +48,34 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
         return;
     };
     let (store, _dir, _) = sqlite().await;
-    let server = TestServer::start(server_on(store, Duration::from_secs(30))).await;
+    let server = TestServer::start(with_long_runs(store)).await;
+    let (guarded_store, _guarded_dir, _) = sqlite().await;
+    let guarded = TestServer::start(
+        Server::builder(Runtime::new().store(guarded_store))
+            .agent(echo())
+            .token("open-sesame")
+            .build()
+            .unwrap(),
+    )
+    .await;
+    let (code, _) = reqwest::Client::new()
+        .post(guarded.at("/v1/runs"))
+        .bearer_auth("open-sesame")
+        .json(&json!({"input": "hello", "wait": true}))
+        .send()
+        .await
+        .map(|r| (r.status().as_u16(), ()))
+        .unwrap();
+    assert_eq!(code, 200);
+
+    let t0 = Instant::now();
+    let long = server
+        .start_run(json!({"agent": "long", "input": "go on"}))
+        .await;
+    server
+        .wait_status_within(&long, "finished", Duration::from_secs(300))
+        .await;
+    eprintln!("a run of {LONG} steps took {:?}", t0.elapsed());
 
     let echo = server
         .start_run(json!({"agent": "echo", "input": "hello"}))
@@ -71,7 +101,12 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
     let shots = screenshots();
     let (url, dir) = (server.url.clone(), shots.clone());
     let node_modules = playwright.parent().unwrap().to_path_buf();
-    let runs = json!({"echo": echo, "team": team, "notes": notes, "ops": ops}).to_string();
+    let runs = json!({
+        "echo": echo, "team": team, "notes": notes, "ops": ops,
+        "long": long, "long_steps": LONG + 1,
+    })
+    .to_string();
+    let (token_url, token) = (guarded.url.clone(), "open-sesame");
     let seen: Value = tokio::task::spawn_blocking(move || {
         let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clients/inspector.mjs");
         let out = std::process::Command::new("node")
@@ -81,6 +116,8 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
             .env("SCREENSHOTS", &dir)
             .env("CHROMIUM", &chromium)
             .env("NODE_MODULES", &node_modules)
+            .env("TOKEN_URL", &token_url)
+            .env("TOKEN", token)
             .output()
             .unwrap();
         assert!(
@@ -169,6 +206,25 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
     assert!(seen["narrow_overflow"].as_i64().unwrap() <= 0, "{seen}");
     assert_eq!(seen["errors"], json!([]), "the page logged errors");
 
+    // With a token: asked once, kept in the tab, never a cookie.
+    assert_eq!(seen["token_rows"], 1);
+    assert_eq!(seen["token_kept_in"], "session");
+
+    // The long run's page: every step, loaded and scrolled to the end within the budget.
+    assert_eq!(seen["long_steps_shown"], LONG + 1);
+    let (load, scroll) = (
+        seen["long_load_ms"].as_u64().unwrap(),
+        seen["long_scroll_ms"].as_u64().unwrap(),
+    );
+    eprintln!(
+        "the {LONG}-step run's page: loaded in {load} ms, scrolled to its end in {scroll} ms"
+    );
+    assert!(
+        load < 30_000,
+        "the page of a {LONG}-step run loaded in {load} ms"
+    );
+    assert!(scroll < 5_000, "scrolling it took {scroll} ms");
+
     for name in [
         "runs",
         "run-waiting",
@@ -178,6 +234,8 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
         "chat",
         "run-dark",
         "runs-narrow",
+        "token",
+        "run-long-end",
     ] {
         let png = std::fs::read(shots.join(format!("{name}.png"))).unwrap();
         assert!(
@@ -185,14 +243,68 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
             "{name}.png"
         );
     }
+    guarded.shut_down().await;
     server.shut_down().await;
+}
+
+/// Steps in the long run.
+const LONG: u64 = 10_000;
+
+/// Calls `tick` [`LONG`] times, then answers.
+fn long() -> Agent<(), String> {
+    let model = ScriptedModel::from_fn(|_, req| {
+        let done = req
+            .messages
+            .iter()
+            .rev()
+            .take_while(|m| !matches!(m, Message::User { .. }))
+            .filter(|m| matches!(m, Message::Tool(_)))
+            .count() as u64;
+        if done < LONG {
+            ScriptedTurn::new().with_tool_call("tick", json!({"n": done + 1}))
+        } else {
+            ScriptedTurn::text("ticked")
+        }
+    });
+    Agent::builder("long")
+        .model(model)
+        .tool(tool("tick", "Ticks.", |a: Tick, _c: ToolCtx| async move {
+            Ok(format!("tick {}", a.n))
+        }))
+        .max_steps(LONG as u32 + 10)
+        .build()
+        .unwrap()
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Tick {
+    n: u64,
+}
+
+/// The common agents and the long one, on `store`.
+fn with_long_runs(store: impl RunStore) -> Server {
+    let runtime = Runtime::new().store(store).redact(
+        agentry::builtins::Redactor::new()
+            .pattern(r"sk-live-\w+")
+            .unwrap(),
+    );
+    Server::builder(runtime)
+        .agent(echo())
+        .agent(slow(3, 150))
+        .agent(ops())
+        .agent(team())
+        .agent(notes())
+        .agent(long())
+        .default_agent("echo")
+        .build()
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_page_is_served_embedded_and_public_while_data_needs_the_token() {
     let (store, _dir, _) = sqlite().await;
-    let runtime = agentry::prelude::Runtime::new().store(store);
-    let server = agentry_server::Server::builder(runtime)
+    let runtime = Runtime::new().store(store);
+    let server = Server::builder(runtime)
         .agent(echo())
         .token("s3cret-token")
         .build()
