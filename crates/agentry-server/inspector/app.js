@@ -526,6 +526,7 @@ function tone(decision) {
 function sourceText(source) {
   if (!source) return "the run";
   if (typeof source === "string") return source;
+  if (source.kind) return [source.kind, source.name || source.hook || ""].filter(Boolean).join(" ");
   return Object.entries(source).map(([k, v]) => (typeof v === "string" ? `${k} ${v}` : k)).join(", ");
 }
 
@@ -554,7 +555,7 @@ function runPage(runId, s) {
   const approvals = h("div");
   const outcome = h("div");
   const timeline = h("div", { class: "timeline panel", "aria-live": "polite" });
-  main.append(h("div", { class: "head" }, h("a", { href: "#/" }, "← Runs"), title, status, actions), summary, approvals, outcome, timeline);
+  main.append(h("div", { class: "head" }, h("a", { href: "#/" }, "← Runs"), title, status, actions), summary, approvals, outcome, h("div", { id: "replay-panel" }), timeline);
 
   const t = new Timeline(timeline, null);
   let view = null;
@@ -611,9 +612,45 @@ function runActions(v, reload) {
     },
   }, label);
   const out = [];
+  if (v.status !== "running") {
+    out.push(h("button", { type: "button", id: "replay", title: "Run it again with the hooks as they are now: recorded model turns and tool results, nothing called, nothing stored", onclick: (ev) => replay(v, ev.target) }, "Replay with today's hooks"));
+  }
   if (v.status === "running" || v.status === "awaiting_approval") out.push(act("Cancel", "cancel", "danger"));
   if (v.status === "failed" || v.status === "cancelled") out.push(act("Resume", "resume", "primary"));
   return out;
+}
+
+// The replay of a run beside its recording: each call's outcome then and now, and the end.
+async function replay(v, button) {
+  const panel = $("#replay-panel");
+  button.disabled = true;
+  panel.replaceChildren(h("div", { class: "panel output" }, h("span", { class: "sub" }, "Replaying…")));
+  try {
+    const r = await post(`/v1/runs/${encodeURIComponent(v.run_id)}/replay`);
+    const outcome = (o) => h("div", {},
+      o.decisions.map((d) => h("div", {}, h("span", { class: `tag ${tone(d)}` }, d.split(":")[0]), " ", d.slice(d.indexOf(":") + 1).trim())),
+      o.content === null || o.content === undefined ? h("div", { class: "sub" }, "no result") : h("pre", { class: o.is_error ? "bad" : "" }, o.content));
+    const rows = r.calls.map((c) => h("tr", { class: c.same ? "same" : "differs", "data-call": c.call_id },
+      h("td", {}, h("b", {}, c.tool), h("div", { class: "mono sub" }, c.call_id), h("pre", {}, pretty(c.arguments))),
+      h("td", {}, outcome(c.recorded)),
+      h("td", {}, outcome(c.replay)),
+      h("td", {}, c.same ? h("span", { class: "tag approve" }, "same") : h("span", { class: "tag block" }, "differs"))));
+    const endSame = r.recorded_end === r.replay_end;
+    rows.push(h("tr", { class: endSame ? "same" : "differs", "data-call": "end" },
+      h("td", {}, h("b", {}, "End")),
+      h("td", {}, r.recorded_end || "did not end"),
+      h("td", {}, r.replay_end || "did not end"),
+      h("td", {}, endSame ? h("span", { class: "tag approve" }, "same") : h("span", { class: "tag block" }, "differs"))));
+    panel.replaceChildren(h("div", { class: "panel output replay" },
+      h("h2", {}, r.differences ? `Replay: ${r.differences} difference${r.differences > 1 ? "s" : ""} with today's hooks` : "Replay: the same with today's hooks"),
+      h("div", { class: "sub" }, `${r.model_turns} recorded model turn${r.model_turns === 1 ? "" : "s"} played back; no model called, no tool run, nothing stored.`),
+      h("div", { class: "scroll-x" }, h("table", { class: "compare" },
+        h("thead", {}, h("tr", {}, h("th", {}, "Call"), h("th", {}, "Recorded"), h("th", {}, "Now"), h("th", {}, ""))),
+        h("tbody", {}, rows)))));
+  } catch (e) {
+    panel.replaceChildren(h("div", { class: "panel output error" }, h("h2", {}, "Replay failed"), h("pre", {}, e.message)));
+  }
+  button.disabled = false;
 }
 
 function approvalPanel(v, done) {

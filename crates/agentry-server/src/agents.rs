@@ -51,6 +51,13 @@ pub(crate) trait ServedAgent: Send + Sync + 'static {
     /// Starts a drive on a task ([`Go::Start`] with a run id in its options); [`Driven::done`]
     /// pumps its events into `hub`.
     fn go(&self, runtime: &Runtime, go: Go, hub: Arc<RunHub>) -> Driven;
+    /// Replays the run `events` recorded with this agent as it is now (today's hooks), in
+    /// memory, and compares ([`agentry::replay`]).
+    fn replay<'a>(
+        &'a self,
+        runtime: &'a Runtime,
+        events: &'a [agentry::StoredEvent],
+    ) -> BoxFuture<'a, Result<agentry::replay::ReplayReport, agentry::replay::ReplayError>>;
 }
 
 impl<S, O> ServedAgent for Agent<S, O>
@@ -80,6 +87,14 @@ where
             cancel: handle.cancellation(),
             done: Box::pin(pump(handle, hub)),
         }
+    }
+
+    fn replay<'a>(
+        &'a self,
+        runtime: &'a Runtime,
+        events: &'a [agentry::StoredEvent],
+    ) -> BoxFuture<'a, Result<agentry::replay::ReplayReport, agentry::replay::ReplayError>> {
+        Box::pin(agentry::replay::replay(runtime, self, events))
     }
 }
 

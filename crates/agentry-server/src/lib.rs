@@ -13,6 +13,7 @@
 //! | `POST /v1/runs/{id}/approvals` | decide its pending calls: approve, reject with a reason, reject and stop |
 //! | `POST /v1/runs/{id}/cancel` | cancel it (in this server, another one, or paused) |
 //! | `POST /v1/runs/{id}/resume` | resume a cancelled, failed or orphaned run |
+//! | `POST /v1/runs/{id}/replay` | replay it with today's hooks (recorded model turns and tool results, nothing called, nothing stored) and say where the decisions differ |
 //! | `GET /v1/sessions`, `GET /v1/sessions/{id}`, `POST /v1/sessions/{id}/runs` | conversations across runs |
 //! | `GET /v1/agents`, `GET /healthz`, `GET /openapi.json` | the agents, health, the OpenAPI 3.1 document |
 //! | `GET /` | the run inspector: runs, a run's live timeline, approvals, chat (a page over these endpoints) |
@@ -57,6 +58,7 @@ mod hub;
 mod inspector;
 mod meta;
 mod recovery;
+mod replay;
 mod runs;
 mod server;
 mod sessions;

@@ -83,6 +83,7 @@
 
 pub mod builtins;
 pub mod prelude;
+pub mod replay;
 
 pub use agentry_core::testing::{ScriptedModel, ScriptedTurn};
 pub use agentry_core::*;

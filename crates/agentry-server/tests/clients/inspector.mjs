@@ -121,6 +121,23 @@ try {
   seen.narrow_overflow = await narrow.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   await shot("runs-narrow", narrow);
 
+  // Replay with today's hooks: the same for a run the hooks did not change; side by side where
+  // a new guard blocks calls.
+  if (process.env.TODAY_URL) {
+    const today = await context.newPage();
+    today.on("pageerror", (e) => errors.push(String(e)));
+    await today.goto(`${process.env.TODAY_URL}/#/runs/${runs.echo}`);
+    await today.click("#replay");
+    await today.waitForSelector(".replay h2");
+    seen.replay_same = await today.locator(".replay h2").textContent();
+    await today.goto(`${process.env.TODAY_URL}/#/runs/${runs.notes}`);
+    await today.click("#replay");
+    await today.waitForSelector(".replay h2");
+    seen.replay_heading = await today.locator(".replay h2").textContent();
+    seen.replay_rows = await today.locator(".replay tbody tr").allTextContents();
+    await shot("replay", today);
+  }
+
   // A server with a token: the page asks for it once, then reads with it.
   if (process.env.TOKEN_URL) {
     const guarded = await context.newPage();

@@ -47,8 +47,14 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
     let Some(chromium) = chromium() else {
         return;
     };
-    let (store, _dir, _) = sqlite().await;
-    let server = TestServer::start(with_long_runs(store)).await;
+    let (store, _dir, path) = sqlite().await;
+    let server = TestServer::start(with_long_runs(store, false)).await;
+    // The same runs, served with today's hooks: a guard that blocks notes.
+    let today = TestServer::start(with_long_runs(
+        agentry_store::SqliteStore::open(&path).await.unwrap(),
+        true,
+    ))
+    .await;
     let (guarded_store, _guarded_dir, _) = sqlite().await;
     let guarded = TestServer::start(
         Server::builder(Runtime::new().store(guarded_store))
@@ -107,6 +113,7 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
     })
     .to_string();
     let (token_url, token) = (guarded.url.clone(), "open-sesame");
+    let today_url = today.url.clone();
     let seen: Value = tokio::task::spawn_blocking(move || {
         let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clients/inspector.mjs");
         let out = std::process::Command::new("node")
@@ -117,6 +124,7 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
             .env("CHROMIUM", &chromium)
             .env("NODE_MODULES", &node_modules)
             .env("TOKEN_URL", &token_url)
+            .env("TODAY_URL", &today_url)
             .env("TOKEN", token)
             .output()
             .unwrap();
@@ -206,6 +214,27 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
     assert!(seen["narrow_overflow"].as_i64().unwrap() <= 0, "{seen}");
     assert_eq!(seen["errors"], json!([]), "the page logged errors");
 
+    // Replayed with today's hooks: the unchanged run is the same; the notes run differs where
+    // the new guard blocks its calls, side by side.
+    assert_eq!(
+        seen["replay_same"], "Replay: the same with today's hooks",
+        "{seen}"
+    );
+    let heading = seen["replay_heading"].as_str().unwrap();
+    assert!(heading.starts_with("Replay: "), "{heading}");
+    assert!(heading.contains("difference"), "{heading}");
+    let rows = seen["replay_rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3, "two calls and the end: {rows:?}");
+    let first = rows[0].as_str().unwrap();
+    assert!(
+        first.contains("note") && first.contains("differs"),
+        "{first}"
+    );
+    assert!(
+        first.contains("blocked") && first.contains("no notes today"),
+        "{first}"
+    );
+
     // With a token: asked once, kept in the tab, never a cookie.
     assert_eq!(seen["token_rows"], 1);
     assert_eq!(seen["token_kept_in"], "session");
@@ -235,6 +264,7 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
         "run-dark",
         "runs-narrow",
         "token",
+        "replay",
         "run-long-end",
     ] {
         let png = std::fs::read(shots.join(format!("{name}.png"))).unwrap();
@@ -244,6 +274,7 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
         );
     }
     guarded.shut_down().await;
+    today.shut_down().await;
     server.shut_down().await;
 }
 
@@ -281,13 +312,25 @@ struct Tick {
     n: u64,
 }
 
-/// The common agents and the long one, on `store`.
-fn with_long_runs(store: impl RunStore) -> Server {
-    let runtime = Runtime::new().store(store).redact(
+/// The common agents and the long one, on `store`; with `no_notes`, a runtime guard blocks the
+/// `note` tool.
+fn with_long_runs(store: impl RunStore, no_notes: bool) -> Server {
+    let mut runtime = Runtime::new().store(store).redact(
         agentry::builtins::Redactor::new()
             .pattern(r"sk-live-\w+")
             .unwrap(),
     );
+    if no_notes {
+        runtime = runtime.with(
+            on::before_tool(|mut ev, _ctx| async move {
+                if ev.name() == "note" {
+                    ev.block("no notes today");
+                }
+                Ok(ev)
+            })
+            .named("no-notes"),
+        );
+    }
     Server::builder(runtime)
         .agent(echo())
         .agent(slow(3, 150))

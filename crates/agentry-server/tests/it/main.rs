@@ -7,6 +7,7 @@ mod approvals;
 mod clients;
 mod inspector;
 mod recovery;
+mod replay;
 mod runs;
 mod security;
 mod sessions;
