@@ -246,13 +246,18 @@ pub fn ops() -> Agent<(), String> {
         .unwrap()
 }
 
-/// A server of the echo, slow and ops agents on `store`.
-pub fn server_on(store: impl RunStore, lease: Duration) -> Server {
-    let runtime = Runtime::new().store(store).lease_ttl(lease).redact(
+/// A runtime on `store` that masks `sk-live-...` keys.
+pub fn redacting(store: impl RunStore) -> Runtime {
+    Runtime::new().store(store).redact(
         agentry::builtins::Redactor::new()
             .pattern(r"sk-live-\w+")
             .unwrap(),
-    );
+    )
+}
+
+/// A server of the echo, slow and ops agents on `store`.
+pub fn server_on(store: impl RunStore, lease: Duration) -> Server {
+    let runtime = redacting(store).lease_ttl(lease);
     Server::builder(runtime)
         .agent(echo())
         .agent(slow(3, 150))

@@ -315,11 +315,7 @@ struct Tick {
 /// The common agents and the long one, on `store`; with `no_notes`, a runtime guard blocks the
 /// `note` tool.
 fn with_long_runs(store: impl RunStore, no_notes: bool) -> Server {
-    let mut runtime = Runtime::new().store(store).redact(
-        agentry::builtins::Redactor::new()
-            .pattern(r"sk-live-\w+")
-            .unwrap(),
-    );
+    let mut runtime = redacting(store);
     if no_notes {
         runtime = runtime.with(
             on::before_tool(|mut ev, _ctx| async move {
