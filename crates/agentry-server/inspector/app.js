@@ -44,6 +44,11 @@ function duration(ms) {
   return `${(ms / 1000).toFixed(ms < 10000 ? 2 : 1)} s`;
 }
 
+function micros(us) {
+  if (typeof us !== "number") return "";
+  return us < 1000 ? `${(us / 1000).toFixed(us < 100 ? 3 : 2)} ms` : duration(us / 1000);
+}
+
 function statusLabel(status) {
   return { awaiting_approval: "waiting for a person" }[status] || status;
 }
@@ -452,9 +457,11 @@ class Timeline {
         break;
       }
       case "hook_decision": {
+        const ran = this.ranBy(e.hook, e.event);
         const line = h("div", { class: "hook-line" },
           h("span", { class: `tag ${tone(e.decision)}` }, e.decision), " ",
           h("b", {}, e.hook), h("span", { class: "sub" }, ` on ${e.event}`),
+          ran ? h("span", { class: "sub took" }, ` · ${micros(ran.duration_us)}`) : "",
           e.detail ? [" — ", e.detail] : "");
         const call = e.call_id && this.calls.get(e.call_id);
         if (call) call.hooks.append(line);
@@ -474,7 +481,8 @@ class Timeline {
           h("pre", {}, e.summary || ""));
         break;
       case "custom":
-        this.item(a, "custom", [h("b", {}, e.name)], h("pre", {}, pretty(e.data)));
+        if (e.name === "hook_ran") this.hookRan(a, e.data || {});
+        else this.item(a, "custom", [h("b", {}, e.name)], h("pre", {}, pretty(e.data)));
         break;
       case "awaiting_approval":
         for (const p of e.pending || []) {
@@ -503,6 +511,35 @@ class Timeline {
         break;
     }
     this.lastAt = at;
+  }
+
+  // A hook ran (the server records each run with its duration): listed in its step, and
+  // kept for the decision it may have taken.
+  hookRan(a, r) {
+    this.runs ??= [];
+    this.runs.push(r);
+    if (this.runs.length > 64) this.runs.shift();
+    const step = a.step || a;
+    if (!step.hooksRan) {
+      const list = h("span", { class: "hooks-ran" });
+      const count = h("span", { class: "sub" });
+      this.item(a, "hook ran", [h("b", {}, "Hooks"), count], list);
+      step.hooksRan = { list, count, n: 0 };
+    }
+    const ran = step.hooksRan;
+    ran.n++;
+    ran.count.textContent = `${ran.n} ran`;
+    ran.list.append(h("span", { class: "hook-run", title: `${r.hook} on ${r.event}` }, h("b", {}, r.hook), ` ${r.event} `, h("span", { class: "sub" }, micros(r.duration_us))));
+  }
+
+  // The latest run of `hook` on `event` not yet matched to a decision.
+  ranBy(hook, event) {
+    const runs = this.runs || [];
+    for (let i = runs.length - 1; i >= 0; i--) {
+      const r = runs[i];
+      if (!r.matched && r.hook === hook && r.event === event) { r.matched = true; return r; }
+    }
+    return null;
   }
 
   // Hook decisions on a call that arrive before the call starts (BeforeTool) wait here.

@@ -54,6 +54,7 @@ mod error;
 mod event_id;
 mod extract;
 mod guard;
+mod hook_timings;
 mod hub;
 mod inspector;
 mod meta;

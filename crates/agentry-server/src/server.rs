@@ -5,7 +5,7 @@ use crate::error::ApiError;
 use crate::guard::{Guard, guard};
 use crate::hub::Hubs;
 use crate::state::{AppState, Inner};
-use crate::{doors, inspector, meta, recovery, replay, runs, sessions, stream};
+use crate::{doors, hook_timings, inspector, meta, recovery, replay, runs, sessions, stream};
 use agentry::{Agent, AgentState, RunOptions, Runtime};
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -66,6 +66,7 @@ pub struct ServerBuilder {
     max_headers: usize,
     poll: Duration,
     options: RunOptions,
+    hook_timings: bool,
 }
 
 impl ServerBuilder {
@@ -124,6 +125,14 @@ impl ServerBuilder {
         self
     }
 
+    /// Whether every hook run is recorded in its run's history as a `hook_ran` custom event
+    /// (the hook, the event it handled, its duration in microseconds), which the inspector
+    /// shows beside the hooks' decisions. On by default; runs without hooks pay nothing.
+    pub fn hook_timings(mut self, on: bool) -> Self {
+        self.hook_timings = on;
+        self
+    }
+
     /// How often an event stream of a run that another process drives looks for new events
     /// in the store (250 ms by default).
     pub fn poll_interval(mut self, every: Duration) -> Self {
@@ -147,9 +156,14 @@ impl ServerBuilder {
             return Err(ServerError::UnknownDefault(default_agent, known.join(", ")));
         }
         let redactor = self.runtime.redactor().cloned();
+        let runtime = if self.hook_timings {
+            hook_timings::record(self.runtime)
+        } else {
+            self.runtime
+        };
         Ok(Server {
             state: AppState(Arc::new(Inner {
-                runtime: self.runtime,
+                runtime,
                 store,
                 agents: self.agents,
                 default_agent,
@@ -236,6 +250,7 @@ impl Server {
             max_headers: DEFAULT_MAX_HEADERS,
             poll: Duration::from_millis(250),
             options: RunOptions::new(),
+            hook_timings: true,
         }
     }
 

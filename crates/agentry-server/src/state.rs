@@ -11,6 +11,9 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
+/// How long a request waits for a run this process started to reach the store.
+const FIRST_SAVE: Duration = Duration::from_secs(5);
+
 /// The server's shared state (cheap to clone).
 #[derive(Clone)]
 pub(crate) struct AppState(pub(crate) Arc<Inner>);
@@ -52,12 +55,23 @@ impl AppState {
         })
     }
 
-    /// The stored run `run_id`, or 404.
+    /// The stored run `run_id`, or 404. A run this process has just started and not yet
+    /// checkpointed (a client that asks right after the start's answer) is waited for, up to
+    /// [`FIRST_SAVE`].
     pub(crate) async fn load(&self, run_id: &str) -> Result<StoredRun, ApiError> {
-        self.store
-            .load(run_id)
-            .await?
-            .ok_or_else(|| ApiError::not_found(format!("no run `{run_id}` in the store")))
+        let deadline = tokio::time::Instant::now() + FIRST_SAVE;
+        loop {
+            if let Some(stored) = self.store.load(run_id).await? {
+                return Ok(stored);
+            }
+            let starting = self.hubs.get(run_id).is_some_and(|h| !h.is_done());
+            if !starting || tokio::time::Instant::now() >= deadline {
+                return Err(ApiError::not_found(format!(
+                    "no run `{run_id}` in the store"
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
     }
 
     /// The number of `run_id`'s last recorded event.

@@ -170,11 +170,13 @@ fn task_id(params: &Value) -> Result<&str, RpcError> {
 }
 
 async fn load(state: &AppState, run_id: &str) -> Result<StoredRun, RpcError> {
-    match state.store.load(run_id).await {
-        Ok(Some(stored)) => Ok(stored),
-        Ok(None) => Err(RpcError(TASK_NOT_FOUND, format!("no task `{run_id}`"))),
-        Err(e) => Err(RpcError(INTERNAL, e.to_string())),
-    }
+    state.load(run_id).await.map_err(|e| {
+        if e.status() == axum::http::StatusCode::NOT_FOUND {
+            RpcError(TASK_NOT_FOUND, format!("no task `{run_id}`"))
+        } else {
+            RpcError(INTERNAL, e.message().to_owned())
+        }
+    })
 }
 
 async fn get_task(state: &AppState, params: &Value) -> Result<Value, RpcError> {
@@ -184,19 +186,20 @@ async fn get_task(state: &AppState, params: &Value) -> Result<Value, RpcError> {
 
 async fn cancel_task(state: &AppState, params: &Value) -> Result<Value, RpcError> {
     let run_id = task_id(params)?;
+    // A run this process drives is cancelled here, whether or not it reached the store yet.
+    if let Some(hub) = state.hubs.get(run_id).filter(|h| !h.is_done()) {
+        hub.cancel();
+        super::ended(state, &hub).await;
+        return Ok(task(&load(state, run_id).await?));
+    }
     let stored = load(state, run_id).await?;
     match stored.snapshot.status() {
         RunStatus::Running => {
-            if let Some(hub) = state.hubs.get(run_id).filter(|h| !h.is_done()) {
-                hub.cancel();
-                super::ended(state, &hub).await;
-            } else {
-                state
-                    .store
-                    .request_cancel(run_id)
-                    .await
-                    .map_err(|e| RpcError(INTERNAL, e.to_string()))?;
-            }
+            state
+                .store
+                .request_cancel(run_id)
+                .await
+                .map_err(|e| RpcError(INTERNAL, e.to_string()))?;
         }
         RunStatus::AwaitingApproval => {
             state

@@ -74,6 +74,7 @@ try {
   seen.subagent = await page.locator(".timeline details.agent > summary").first().textContent();
   seen.subagent_text = await page.locator(".timeline details.agent .item.text .body").first().textContent();
   seen.hook_line = await page.locator(".item.tool .hook-line").first().textContent();
+  seen.hooks_ran = await page.locator(".item.ran").allTextContents();
   const folded = () => page.locator(".timeline details.agent").first().evaluate((d) => !d.open);
   seen.subagent_folded_when_done = await folded();
   await page.locator(".timeline details.agent > summary").first().click();

@@ -188,6 +188,15 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
         "{hook}"
     );
     assert!(hook.contains("deleting is not allowed here"), "{hook}");
+    assert!(
+        hook.contains(" ms"),
+        "the decision shows how long its hook took: {hook}"
+    );
+    let ran = seen["hooks_ran"].to_string();
+    assert!(
+        ran.contains("no-deletes") && ran.contains("BeforeTool"),
+        "{ran}"
+    );
 
     // State changes as diffs.
     let diffs = seen["state_diffs"].to_string();

@@ -5,6 +5,7 @@ mod common;
 
 mod approvals;
 mod clients;
+mod hook_timings;
 mod inspector;
 mod recovery;
 mod replay;

@@ -227,3 +227,23 @@ async fn the_openapi_document_is_generated_from_the_handlers() {
     );
     server.shut_down().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_is_there_as_soon_as_its_start_is_answered() {
+    let (store, _dir, _) = sqlite().await;
+    let server = TestServer::start(server_on(store, Duration::from_secs(30))).await;
+    // Read, and cancel, right after the answer: never a 404 for a run just started.
+    for i in 0..30 {
+        let run = server
+            .start_run(json!({"agent": "slow", "input": format!("go {i}")}))
+            .await;
+        let (status, view) = server.get(&format!("/v1/runs/{run}")).await;
+        assert_eq!(status, 200, "{view}");
+        assert_eq!(view["run_id"], run.as_str());
+        let (status, cancelled) = server
+            .post(&format!("/v1/runs/{run}/cancel"), json!({}))
+            .await;
+        assert_eq!(status, 202, "{cancelled}");
+    }
+    server.shut_down().await;
+}
