@@ -82,6 +82,18 @@ seen.team = {
   onData: team.dataParts.length,
 };
 
+// Reasoning, streamed before the answer, as a reasoning part.
+const thinker = chat("thinker");
+await thinker.sendMessage({ text: "why?" });
+const thought = thinker.messages[1].parts;
+seen.thinker = {
+  status: thinker.status,
+  types: thought.map((p) => p.type),
+  reasoning: thought.filter((p) => p.type === "reasoning").map((p) => p.text).join(""),
+  reasoningState: thought.find((p) => p.type === "reasoning")?.state,
+  text: thought.filter((p) => p.type === "text").map((p) => p.text).join(""),
+};
+
 // Nothing under way: resuming the stream finds nothing (204) and the chat stays ready.
 await echo.resumeStream();
 seen.resumed = echo.status;

@@ -166,7 +166,13 @@ async fn the_ai_sdk_chat_talks_to_agents_through_its_default_transport() {
         return;
     };
     let (store, _dir, _) = sqlite().await;
-    let server = TestServer::start(server_on(store, Duration::from_secs(30))).await;
+    let server = TestServer::start(
+        builder_on(store, Duration::from_secs(30))
+            .agent(thinker())
+            .build()
+            .unwrap(),
+    )
+    .await;
     let url = server.url.clone();
     let seen = tokio::task::spawn_blocking(move || {
         run_client_with(
@@ -241,6 +247,18 @@ async fn the_ai_sdk_chat_talks_to_agents_through_its_default_transport() {
     );
     assert!(team["onData"].as_u64().unwrap() >= 2, "{team}");
     assert_eq!(seen["resumed"], "ready");
+
+    // Reasoning arrives as a reasoning part before the text, whole and done.
+    assert_eq!(seen["thinker"]["status"], "ready");
+    assert_eq!(
+        seen["thinker"]["reasoning"],
+        "The user asks why; because is an answer."
+    );
+    assert_eq!(seen["thinker"]["reasoningState"], "done");
+    assert_eq!(seen["thinker"]["text"], "Because.");
+    let types = seen["thinker"]["types"].as_array().unwrap();
+    let at = |t: &str| types.iter().position(|x| x == t).unwrap();
+    assert!(at("reasoning") < at("text"), "{types:?}");
     server.shut_down().await;
 }
 

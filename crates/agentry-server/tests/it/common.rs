@@ -257,6 +257,11 @@ pub fn redacting(store: impl RunStore) -> Runtime {
 
 /// A server of the echo, slow and ops agents on `store`.
 pub fn server_on(store: impl RunStore, lease: Duration) -> Server {
+    builder_on(store, lease).build().unwrap()
+}
+
+/// [`server_on`]'s builder, for a server with more agents.
+pub fn builder_on(store: impl RunStore, lease: Duration) -> agentry_server::ServerBuilder {
     let runtime = redacting(store).lease_ttl(lease);
     Server::builder(runtime)
         .agent(echo())
@@ -266,6 +271,17 @@ pub fn server_on(store: impl RunStore, lease: Duration) -> Server {
         .agent(notes())
         .default_agent("echo")
         .poll_interval(Duration::from_millis(50))
+}
+
+/// Reasons (streamed as thinking), then answers.
+pub fn thinker() -> Agent<(), String> {
+    Agent::builder("thinker")
+        .model(ScriptedModel::from_fn(|_, _| {
+            ScriptedTurn::new()
+                .with_thinking("The user asks why; ")
+                .with_thinking("because is an answer.")
+                .with_text_deltas(["Because", "."])
+        }))
         .build()
         .unwrap()
 }
