@@ -374,6 +374,9 @@ fn linger(shared: &Shared) {
             return;
         }
         if polls % 64 == 0 {
+            // Leave the core to any thread that is ready to run (the checkpoint's successor
+            // is often made by one); with none, this returns at once.
+            std::thread::yield_now();
             let now = Instant::now();
             if shared.awaited.load(Ordering::Relaxed) > 0 {
                 let since = *awaited_since.get_or_insert(now);
@@ -395,9 +398,11 @@ fn next_within(queue: &mpsc::Receiver<Job>, limit: Duration) -> Result<Job, TryR
     let start = Instant::now();
     for polls in 0u32.. {
         match queue.try_recv() {
-            Err(TryRecvError::Empty) if polls % 64 != 0 || start.elapsed() < limit => {
-                std::hint::spin_loop()
-            }
+            Err(TryRecvError::Empty) if polls % 64 != 0 => std::hint::spin_loop(),
+            // Every 64 polls: leave the core to any thread ready to run (the next operation
+            // comes from one; on a busy machine spinning would keep it waiting), then look at
+            // the clock.
+            Err(TryRecvError::Empty) if start.elapsed() < limit => std::thread::yield_now(),
             outcome => return outcome,
         }
     }
