@@ -68,7 +68,7 @@ pub(super) async fn serve(cli: &Cli, args: &ServeArgs) -> Result<Exit, Failure> 
         .local_addr()
         .map_err(|e| failed(format!("cannot listen on {addr}: {e}")))?;
     eprintln!(
-        "agentry serve: {} agent(s) on http://{bound} (store {}); the API: http://{bound}/openapi.json; Ctrl-C stops",
+        "agentry serve: {} agent(s) on http://{bound} (store {}); the inspector: http://{bound}/; the API: http://{bound}/openapi.json; Ctrl-C stops",
         project.agents.len(),
         project.store_label
     );

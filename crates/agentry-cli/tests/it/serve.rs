@@ -57,6 +57,10 @@ fn serve(p: &Project) -> (Child, String) {
         .unwrap_or_else(|| panic!("no address in: {line}"))
         .trim_end_matches([';', ','])
         .to_owned();
+    assert!(
+        line.contains(&format!("the inspector: {url}/;")),
+        "the first line names the inspector: {line}"
+    );
     // Keep reading stderr so the server never blocks on a full pipe.
     std::thread::spawn(move || for _ in stderr.lines() {});
     (child, url)
@@ -118,6 +122,10 @@ async fn status(base: &str, run_id: &str, want: &str) -> Value {
 async fn a_server_killed_mid_run_loses_nothing_and_hooks_apply_to_http_runs() {
     let p = Project::new(CONFIG, turns());
     let (mut first, base) = serve(&p);
+    // The inspector is part of the binary.
+    let page = reqwest::get(format!("{base}/")).await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(page.text().await.unwrap().contains("/inspector/app.js"));
     let run = post(&format!("{base}/v1/runs"), json!({"input": "work"})).await;
     let run_id = run["run_id"].as_str().unwrap().to_owned();
     let url = format!("{base}/v1/runs/{run_id}/events");
