@@ -262,15 +262,30 @@ pub fn server_on(store: impl RunStore, lease: Duration) -> Server {
 
 /// [`server_on`]'s builder, for a server with more agents.
 pub fn builder_on(store: impl RunStore, lease: Duration) -> agentry_server::ServerBuilder {
-    let runtime = redacting(store).lease_ttl(lease);
-    Server::builder(runtime)
+    with_agents(Server::builder(redacting(store).lease_ttl(lease)))
+        .poll_interval(Duration::from_millis(50))
+}
+
+/// `builder` serving the echo, slow, ops, team and notes agents, echo by default.
+pub fn with_agents(builder: agentry_server::ServerBuilder) -> agentry_server::ServerBuilder {
+    builder
         .agent(echo())
         .agent(slow(3, 150))
         .agent(ops())
         .agent(team())
         .agent(notes())
         .default_agent("echo")
-        .poll_interval(Duration::from_millis(50))
+}
+
+/// A guard that blocks the `note` tool ("no notes today"): today's hooks, for replays.
+pub fn no_notes() -> impl agentry::hooks::IntoHook {
+    on::before_tool(|mut ev, _ctx| async move {
+        if ev.name() == "note" {
+            ev.block("no notes today");
+        }
+        Ok(ev)
+    })
+    .named("no-notes")
 }
 
 /// Reasons (streamed as thinking), then answers.

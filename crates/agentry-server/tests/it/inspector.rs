@@ -321,29 +321,15 @@ struct Tick {
     n: u64,
 }
 
-/// The common agents and the long one, on `store`; with `no_notes`, a runtime guard blocks the
-/// `note` tool.
-fn with_long_runs(store: impl RunStore, no_notes: bool) -> Server {
+/// The common agents and the long one, on `store`; with `guard_notes`, a runtime guard blocks
+/// the `note` tool.
+fn with_long_runs(store: impl RunStore, guard_notes: bool) -> Server {
     let mut runtime = redacting(store);
-    if no_notes {
-        runtime = runtime.with(
-            on::before_tool(|mut ev, _ctx| async move {
-                if ev.name() == "note" {
-                    ev.block("no notes today");
-                }
-                Ok(ev)
-            })
-            .named("no-notes"),
-        );
+    if guard_notes {
+        runtime = runtime.with(no_notes());
     }
-    Server::builder(runtime)
-        .agent(echo())
-        .agent(slow(3, 150))
-        .agent(ops())
-        .agent(team())
-        .agent(notes())
+    with_agents(Server::builder(runtime))
         .agent(long())
-        .default_agent("echo")
         .build()
         .unwrap()
 }

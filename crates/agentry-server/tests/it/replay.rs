@@ -21,15 +21,7 @@ async fn a_replay_says_where_todays_hooks_decide_otherwise_and_stores_nothing() 
     // The same agents now, with a guard that blocks notes.
     let runtime = Runtime::new()
         .store(agentry_store::SqliteStore::open(&path).await.unwrap())
-        .with(
-            on::before_tool(|mut ev, _ctx| async move {
-                if ev.name() == "note" {
-                    ev.block("no notes today");
-                }
-                Ok(ev)
-            })
-            .named("no-notes"),
-        );
+        .with(no_notes());
     let now = TestServer::start(
         agentry_server::Server::builder(runtime)
             .agent(notes())
