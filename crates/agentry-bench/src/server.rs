@@ -192,22 +192,27 @@ async fn read_stream(response: reqwest::Response, t0: Instant) -> (Duration, Str
 
 /// Starts a run of `echo` on `input` and follows its events to the end; returns when its first
 /// event came (from `t0`) and the stream.
-async fn run_and_follow(
-    client: &reqwest::Client,
-    base: &str,
-    input: &str,
-    t0: Instant,
-) -> (Duration, String) {
+/// Starts a run of `agent` on the server at `base`; its events' path.
+async fn start_run(client: &reqwest::Client, base: &str, agent: &str, input: &str) -> String {
     let run: Value = client
         .post(format!("{base}/v1/runs"))
-        .json(&json!({"agent": "echo", "input": input}))
+        .json(&json!({"agent": agent, "input": input}))
         .send()
         .await
         .expect("sent")
         .json()
         .await
         .expect("a run");
-    let events = run["events_url"].as_str().expect("a URL");
+    run["events_url"].as_str().expect("a URL").to_owned()
+}
+
+async fn run_and_follow(
+    client: &reqwest::Client,
+    base: &str,
+    input: &str,
+    t0: Instant,
+) -> (Duration, String) {
+    let events = start_run(client, base, "echo", input).await;
     let r = client
         .get(format!("{base}{events}"))
         .send()
@@ -376,16 +381,7 @@ pub(crate) async fn run(runs: usize, clients: usize, peer: Option<std::path::Pat
 
     // One run, many clients following it.
     let rss_before = server.rss_kib();
-    let run: Value = client
-        .post(server.url("/v1/runs"))
-        .json(&json!({"agent": "ticker", "input": "go"}))
-        .send()
-        .await
-        .expect("sent")
-        .json()
-        .await
-        .expect("a run");
-    let events_url = server.url(run["events_url"].as_str().expect("a URL"));
+    let events_url = server.url(&start_run(&client, &server.url(""), "ticker", "go").await);
     let t0 = Instant::now();
     let peak = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(rss_before));
     let watch = {

@@ -4,9 +4,20 @@
 
 use crate::error::{ApiError, ErrorBody};
 use crate::state::AppState;
+use agentry::replay::ReplayReport;
 use axum::Json;
 use axum::extract::{Path, State};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
+
+/// The answer: which run, and the report.
+#[derive(Serialize)]
+struct Replayed<'a> {
+    run_id: &'a str,
+    agent: &'a str,
+    #[serde(flatten)]
+    report: &'a ReplayReport,
+}
 
 /// Replays a run with today's hooks and compares: each recorded tool call's outcome then and
 /// now (the hooks' decisions, a person's rejection, the result), and how the run ended.
@@ -30,11 +41,11 @@ pub(crate) async fn replay_run(
         .replay(&state.runtime, &events)
         .await
         .map_err(|e| ApiError::conflict(format!("run `{run_id}` cannot be replayed: {e}")))?;
-    let mut answer = json!({"run_id": run_id, "agent": stored.snapshot.agent});
-    if let (Value::Object(answer), Ok(Value::Object(fields))) =
-        (&mut answer, serde_json::to_value(&report))
-    {
-        answer.extend(fields);
-    }
+    let answer = serde_json::to_value(Replayed {
+        run_id: &run_id,
+        agent: &stored.snapshot.agent,
+        report: &report,
+    })
+    .unwrap_or_default();
     Ok(Json(state.redact(answer)))
 }

@@ -76,12 +76,7 @@ impl AppState {
 
     /// The number of `run_id`'s last recorded event.
     pub(crate) async fn last_seq(&self, run_id: &str) -> Result<u64, ApiError> {
-        Ok(self
-            .store
-            .events_after(run_id, 0)
-            .await?
-            .last()
-            .map_or(0, |e| e.seq))
+        Ok(self.store.last_event_seq(run_id).await?)
     }
 
     /// Starts a drive of `run_id` on a task, with a hub that holds its events (after the

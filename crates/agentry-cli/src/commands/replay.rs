@@ -13,7 +13,8 @@ use crate::cli::Cli;
 use crate::exit::Exit;
 use crate::render::{short_content, short_input};
 use agentry::replay::{CallOutcome, ReplayReport};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 /// `agentry replay RUN`.
 pub(super) async fn replay(cli: &Cli, run: &str, agent: Option<&str>) -> Result<Exit, Failure> {
@@ -53,15 +54,25 @@ fn line(outcome: &CallOutcome) -> String {
     }
 }
 
+/// `--json`'s line: `{"type": "replay", "run_id", ...the report}`.
+#[derive(Serialize)]
+struct JsonLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    run_id: &'a str,
+    #[serde(flatten)]
+    report: &'a ReplayReport,
+}
+
 fn print(report: &ReplayReport, json: bool, run: &str) {
     if json {
-        let mut out = json!({"type": "replay", "run_id": run});
-        if let (Value::Object(out), Ok(Value::Object(fields))) =
-            (&mut out, serde_json::to_value(report))
-        {
-            out.extend(fields);
-        }
-        outln!("{out}");
+        let line = serde_json::to_string(&JsonLine {
+            kind: "replay",
+            run_id: run,
+            report,
+        })
+        .unwrap_or_default();
+        outln!("{line}");
         return;
     }
     outln!(

@@ -273,6 +273,15 @@ impl RunStore for MemoryStore {
             .unwrap_or_default();
         Box::pin(async move { Ok(events) })
     }
+
+    fn last_event_seq<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<u64, StoreError>> {
+        let last = self
+            .lock()
+            .get(run_id)
+            .and_then(|r| r.events.last())
+            .map_or(0, |e| e.seq);
+        Box::pin(std::future::ready(Ok(last)))
+    }
 }
 
 /// The expiry of a released lease.

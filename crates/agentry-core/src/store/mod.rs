@@ -441,6 +441,12 @@ pub trait RunStore: Send + Sync + 'static {
             Ok(events)
         })
     }
+    /// The number of a run's last recorded event (0 for a run with none, or an unknown run):
+    /// where a reader that follows the run from now on begins. The default reads the whole
+    /// history; stores with an index answer from it.
+    fn last_event_seq<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<u64, StoreError>> {
+        Box::pin(async move { Ok(self.events(run_id).await?.last().map_or(0, |e| e.seq)) })
+    }
     /// Asks the process driving a run to cancel it: the request is recorded, and that process
     /// sees it the next time it renews the run's lease ([`cancel_requested`](Self::cancel_requested))
     /// and cancels the run there, checkpointed. A claim clears the request, so a run resumed
@@ -551,6 +557,9 @@ impl<S: RunStore + ?Sized> RunStore for Arc<S> {
         after: u64,
     ) -> BoxFuture<'a, Result<Vec<StoredEvent>, StoreError>> {
         (**self).events_after(run_id, after)
+    }
+    fn last_event_seq<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<u64, StoreError>> {
+        (**self).last_event_seq(run_id)
     }
     fn request_cancel<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
         (**self).request_cancel(run_id)

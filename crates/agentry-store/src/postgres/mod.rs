@@ -519,6 +519,25 @@ impl RunStore for PostgresStore {
     ) -> BoxFuture<'a, Result<Vec<StoredEvent>, StoreError>> {
         Box::pin(self.run_events(run_id, after))
     }
+
+    fn last_event_seq<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<u64, StoreError>> {
+        Box::pin(async move {
+            let last: i64 = sqlx::query_scalar(
+                "SELECT COALESCE(MAX(seq), 0)::BIGINT FROM run_events WHERE run_id = $1",
+            )
+            .bind(run_id)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(|e| {
+                error::backend(
+                    &self.name,
+                    format_args!("reading the events of run `{run_id}`"),
+                    e,
+                )
+            })?;
+            Ok(u64::try_from(last).unwrap_or(0))
+        })
+    }
 }
 
 impl fmt::Debug for PostgresStore {

@@ -506,6 +506,10 @@ impl RunStore for SqliteStore {
     ) -> BoxFuture<'a, Result<Vec<StoredEvent>, StoreError>> {
         Box::pin(self.run_events(run_id, after))
     }
+
+    fn last_event_seq<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<u64, StoreError>> {
+        Box::pin(self.last_seq(run_id))
+    }
 }
 
 impl fmt::Debug for SqliteStore {

@@ -139,4 +139,23 @@ impl SqliteStore {
             .map(|columns| rows::event(&self.name, run_id, columns))
             .collect()
     }
+
+    /// The number of a run's last event (0: none), from the index.
+    pub(super) async fn last_seq(&self, run_id: &str) -> Result<u64, StoreError> {
+        let (name, id) = (self.name.clone(), run_id.to_string());
+        let last: i64 = self
+            .worker
+            .call(move |conn| {
+                conn.prepare_cached(
+                    "SELECT COALESCE(MAX(seq), 0) FROM run_events \
+                     WHERE run_no = (SELECT position FROM runs WHERE run_id = ?1)",
+                )
+                .and_then(|mut q| q.query_row(params![&id], |r| r.get(0)))
+                .map_err(|e| {
+                    error::sqlite(&name, format_args!("reading the events of run `{id}`"), e)
+                })
+            })
+            .await?;
+        Ok(u64::try_from(last).unwrap_or(0))
+    }
 }

@@ -35,6 +35,10 @@ pub async fn events_are_numbered_from_one_across_saves(s: &Stores) {
     assert_eq!(s.other.events_after("run-1", 0).await.unwrap(), expected);
     assert!(store.events_after("run-1", 5).await.unwrap().is_empty());
     assert!(store.events_after("unknown", 0).await.unwrap().is_empty());
+    // Where a reader that follows the run from now on begins.
+    assert_eq!(store.last_event_seq("run-1").await.unwrap(), 5);
+    assert_eq!(s.other.last_event_seq("run-1").await.unwrap(), 5);
+    assert_eq!(store.last_event_seq("unknown").await.unwrap(), 0);
 
     // Numbering goes on under a new lease, and each run has its own.
     let lease = store
@@ -48,6 +52,7 @@ pub async fn events_are_numbered_from_one_across_saves(s: &Stores) {
     let numbers: Vec<u64> = events.iter().map(|e| e.seq).collect();
     assert_eq!(numbers, [1, 2, 3, 4, 5, 6]);
     assert_eq!(events[5].event, event("run_resumed", 6));
+    assert_eq!(store.last_event_seq("run-1").await.unwrap(), 6);
 
     save(store, &snapshot("run-2"), 0, &[event("run_started", 7)])
         .await
@@ -61,6 +66,7 @@ pub async fn events_are_numbered_from_one_across_saves(s: &Stores) {
         }]
     );
     assert!(store.events("unknown").await.unwrap().is_empty());
+    assert_eq!(store.last_event_seq("run-2").await.unwrap(), 1);
 }
 
 pub async fn listing_filters_and_puts_the_newest_first(s: &Stores) {
