@@ -16,6 +16,18 @@ pub(crate) enum StoreKind {
 /// Removes a sample's SQLite directory when dropped.
 pub(crate) struct TempDir(PathBuf);
 
+impl TempDir {
+    /// The bytes of the files in the directory (a SQLite store's database and its WAL).
+    pub(crate) fn bytes(&self) -> u64 {
+        std::fs::read_dir(&self.0)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok()?.metadata().ok())
+            .map(|m| m.len())
+            .sum()
+    }
+}
+
 impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);

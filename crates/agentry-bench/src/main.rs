@@ -18,7 +18,7 @@ mod model;
 mod server;
 mod workloads;
 
-use agentry::Runtime;
+use agentry::{Content, Part, Runtime};
 use clap::{Parser, ValueEnum};
 use durable::StoreKind;
 use serde_json::json;
@@ -91,6 +91,10 @@ struct Args {
     /// Serves W7's agents over HTTP (W7 starts this binary so).
     #[arg(long, hide = true)]
     serve_http: bool,
+    /// W5: the run's input carries an image of this many megabytes (10^6 bytes), to show that
+    /// its bytes are written once, not per step (the report adds the store's size).
+    #[arg(long)]
+    image_mb: Option<f64>,
     /// With `--serve-http`: on the in-memory store instead of SQLite.
     #[arg(long, hide = true)]
     memory_store: bool,
@@ -178,7 +182,15 @@ fn main() {
         let kind = args.hook_kind;
         let interleave = runs > 1;
         let bench = agent(steps, hooks, kind, interleave);
-        workloads::run_checked(&runtime, &agent(5, hooks, kind, interleave), 5).await;
+        let input: Content = match args.image_mb {
+            Some(mb) => {
+                let image = Part::image(vec![0x5a; (mb * 1e6) as usize], "image/png");
+                Content::from([image, Part::text("go")])
+            }
+            None => Content::from("go"),
+        };
+        workloads::run_checked(&runtime, &agent(5, hooks, kind, interleave), 5, &input).await;
+        let mut store_bytes = Vec::new();
 
         let rss_before = measure::rss_kib();
         measure::reset_peak();
@@ -194,11 +206,14 @@ fn main() {
                 Some(_) => fresh().await,
                 None => (runtime.clone(), None),
             };
-            let s = sample(&runtime, &bench, steps, runs).await;
+            let s = sample(&runtime, &bench, steps, runs, &input).await;
             walls.push(s.wall);
             cpus.push(s.cpu);
+            if let Some(kept) = &_kept {
+                store_bytes.push(kept.bytes());
+            }
             if let Some(base) = &base {
-                base_walls.push(sample(&runtime, base, steps, runs).await.wall);
+                base_walls.push(sample(&runtime, base, steps, runs, &input).await.wall);
             }
         }
         let rss_peak = measure::peak_rss_kib();
@@ -224,6 +239,13 @@ fn main() {
             "rss_before_kib": rss_before,
             "rss_peak_kib": rss_peak,
         });
+        if let Some(mb) = args.image_mb {
+            report["image_mb"] = json!(mb);
+        }
+        if !store_bytes.is_empty() {
+            store_bytes.sort();
+            report["store_mb"] = json!(store_bytes[store_bytes.len() / 2] as f64 / 1e6);
+        }
         if runs > 1 {
             report["kib_per_run"] =
                 json!(rss_peak.saturating_sub(rss_before) as f64 / f64::from(runs));

@@ -21,7 +21,7 @@ fn echo() -> Agent<(), String> {
             .iter()
             .rev()
             .find(|m| matches!(m, Message::User { .. }))
-            .map(|m| m.text().to_owned())
+            .map(|m| m.text().into_owned())
             .unwrap_or_default();
         ScriptedTurn::new().with_text_deltas(["echo", ": ", &said, " (turn 1)"])
     });

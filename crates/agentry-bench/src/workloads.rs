@@ -1,6 +1,7 @@
 //! The workloads: W1 (one long run), W2 (W1 plus no-op hooks), W3 (many concurrent runs).
 
 use crate::model::EchoScript;
+use agentry::Content;
 use agentry::hooks::{on_mut, on_sync};
 use agentry::prelude::*;
 use std::time::{Duration, Instant};
@@ -61,9 +62,9 @@ pub(crate) fn agent(steps: u32, hooks: u32, kind: HookKind, yield_per_call: bool
 }
 
 /// Runs one agent to the end and checks it ended with `done` after `steps + 1` model calls.
-pub(crate) async fn run_checked(runtime: &Runtime, agent: &Agent, steps: u32) {
+pub(crate) async fn run_checked(runtime: &Runtime, agent: &Agent, steps: u32, input: &Content) {
     let out = runtime
-        .run(agent, "go")
+        .run(agent, input.clone())
         .await
         .expect("the bench run succeeds");
     assert_eq!(
@@ -90,16 +91,22 @@ pub(crate) struct Sample {
 }
 
 /// Times `runs` concurrent runs of `steps` steps (one run for W1/W2).
-pub(crate) async fn sample(runtime: &Runtime, agent: &Agent, steps: u32, runs: u32) -> Sample {
+pub(crate) async fn sample(
+    runtime: &Runtime,
+    agent: &Agent,
+    steps: u32,
+    runs: u32,
+    input: &Content,
+) -> Sample {
     let cpu0 = crate::measure::cpu_time();
     let t0 = Instant::now();
     if runs == 1 {
-        run_checked(runtime, agent, steps).await;
+        run_checked(runtime, agent, steps, input).await;
     } else {
         let tasks: Vec<_> = (0..runs)
             .map(|_| {
-                let (rt, ag) = (runtime.clone(), agent.clone());
-                tokio::spawn(async move { run_checked(&rt, &ag, steps).await })
+                let (rt, ag, input) = (runtime.clone(), agent.clone(), input.clone());
+                tokio::spawn(async move { run_checked(&rt, &ag, steps, &input).await })
             })
             .collect();
         for t in tasks {

@@ -187,6 +187,10 @@ pub(crate) struct RunArgs {
     /// `agentry worker` run it) and follow it here.
     #[arg(long)]
     pub temporal: bool,
+    /// Attach a file to the prompt: an image, a PDF or another document, audio (repeatable;
+    /// `--file photo.png "What is in this picture?"`). Its type is read from its bytes.
+    #[arg(short = 'f', long = "file", value_name = "PATH")]
+    pub files: Vec<std::path::PathBuf>,
     /// The prompt (words are joined with spaces; `-` reads it from stdin).
     #[arg(required = true, num_args = 1..)]
     pub prompt: Vec<String>,

@@ -284,7 +284,7 @@ mod tests {
 
     fn call_turn(id: &str) -> Message {
         Message::Assistant {
-            content: String::new(),
+            content: crate::Content::new(),
             thinking: None,
             tool_calls: vec![ToolCall::new(id, "t", &json!({}))],
         }

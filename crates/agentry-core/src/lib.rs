@@ -20,6 +20,7 @@
 pub mod agent;
 pub mod awake;
 mod compaction;
+pub mod content;
 pub mod deadline;
 mod describe;
 pub mod env_template;
@@ -40,6 +41,7 @@ mod usage;
 
 pub use agent::RunOptions;
 pub use agent::{Agent, AgentBuilder, AgentDef, AgentTool, OutputSpec};
+pub use content::{Content, Part};
 pub use describe::{panic_message, schema_violations};
 pub use error::Error;
 pub use history::History;
@@ -63,7 +65,10 @@ pub use store::{
     Checkpoint, LogLayout, LogSpan, MemoryStore, MessageLog, QueuedSave, RecordedEvent, Renewal,
     RunQuery, RunStatus, RunStore, RunSummary, StoreError, StoredEvent, StoredRun,
 };
-pub use tokens::{EstimateCounter, MESSAGE_OVERHEAD, TokenCounter, message_tokens, prompt_tokens};
+pub use tokens::{
+    EstimateCounter, IMAGE_TOKENS, MESSAGE_OVERHEAD, TokenCounter, content_tokens, message_tokens,
+    prompt_tokens,
+};
 pub use tool::{
     IntoToolOutput, Json, StoredToolSource, StructTool, Tool, ToolAnnotations, ToolFailure,
     ToolInfo, ToolOutput, ToolSet, ToolSource, ToolSpec, TypedTool, tool,

@@ -1,6 +1,8 @@
 //! Messages of a conversation: what the user said, what the model answered, what tools returned.
 
+use crate::content::Content;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// One message of a run's history.
@@ -18,14 +20,14 @@ pub enum Message {
     },
     /// A user turn: the run's input, a Stop-hook veto, or feedback asking the model to try again.
     User {
-        /// The text of the turn.
-        content: String,
+        /// What the user said: text, and images, files or audio.
+        content: Content,
     },
     /// A model turn: text, optional reasoning, and the tool calls it asked for.
     Assistant {
-        /// The visible text (may be empty when the turn only calls tools).
+        /// The visible answer (may be empty when the turn only calls tools).
         #[serde(default)]
-        content: String,
+        content: Content,
         /// Reasoning the model streamed, kept so providers that require it get it back.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         thinking: Option<ThinkingBlock>,
@@ -38,8 +40,8 @@ pub enum Message {
 }
 
 impl Message {
-    /// A user message.
-    pub fn user(content: impl Into<String>) -> Self {
+    /// A user message: text, or parts (`Message::user([Part::text("Describe this"), image])`).
+    pub fn user(content: impl Into<Content>) -> Self {
         Message::User {
             content: content.into(),
         }
@@ -52,8 +54,8 @@ impl Message {
         }
     }
 
-    /// An assistant message with text only.
-    pub fn assistant(content: impl Into<String>) -> Self {
+    /// An assistant message without tool calls.
+    pub fn assistant(content: impl Into<Content>) -> Self {
         Message::Assistant {
             content: content.into(),
             thinking: None,
@@ -71,14 +73,39 @@ impl Message {
         }
     }
 
-    /// The text of a system, user or assistant message, or the content of a tool result.
-    pub fn text(&self) -> &str {
+    /// The text of a system, user or assistant message, or of a tool result: borrowed when the
+    /// content is text only; text parts joined by newlines otherwise (media left out: see
+    /// [`Message::content`]).
+    pub fn text(&self) -> Cow<'_, str> {
         match self {
-            Message::System { content }
-            | Message::User { content }
-            | Message::Assistant { content, .. } => content,
-            Message::Tool(r) => &r.content,
+            Message::System { content } => Cow::Borrowed(content),
+            Message::User { content } | Message::Assistant { content, .. } => content.text(),
+            Message::Tool(r) => r.content.text(),
         }
+    }
+
+    /// The parts of a user or assistant message or a tool result (`None` for a system message,
+    /// which is text only).
+    pub fn content(&self) -> Option<&Content> {
+        match self {
+            Message::System { .. } => None,
+            Message::User { content } | Message::Assistant { content, .. } => Some(content),
+            Message::Tool(r) => Some(&r.content),
+        }
+    }
+
+    /// The parts of a user or assistant message or a tool result, to change them.
+    pub fn content_mut(&mut self) -> Option<&mut Content> {
+        match self {
+            Message::System { .. } => None,
+            Message::User { content } | Message::Assistant { content, .. } => Some(content),
+            Message::Tool(r) => Some(&mut r.content),
+        }
+    }
+
+    /// True when the message carries an image, a file or audio.
+    pub fn has_media(&self) -> bool {
+        self.content().is_some_and(Content::has_media)
     }
 
     /// The tool calls of an assistant message (empty for every other role).
@@ -97,9 +124,9 @@ impl Message {
         }
     }
 
-    /// The content of the tool result this message carries, if it is one.
-    pub fn tool_result_text(&self) -> Option<&str> {
-        self.tool_result().map(|r| r.content.as_str())
+    /// The text of the tool result this message carries, if it is one.
+    pub fn tool_result_text(&self) -> Option<Cow<'_, str>> {
+        self.tool_result().map(|r| r.content.text())
     }
 }
 
@@ -150,8 +177,8 @@ pub struct ToolResult {
     pub call_id: String,
     /// The tool's name.
     pub name: String,
-    /// The content the model sees.
-    pub content: String,
+    /// What the model sees: text, or parts (a tool may return images and files).
+    pub content: Content,
     /// True when the content reports a failure (bad arguments, a blocked call, a tool error).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
@@ -165,7 +192,7 @@ impl ToolResult {
     pub fn ok(
         call_id: impl Into<String>,
         name: impl Into<String>,
-        content: impl Into<String>,
+        content: impl Into<Content>,
     ) -> Self {
         ToolResult {
             call_id: call_id.into(),
@@ -180,7 +207,7 @@ impl ToolResult {
     pub fn error(
         call_id: impl Into<String>,
         name: impl Into<String>,
-        content: impl Into<String>,
+        content: impl Into<Content>,
     ) -> Self {
         ToolResult {
             is_error: true,

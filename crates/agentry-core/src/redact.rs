@@ -7,6 +7,7 @@
 //! model's requests and the tools' inputs are not touched: masking those is a separate choice
 //! (the `Redactor` hook of the `agentry` crate can do it when asked).
 
+use crate::content::{Blob, Content, MediaSource, Part};
 use crate::{Message, RunEvent};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -38,17 +39,39 @@ fn redact_string(r: &dyn Redact, s: &mut String) {
     }
 }
 
+/// Masks the secrets of every text part, and of every loaded plain-text file part (`text/*`
+/// bytes that are UTF-8); images and audio are left as they are.
+pub fn redact_content(r: &dyn Redact, content: &mut Content) {
+    for part in content.parts_mut() {
+        match part {
+            Part::Text(t) => redact_string(r, t),
+            Part::File(m) if m.is("text") => {
+                let masked = match m.data().map(std::str::from_utf8) {
+                    Some(Ok(text)) => match r.redact(text) {
+                        Cow::Owned(masked) => masked,
+                        Cow::Borrowed(_) => continue,
+                    },
+                    _ => continue,
+                };
+                m.source = MediaSource::Bytes(Blob::new(masked.into_bytes()));
+            }
+            _ => {}
+        }
+    }
+}
+
 /// A message with every secret masked: its text, its tool calls' arguments, its tool result.
 pub fn redact_message(r: &dyn Redact, message: &Message) -> Message {
     let mut m = message.clone();
     match &mut m {
-        Message::System { content } | Message::User { content } => redact_string(r, content),
+        Message::System { content } => redact_string(r, content),
+        Message::User { content } => redact_content(r, content),
         Message::Assistant {
             content,
             tool_calls,
             thinking,
         } => {
-            redact_string(r, content);
+            redact_content(r, content);
             if let Some(t) = thinking {
                 redact_string(r, &mut t.text);
             }
@@ -56,7 +79,7 @@ pub fn redact_message(r: &dyn Redact, message: &Message) -> Message {
                 redact_string(r, &mut c.arguments);
             }
         }
-        Message::Tool(result) => redact_string(r, &mut result.content),
+        Message::Tool(result) => redact_content(r, &mut result.content),
     }
     m
 }
@@ -73,7 +96,7 @@ impl RunEvent {
                 redact_string(r, text)
             }
             RunEvent::ToolStarted { input, .. } => redact_value(r, input),
-            RunEvent::ToolFinished { result, .. } => redact_string(r, &mut result.content),
+            RunEvent::ToolFinished { result, .. } => redact_content(r, &mut result.content),
             RunEvent::StatePatch { patch, .. } => {
                 let mut v = serde_json::to_value(&*patch).unwrap_or(Value::Null);
                 redact_value(r, &mut v);

@@ -1,6 +1,6 @@
 //! Counting tokens: a model's own tokenizer where it has one, an estimate otherwise.
 
-use crate::{Message, ToolSpec};
+use crate::{Content, Message, Part, ToolSpec};
 
 /// Counts the tokens of a text the way one tokenizer does.
 ///
@@ -40,21 +40,43 @@ pub const MESSAGE_OVERHEAD: usize = 4;
 /// The tokens of one message: its text, its tool calls' names and arguments, its overhead.
 pub fn message_tokens(counter: &dyn TokenCounter, message: &Message) -> usize {
     let body = match message {
-        Message::System { content } | Message::User { content } => counter.count(content),
+        Message::System { content } => counter.count(content),
+        Message::User { content } => content_tokens(counter, content),
         Message::Assistant {
             content,
             tool_calls,
             ..
         } => {
-            counter.count(content)
+            content_tokens(counter, content)
                 + tool_calls
                     .iter()
                     .map(|c| counter.count(&c.name) + counter.count(&c.arguments))
                     .sum::<usize>()
         }
-        Message::Tool(result) => counter.count(&result.content),
+        Message::Tool(result) => content_tokens(counter, &result.content),
     };
     body + MESSAGE_OVERHEAD
+}
+
+/// Tokens an image costs in the providers' own accounting, about: OpenAI bills a high-detail
+/// 1024×1024 image 765 tokens, Anthropic (width × height) / 750, about 1,600 at its largest.
+/// Without decoding the image, the larger figure keeps budgets on the safe side.
+pub const IMAGE_TOKENS: usize = 1_600;
+
+/// The tokens of a message's content: its text counted, each image at [`IMAGE_TOKENS`], files
+/// and audio at one token per four bytes (a PDF's text and page images, roughly).
+pub fn content_tokens(counter: &dyn TokenCounter, content: &Content) -> usize {
+    content
+        .parts()
+        .iter()
+        .map(|p| match p {
+            Part::Text(t) => counter.count(t),
+            Part::Image(_) => IMAGE_TOKENS,
+            Part::File(m) | Part::Audio(m) => {
+                (m.size().unwrap_or(IMAGE_TOKENS as u64 * 4) as usize).div_ceil(4)
+            }
+        })
+        .sum()
 }
 
 /// The tokens of a prompt: the system prompt, the messages and the tool declarations.

@@ -70,6 +70,7 @@ mod error;
 mod handler;
 mod hooks;
 mod matcher;
+mod media;
 mod native;
 mod webhook;
 

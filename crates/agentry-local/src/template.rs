@@ -62,7 +62,7 @@ impl ChatTemplate {
 
     /// The prompt for `request`: its conversation and tools, ending with the generation prompt.
     pub(crate) fn render(&self, request: &ModelRequest) -> Result<String, String> {
-        let messages = self.messages(request);
+        let messages = self.messages(request)?;
         let tools: Vec<Value> = request
             .tools
             .iter()
@@ -89,8 +89,8 @@ impl ChatTemplate {
             })
     }
 
-    /// The conversation as the template's `messages`.
-    fn messages(&self, request: &ModelRequest) -> Vec<Json> {
+    /// The conversation as the template's `messages`, or why it cannot be one.
+    fn messages(&self, request: &ModelRequest) -> Result<Vec<Json>, String> {
         let mut system = request.system.as_deref().unwrap_or_default().to_owned();
         if !self.knows_tools && !request.tools.is_empty() {
             append(&mut system, TOOL_INSTRUCTIONS);
@@ -113,21 +113,33 @@ impl ChatTemplate {
             out.push(json!({"role": "system", "content": system}));
         }
         for message in request.messages.iter() {
-            out.push(self.message(message));
+            out.push(self.message(message)?);
         }
-        out
+        Ok(out)
     }
 
-    /// One message in the shape chat templates expect.
-    fn message(&self, message: &Message) -> Json {
-        match message {
+    /// One message in the shape chat templates expect; a message with an image, a file or
+    /// audio is refused (the local models read text only).
+    fn message(&self, message: &Message) -> Result<Json, String> {
+        if let Some(part) = message.content().and_then(|c| c.media().next()) {
+            return Err(format!(
+                "the local models read text only, and a {} message carries the {} part {}: turn it \
+                 into text in a BeforeModel hook (a caption or a transcript from another model), or \
+                 use a provider that takes it (`openai:`, `anthropic:`)",
+                match message.role() {
+                    agentry_core::Role::Tool => "tool-result",
+                    agentry_core::Role::Assistant => "assistant",
+                    _ => "user",
+                },
+                part.kind(),
+                part.describe(),
+            ));
+        }
+        let text = message.text();
+        Ok(match message {
             Message::System { content } => json!({"role": "system", "content": content}),
-            Message::User { content } => json!({"role": "user", "content": content}),
-            Message::Assistant {
-                content,
-                tool_calls,
-                ..
-            } => {
+            Message::User { .. } => json!({"role": "user", "content": text}),
+            Message::Assistant { tool_calls, .. } => {
                 let calls: Vec<Json> = tool_calls
                     .iter()
                     .map(|c| {
@@ -138,13 +150,13 @@ impl ChatTemplate {
                     })
                     .collect();
                 if self.knows_tools || calls.is_empty() {
-                    let mut m = json!({"role": "assistant", "content": content});
+                    let mut m = json!({"role": "assistant", "content": text});
                     if !calls.is_empty() {
                         m["tool_calls"] = Json::Array(calls);
                     }
                     m
                 } else {
-                    let mut text = content.clone();
+                    let mut text = text.into_owned();
                     for call in &calls {
                         let call = &call["function"];
                         let call = CallJson {
@@ -159,13 +171,13 @@ impl ChatTemplate {
             }
             Message::Tool(result) => {
                 let content = if result.is_error {
-                    format!("Error: {}", result.content)
+                    format!("Error: {text}")
                 } else {
-                    result.content.clone()
+                    text.into_owned()
                 };
                 json!({"role": "tool", "name": result.name, "tool_call_id": result.call_id, "content": content})
             }
-        }
+        })
     }
 }
 

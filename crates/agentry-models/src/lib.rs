@@ -43,6 +43,7 @@ mod http;
 #[cfg(feature = "openai")]
 mod openai;
 mod params;
+mod parts;
 mod spec;
 #[cfg(test)]
 mod test_request;

@@ -4,7 +4,9 @@
 use super::driver::Start;
 use super::handle::Observe;
 use super::{RunHandle, Runtime, drive, new_run_id, typed};
-use agentry_core::{Agent, AgentState, Decision, Error, RunOptions, RunOutput, RunSnapshot};
+use agentry_core::{
+    Agent, AgentState, Content, Decision, Error, RunOptions, RunOutput, RunSnapshot,
+};
 use futures::future::BoxFuture;
 use serde::de::DeserializeOwned;
 use std::future::IntoFuture;
@@ -35,7 +37,7 @@ use std::future::IntoFuture;
 pub struct RunRequest<'a, S, O> {
     runtime: &'a Runtime,
     agent: &'a Agent<S, O>,
-    input: String,
+    input: Content,
     options: RunOptions,
 }
 
@@ -102,12 +104,13 @@ impl GoOn {
 }
 
 impl Runtime {
-    /// A new run of `agent` on `input`: await it for the run's output, add options with
+    /// A new run of `agent` on `input` (text, or parts: `[Part::text("What is this?"),
+    /// Part::read("photo.png")?]`): await it for the run's output, add options with
     /// [`RunRequest::with`], or [`start`](RunRequest::start) it on a task for its events.
     pub fn run<'a, S, O>(
         &'a self,
         agent: &'a Agent<S, O>,
-        input: impl Into<String>,
+        input: impl Into<Content>,
     ) -> RunRequest<'a, S, O> {
         RunRequest {
             runtime: self,

@@ -45,7 +45,7 @@ impl ToolCalls<'_> {
         let driver = self.child_driver(child)?;
         let child_run_id = driver.scope.context().run_id().to_string();
         // On a task of its own: however deep sub-agents nest, the stack does not grow.
-        let outcome = match nesting::drive_nested(driver, Start::New(task.clone())).await {
+        let outcome = match nesting::drive_nested(driver, Start::New(task.clone().into())).await {
             Ok(done) => SubAgentOutcome::of_run(&child.name, child_run_id, done.output, &done.stop),
             // A hook's failure fails the parent too (hooks enforce policy), and so does nesting
             // past the limit (an agent that calls itself would otherwise go on at every level).

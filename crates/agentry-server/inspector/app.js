@@ -123,6 +123,48 @@ async function api(path, options = {}) {
 
 const post = (path, body = {}) => api(path, { method: "POST", body: JSON.stringify(body) });
 
+function size(n) {
+  if (n === undefined || n === null) return "";
+  if (n < 1000) return `${n} B`;
+  if (n < 1e6) return `${(n / 1e3).toFixed(1)} KB`;
+  return `${(n / 1e6).toFixed(1)} MB`;
+}
+
+// A media part's bytes as a URL the page can show: its own URL, its inline data, or the
+// server's copy by digest (fetched with the token, so it works behind one).
+async function mediaUrl(part) {
+  if (part.data) return `data:${part.media_type};base64,${part.data}`;
+  const response = await fetch(`/v1/media/${part.sha256}`, { headers: headers() });
+  if (!response.ok) throw new Error(`${response.status}`);
+  return URL.createObjectURL(await response.blob());
+}
+
+// Message content: text as it is; parts as text, images, players and file chips.
+function contentView(content) {
+  if (!Array.isArray(content)) return h("div", { class: "body" }, content ?? "");
+  return h("div", { class: "body parts" }, content.map((part) => {
+    if (part.type === "text") return h("div", {}, part.text);
+    const label = [part.type, part.media_type, size(part.size), part.name].filter(Boolean).join(" · ");
+    // Media elsewhere is linked, never loaded by the page: it talks to this server only.
+    if (part.url) return h("a", { class: "file", href: part.url, rel: "noreferrer", target: "_blank" }, `🔗 ${label} · ${part.url}`);
+    const el = part.type === "image"
+      ? h("img", { class: "media", alt: label, title: label, loading: "lazy" })
+      : part.type === "audio"
+        ? h("audio", { class: "media", controls: true, title: label })
+        : h("a", { class: "file", title: label, download: part.name || "file" }, `📄 ${label}`);
+    mediaUrl(part)
+      .then((url) => { if (el.tagName === "A") el.href = url; else el.src = url; })
+      .catch(() => el.replaceWith(h("span", { class: "sub bad" }, `${label} (not available)`)));
+    return el;
+  }));
+}
+
+// Content as one line of text (for answers shown as text).
+function contentText(content) {
+  if (!Array.isArray(content)) return content ?? "";
+  return content.map((p) => (p.type === "text" ? p.text : `[${p.type} ${p.media_type}]`)).join("\n");
+}
+
 // Server-Sent Events over fetch (EventSource cannot send a bearer token): calls `onEvent(kind,
 // data, id)` for each event, reconnects with Last-Event-ID until the stream ends normally or
 // `signal` aborts.
@@ -406,13 +448,14 @@ class Timeline {
         if (m.role === "assistant") {
           if (a.text) {
             a.text.body.classList.remove("cursor");
-            if (m.content) a.text.body.textContent = m.content;
-          } else if (m.content) {
-            this.item(a, "text", h("b", {}, "Model"), h("div", { class: "body" }, m.content));
+            if (Array.isArray(m.content)) a.text.body.replaceWith(contentView(m.content));
+            else if (m.content) a.text.body.textContent = m.content;
+          } else if (m.content && m.content.length) {
+            this.item(a, "text", h("b", {}, "Model"), contentView(m.content));
           }
           a.text = null;
         } else if (m.role === "user") {
-          this.item(a, "user", h("b", {}, "User"), h("div", { class: "body" }, m.content));
+          this.item(a, "user", h("b", {}, "User"), contentView(m.content));
         }
         break;
       }
@@ -449,7 +492,7 @@ class Timeline {
           this.add("tool_started", { call_id: r.call_id, name: r.name, input: null, agent_path: e.agent_path, at_ms: e.at_ms });
           call = this.calls.get(r.call_id);
         }
-        call.result.replaceChildren(h("pre", {}, pretty(r.content)));
+        call.result.replaceChildren(Array.isArray(r.content) ? contentView(r.content) : h("pre", {}, pretty(r.content)));
         call.done = true;
         call.el.classList.toggle("error", !!r.is_error);
         const tags = [r.is_error && h("span", { class: "tag error" }, "error"), r.mocked && h("span", { class: "tag mock" }, "answered by a hook")].filter(Boolean);
@@ -784,7 +827,7 @@ async function chatPage(name, s) {
       await follow(run.events_url, (kind, e) => {
         if ((e.agent_path || "").includes("/")) return;
         if (kind === "text_delta") { said += e.text; answer.textContent = said; }
-        if (kind === "message" && e.message?.role === "assistant" && e.message.content) { said = e.message.content; answer.textContent = said; }
+        if (kind === "message" && e.message?.role === "assistant" && e.message.content) { said = contentText(e.message.content); answer.textContent = said; }
         if (kind === "awaiting_approval") {
           answer.append(h("span", { class: "links" }, "Waiting for a person: ", h("a", { href: "#/approvals" }, "approve it"), " or ", link.cloneNode(true)));
         }

@@ -15,7 +15,7 @@ pub(crate) enum Go {
     /// A new run on `input`.
     Start {
         /// The input.
-        input: String,
+        input: agentry::Content,
         /// Its options (session, user, tags, metadata).
         options: Box<RunOptions>,
     },

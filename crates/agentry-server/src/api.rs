@@ -1,6 +1,9 @@
 //! The request and response bodies of the run API, as the OpenAPI document describes them.
 
-use agentry::{Decision, Message, PendingApproval, Role, RunStatus, RunSummary, StoredRun};
+use agentry::content::Part;
+use agentry::{
+    Content, Decision, Message, PendingApproval, Role, RunStatus, RunSummary, StoredRun,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::{IntoParams, ToSchema};
@@ -12,8 +15,15 @@ pub struct StartRun {
     /// The agent (the server's default agent when left out).
     #[serde(default)]
     pub agent: Option<String>,
-    /// What the user asks.
+    /// What the user asks (may be empty when `parts` say it).
+    #[serde(default)]
     pub input: String,
+    /// Images, documents and audio the input carries, before its text: each
+    /// `{"type": "image" | "file" | "audio" | "text", "media_type", "name"?}` with the bytes
+    /// as base64 `data` or a `url` (`{"type": "text", "text"}` for text).
+    #[serde(default)]
+    #[schema(value_type = Vec<Object>)]
+    pub parts: Vec<Part>,
     /// The session (conversation) the run belongs to: it goes on from the session's last run.
     /// A new session when left out.
     #[serde(default)]
@@ -33,6 +43,29 @@ pub struct StartRun {
     pub wait: bool,
 }
 
+/// The input of a run to start: its parts, then its text; an error that says what is wrong
+/// when it is empty or holds a part the server cannot take.
+pub(crate) fn run_input(parts: Vec<Part>, input: String) -> Result<Content, String> {
+    if let Some((i, part)) = parts.iter().enumerate().find(|(_, p)| {
+        p.media()
+            .and_then(|m| m.blob())
+            .is_some_and(|b| !b.is_loaded())
+    }) {
+        return Err(format!(
+            "part {i} ({}) is given by `sha256`: give its bytes as base64 `data`, or a `url`",
+            part.kind()
+        ));
+    }
+    let mut content = Content::from(parts);
+    if !input.is_empty() {
+        content.push(input);
+    }
+    if content.is_empty() {
+        return Err("`input` is empty: say what the agent should do".into());
+    }
+    Ok(content)
+}
+
 /// A run's input in a session.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -40,8 +73,13 @@ pub struct SessionInput {
     /// The agent (the session's agent, else the server's default, when left out).
     #[serde(default)]
     pub agent: Option<String>,
-    /// What the user says.
+    /// What the user says (may be empty when `parts` say it).
+    #[serde(default)]
     pub input: String,
+    /// Images, documents and audio before the text, as in a run's start.
+    #[serde(default)]
+    #[schema(value_type = Vec<Object>)]
+    pub parts: Vec<Part>,
     /// The user.
     #[serde(default)]
     pub user_id: Option<String>,
@@ -109,7 +147,7 @@ impl RunView {
             .iter()
             .rev()
             .find(|m| m.role() == Role::Assistant && !m.text().is_empty())
-            .map(|m| m.text().to_owned());
+            .map(|m| m.text().into_owned());
         RunView {
             run_id: s.run_id.clone(),
             agent: s.agent.clone(),

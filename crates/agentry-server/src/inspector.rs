@@ -11,11 +11,12 @@ const INDEX: &str = include_str!("../inspector/index.html");
 const APP_JS: &str = include_str!("../inspector/app.js");
 const APP_CSS: &str = include_str!("../inspector/app.css");
 
-/// What the page may load and where it may connect: this server only, no inline script, no
-/// frames (so no other site can overlay it).
+/// What the page may load and where it may connect: this server only (images and audio of
+/// runs' messages as data or blob URLs of bytes read from it), no inline script, no frames (so
+/// no other site can overlay it).
 const POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
-    connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; \
-    frame-ancestors 'none'";
+    connect-src 'self'; img-src 'self' data: blob:; media-src 'self' data: blob:; \
+    base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 fn asset(body: &'static str, content_type: &'static str) -> Response {
     let mut response = body.into_response();

@@ -57,6 +57,7 @@ mod guard;
 mod hook_timings;
 mod hub;
 mod inspector;
+mod media;
 mod meta;
 mod recovery;
 mod replay;

@@ -1,12 +1,12 @@
 //! The run endpoints: start, list, get, history, decide, cancel, resume.
 
 use crate::agents::Go;
-use crate::api::{Decide, ListRuns, MessagesView, RunItem, RunPage, RunView, StartRun};
+use crate::api::{self, Decide, ListRuns, MessagesView, RunItem, RunPage, RunView, StartRun};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, QueryArgs};
 use crate::hub::RunHub;
 use crate::state::AppState;
-use agentry::{RunOptions, RunQuery, RunStatus, store::now_ms};
+use agentry::{Content, RunOptions, RunQuery, RunStatus, store::now_ms};
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -40,10 +40,11 @@ pub(crate) async fn start_run(
     for (k, v) in req.metadata {
         options = options.metadata(k, v);
     }
+    let input = api::run_input(req.parts, req.input).map_err(ApiError::bad_request)?;
     start(
         &state,
         req.agent.as_deref(),
-        req.input,
+        input,
         req.session_id,
         options,
         req.wait,
@@ -55,12 +56,12 @@ pub(crate) async fn start_run(
 pub(crate) async fn start(
     state: &AppState,
     agent: Option<&str>,
-    input: String,
+    input: Content,
     session: Option<String>,
     options: RunOptions,
     wait: bool,
 ) -> Result<Response, ApiError> {
-    if input.trim().is_empty() {
+    if input.is_empty() || input.as_text().is_some_and(|t| t.trim().is_empty()) {
         return Err(ApiError::bad_request(
             "`input` is empty: say what the agent should do",
         ));

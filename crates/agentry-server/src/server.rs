@@ -5,7 +5,9 @@ use crate::error::ApiError;
 use crate::guard::{Guard, guard};
 use crate::hub::Hubs;
 use crate::state::{AppState, Inner};
-use crate::{doors, hook_timings, inspector, meta, recovery, replay, runs, sessions, stream};
+use crate::{
+    doors, hook_timings, inspector, media, meta, recovery, replay, runs, sessions, stream,
+};
 use agentry::{Agent, AgentState, RunOptions, Runtime};
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -266,6 +268,7 @@ impl Server {
             .routes(routes!(runs::cancel))
             .routes(routes!(runs::resume))
             .routes(routes!(replay::replay_run))
+            .routes(routes!(media::media))
             .routes(routes!(sessions::list_sessions))
             .routes(routes!(sessions::get_session))
             .routes(routes!(sessions::session_run))

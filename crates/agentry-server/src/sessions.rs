@@ -110,10 +110,11 @@ pub(crate) async fn session_run(
     if let Some(user) = req.user_id {
         options = options.user(user);
     }
+    let input = crate::api::run_input(req.parts, req.input).map_err(ApiError::bad_request)?;
     start(
         &state,
         agent.as_deref(),
-        req.input,
+        input,
         Some(session_id),
         options,
         req.wait,

@@ -25,7 +25,7 @@
 //!   [`save_queued`](agentry_core::RunStore::save_queued) without making the caller wait, so a
 //!   run's end-of-step checkpoint and its next one share a commit.
 //!
-//! Each store creates or updates its schema (the tables `runs`, `run_messages` and `run_events`)
+//! Each store creates or updates its schema (the tables `runs`, `run_messages`, `run_events` and `blobs`)
 //! when it is opened, from migrations shipped inside the crate; runs stored by an older version
 //! still load.
 //!

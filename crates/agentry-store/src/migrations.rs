@@ -33,6 +33,11 @@ pub(crate) fn sqlite() -> Migrator {
             "revisions",
             include_str!("../migrations/sqlite/0004_revisions.sql"),
         ),
+        migration(
+            5,
+            "blobs",
+            include_str!("../migrations/sqlite/0005_blobs.sql"),
+        ),
     ])
 }
 
@@ -58,6 +63,11 @@ pub(crate) fn postgres() -> Migrator {
             4,
             "revisions",
             include_str!("../migrations/postgres/0004_revisions.sql"),
+        ),
+        migration(
+            5,
+            "blobs",
+            include_str!("../migrations/postgres/0005_blobs.sql"),
         ),
     ])
 }

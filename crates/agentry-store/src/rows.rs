@@ -1,8 +1,9 @@
 //! What both stores share: the conversions between agentry's types and stored columns, and the
 //! listing query.
 
-use agentry_core::store::history_from_log;
+use agentry_core::content::{Blob, BlobDigest};
 use agentry_core::store::record::{self, SnapshotRecord};
+use agentry_core::store::{attach_media, detach_media, history_from_log, missing_blobs};
 use agentry_core::{
     Checkpoint, Message, RecordedEvent, Renewal, RunQuery, RunStatus, RunSummary, StoreError,
     StoredEvent, StoredRun,
@@ -33,8 +34,12 @@ pub(crate) struct SaveRow<'a> {
     pub record: SnapshotRecord<'a>,
     /// The log position of the first appended message.
     pub first: i64,
-    pub messages: &'a [Arc<Message>],
+    /// The appended messages, their media by reference.
+    pub messages: std::borrow::Cow<'a, [Arc<Message>]>,
     pub events: &'a [RecordedEvent],
+    /// The bytes of the appended messages' media, once per content, for the `blobs` table.
+    #[serde(skip)]
+    pub blobs: Vec<Blob>,
 }
 
 impl<'a> SaveRow<'a> {
@@ -42,6 +47,7 @@ impl<'a> SaveRow<'a> {
     pub(crate) fn of(checkpoint: &Checkpoint<'a>) -> SaveRow<'a> {
         let snapshot = checkpoint.snapshot;
         let first = checkpoint.layout.next - checkpoint.appended.len() as u64;
+        let (messages, blobs) = detach_media(checkpoint.appended);
         SaveRow {
             id: &snapshot.run_id,
             agent: &snapshot.agent,
@@ -54,8 +60,9 @@ impl<'a> SaveRow<'a> {
             hold: checkpoint.hold.map(millis),
             record: SnapshotRecord::new(snapshot, checkpoint.layout),
             first: i64::try_from(first).unwrap_or(i64::MAX),
-            messages: checkpoint.appended,
+            messages,
             events: checkpoint.events,
+            blobs,
         }
     }
 }
@@ -189,18 +196,31 @@ pub(crate) fn lease(store: &str, run_id: &str, stored: i64) -> Result<u64, Store
     u64::try_from(stored).map_err(|_| unreadable(store, run_id, format!("its lease is {stored}")))
 }
 
+/// A blob's bytes as stored, checked against the digest they are stored under.
+pub(crate) fn blob(store: &str, sha256: &str, bytes: Vec<u8>) -> Result<Blob, StoreError> {
+    let digest: BlobDigest = sha256
+        .parse()
+        .map_err(|e| StoreError::backend(store, format!("a stored blob's name: {e}")))?;
+    Blob::from_digest(digest, bytes.len() as u64)
+        .load(bytes.into())
+        .map_err(|e| StoreError::backend(store, e.to_string()))
+}
+
 /// A stored run, read back from its record (the snapshot column), its lease and revision and,
 /// for a record whose history lies in the log, the log's messages as (position, JSON text), which
-/// `messages` reads when asked.
-pub(crate) async fn stored_run<F>(
+/// `messages` reads when asked; the bytes of their media come from `blobs`, given the digests
+/// (as hex) they name, only when they name any.
+pub(crate) async fn stored_run<F, B>(
     store: &str,
     run_id: &str,
     record: &str,
     (lease, revision, lease_expires_ms): (i64, i64, i64),
     messages: F,
+    blobs: B,
 ) -> Result<StoredRun, StoreError>
 where
     F: AsyncFnOnce() -> Result<Vec<(i64, String)>, StoreError>,
+    B: AsyncFnOnce(Vec<String>) -> Result<Vec<Blob>, StoreError>,
 {
     let (mut snapshot, layout) =
         record::parse_record(record).map_err(|why| unreadable(store, run_id, why))?;
@@ -214,8 +234,30 @@ where
                     format!("its message at log position {pos} does not parse: {e}"),
                 )
             })?;
-            by_pos.insert(u64::try_from(pos).unwrap_or(u64::MAX), Arc::new(message));
+            by_pos.insert(u64::try_from(pos).unwrap_or(u64::MAX), message);
         }
+        let missing = missing_blobs(by_pos.values());
+        if !missing.is_empty() {
+            let found: HashMap<BlobDigest, Blob> =
+                blobs(missing.iter().map(|d| d.to_string()).collect())
+                    .await?
+                    .into_iter()
+                    .map(|b| (b.digest(), b))
+                    .collect();
+            for (pos, message) in &mut by_pos {
+                attach_media(message, &found).map_err(|digest| {
+                    unreadable(
+                        store,
+                        run_id,
+                        format!("its message at log position {pos} names media sha256:{digest}, which the store's blobs lack"),
+                    )
+                })?;
+            }
+        }
+        let by_pos: HashMap<u64, Arc<Message>> = by_pos
+            .into_iter()
+            .map(|(pos, m)| (pos, Arc::new(m)))
+            .collect();
         snapshot.messages = history_from_log(layout, &by_pos).map_err(|pos| {
             unreadable(
                 store,

@@ -103,7 +103,7 @@ impl Client {
     /// [`with`](RunRequest::with) gives it options. The same shape as the in-process
     /// `Runtime::run`. The result is a text agent's (`RunOutput<(), String>`) unless
     /// [`typed`](RunRequest::typed) says otherwise.
-    pub fn run(&self, agent: &str, input: impl Into<String>) -> RunRequest<'_> {
+    pub fn run(&self, agent: &str, input: impl Into<agentry_core::Content>) -> RunRequest<'_> {
         RunRequest {
             client: self,
             agent: agent.to_string(),
@@ -117,7 +117,7 @@ impl Client {
     async fn start(
         &self,
         agent: String,
-        input: String,
+        input: agentry_core::Content,
         options: RunOptions,
     ) -> Result<RunHandle, TemporalError> {
         // Each stored hook or source is one registration and one record.
@@ -409,7 +409,7 @@ impl RunHandle {
 pub struct RunRequest<'c, S = (), O = String> {
     client: &'c Client,
     agent: String,
-    input: String,
+    input: agentry_core::Content,
     options: RunOptions,
     _types: PhantomData<fn() -> (S, O)>,
 }

@@ -58,7 +58,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with(on::after_tool(|ev: AfterTool, _ctx| async move {
             let r = ev.result();
             let tag = if r.is_error { "error" } else { "ok" };
-            println!("< {tag}\n{}\n", r.content.trim_end());
+            println!("< {tag}\n{}\n", r.content.describe().trim_end());
             Ok(ev)
         }))
         // A failed call (here the path outside the workspace) goes to ToolFailed hooks; the

@@ -1,8 +1,9 @@
-//! `Read`: a file's lines, numbered like `cat -n`.
+//! `Read`: a file's lines, numbered like `cat -n`; an image or a PDF as a part the model sees.
 
 use crate::blocking::blocking;
 use crate::{Error, Workspace, files};
-use agentry_core::{StructTool, ToolCtx, ToolFailure};
+use agentry_core::content::{Part, media_type_of};
+use agentry_core::{Content, StructTool, ToolCtx, ToolFailure};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::io::{BufRead, BufReader};
@@ -26,7 +27,11 @@ pub struct ReadInput {
 ///
 /// Caps: lines per call (default 2,000), characters per line (default 2,000; longer lines are
 /// cut with a marker), and bytes (default 256 KiB: a larger file must be read in parts with
-/// `offset` and `limit`, and no call returns more). Binary files are refused.
+/// `offset` and `limit`, and no call returns more).
+///
+/// An image (PNG, JPEG, GIF, WebP) or a PDF, told by its bytes, comes back as an image or a
+/// document part the model sees (as Claude Code's `Read` does), up to
+/// [`max_media_bytes`](Self::max_media_bytes) (default 20 MiB). Other binary files are refused.
 #[derive(Clone, Debug)]
 pub struct Read {
     ws: Workspace,
@@ -40,6 +45,7 @@ struct Caps {
     lines: u64,
     line_chars: usize,
     bytes: u64,
+    media_bytes: u64,
 }
 
 impl Read {
@@ -49,6 +55,8 @@ impl Read {
     pub const DEFAULT_MAX_LINE_CHARS: usize = 2000;
     /// The default byte limit of one call.
     pub const DEFAULT_MAX_BYTES: u64 = 256 * 1024;
+    /// The default size limit of an image or a PDF returned as a part.
+    pub const DEFAULT_MAX_MEDIA_BYTES: u64 = 20 * 1024 * 1024;
 
     /// `Read` confined to `workspace`, with the default caps.
     pub fn new(workspace: &Workspace) -> Self {
@@ -58,6 +66,7 @@ impl Read {
                 lines: Self::DEFAULT_MAX_LINES,
                 line_chars: Self::DEFAULT_MAX_LINE_CHARS,
                 bytes: Self::DEFAULT_MAX_BYTES,
+                media_bytes: Self::DEFAULT_MAX_MEDIA_BYTES,
             },
             approval: false,
         }
@@ -81,6 +90,12 @@ impl Read {
         self
     }
 
+    /// The largest image or PDF returned as a part; a larger one is refused with its size.
+    pub fn max_media_bytes(mut self, bytes: u64) -> Self {
+        self.caps.media_bytes = bytes.max(1);
+        self
+    }
+
     /// Whether each call waits for a person's approval (default: no).
     pub fn approval(mut self, needed: bool) -> Self {
         self.approval = needed;
@@ -90,14 +105,15 @@ impl Read {
 
 impl StructTool for Read {
     type Input = ReadInput;
-    type Output = String;
+    type Output = Content;
     const NAME: &'static str = "Read";
-    const DESCRIPTION: &'static str = "Reads a text file in the workspace. Lines come numbered \
-        (line number, a tab, the line). Reads up to the line limit from the start; for a large \
-        file give `offset` (the first line, 1-based) and `limit` (how many lines). Paths are \
-        relative to the workspace root or absolute inside it.";
+    const DESCRIPTION: &'static str = "Reads a file in the workspace. Lines of a text file come \
+        numbered (line number, a tab, the line). Reads up to the line limit from the start; for \
+        a large file give `offset` (the first line, 1-based) and `limit` (how many lines). An \
+        image (PNG, JPEG, GIF, WebP) or a PDF is shown to you as it is. Paths are relative to \
+        the workspace root or absolute inside it.";
 
-    async fn run(&self, input: ReadInput, _ctx: ToolCtx) -> Result<String, ToolFailure> {
+    async fn run(&self, input: ReadInput, _ctx: ToolCtx) -> Result<Content, ToolFailure> {
         let ws = self.ws.clone();
         let caps = self.caps;
         blocking(move |_| read(&ws, &input, caps)).await
@@ -108,14 +124,35 @@ impl StructTool for Read {
     }
 }
 
-/// Reads the lines `input` asks for.
-fn read(ws: &Workspace, input: &ReadInput, caps: Caps) -> Result<String, Error> {
+/// Reads the lines `input` asks for, or the image or PDF the file is.
+fn read(ws: &Workspace, input: &ReadInput, caps: Caps) -> Result<Content, Error> {
     let (file, path) = files::open_read(ws, &input.file_path)?;
     let size = file
         .metadata()
         .map_err(|e| Error::io("read", &path, e))?
         .len();
     let whole = input.offset.is_none() && input.limit.is_none();
+    let first = input.offset.unwrap_or(1).max(1);
+    let count = input.limit.unwrap_or(caps.lines).clamp(1, caps.lines);
+    let mut reader = BufReader::new(file);
+    let head = reader.fill_buf().map_err(|e| Error::io("read", &path, e))?;
+    let media_type = media_type_of(head, None);
+    if matches!(
+        media_type,
+        "image/png" | "image/jpeg" | "image/gif" | "image/webp" | "application/pdf"
+    ) {
+        if size > caps.media_bytes {
+            return Err(Error::Input(format!(
+                "`{}` is a {media_type} file of {size} bytes, more than the {} bytes Read attaches",
+                ws.show(&path),
+                caps.media_bytes
+            )));
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+        std::io::Read::read_to_end(&mut reader, &mut bytes)
+            .map_err(|e| Error::io("read", &path, e))?;
+        return Ok(Part::from_file_bytes(bytes, &ws.show(&path)).into());
+    }
     if whole && size > caps.bytes {
         return Err(Error::Input(format!(
             "`{}` is {size} bytes, more than the {} bytes Read returns at once; read a part with `offset` and `limit`, or search it with Grep",
@@ -123,14 +160,10 @@ fn read(ws: &Workspace, input: &ReadInput, caps: Caps) -> Result<String, Error> 
             caps.bytes
         )));
     }
-    let first = input.offset.unwrap_or(1).max(1);
-    let count = input.limit.unwrap_or(caps.lines).clamp(1, caps.lines);
-    let mut reader = BufReader::new(file);
     // A NUL byte in the first block says binary, as grep and git judge it.
-    let head = reader.fill_buf().map_err(|e| Error::io("read", &path, e))?;
     if head.contains(&0) {
         return Err(Error::Input(format!(
-            "`{}` is a binary file; Read shows text files only",
+            "`{}` is a binary file; Read shows text files, images (PNG, JPEG, GIF, WebP) and PDFs",
             ws.show(&path)
         )));
     }
@@ -169,7 +202,7 @@ fn read(ws: &Workspace, input: &ReadInput, caps: Caps) -> Result<String, Error> 
         out.push_str(&entry);
     }
     if number == 0 {
-        return Ok(format!("(`{}` is empty)", ws.show(&path)));
+        return Ok(format!("(`{}` is empty)", ws.show(&path)).into());
     }
     if number < first {
         return Err(Error::Input(format!(
@@ -188,7 +221,7 @@ fn read(ws: &Workspace, input: &ReadInput, caps: Caps) -> Result<String, Error> 
             number + 1
         ));
     }
-    Ok(out)
+    Ok(out.into())
 }
 
 /// `line`, cut to `max` characters with a marker saying how many were left out.

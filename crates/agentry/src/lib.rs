@@ -46,7 +46,7 @@
 //! let out = Runtime::new().run(&agent, "A weekend in Paris?").await?;
 //! assert_eq!(out.output.as_deref(), Some("Sunny, go."));
 //! assert_eq!(out.state.visited, ["Paris"]);
-//! assert_eq!(model.requests()[1].messages.last().unwrap().tool_result_text(), Some("Sunny in Paris"));
+//! assert_eq!(model.requests()[1].messages.last().unwrap().tool_result_text().as_deref(), Some("Sunny in Paris"));
 //! # Ok(()) }
 //! ```
 //!
@@ -112,6 +112,9 @@ mod book_agents {}
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/src/hooks.md")]
 mod book_hooks {}
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/src/media.md")]
+mod book_media {}
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/src/builtin-hooks.md")]
 mod book_builtin_hooks {}

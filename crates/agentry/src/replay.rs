@@ -68,7 +68,7 @@ pub enum ReplayError {
 /// ended.
 #[derive(Debug)]
 pub struct Recording {
-    input: String,
+    input: agentry_core::Content,
     turns: Vec<ScriptedTurn>,
     calls: Vec<ToolCall>,
     outcomes: Outcomes,
@@ -162,7 +162,7 @@ impl Outcomes {
                 if let Message::Tool(result) = &**message {
                     self.results.insert(
                         result.call_id.clone(),
-                        (result.content.clone(), result.is_error),
+                        (result.content.describe().into_owned(), result.is_error),
                     );
                 }
             }
@@ -266,7 +266,7 @@ impl Recording {
                             turn = turn.with_thinking(thinking.text.clone());
                         }
                         if !content.is_empty() {
-                            turn = turn.with_text(content.clone());
+                            turn = turn.with_text(content.text().into_owned());
                         }
                         for call in tool_calls {
                             calls.push(call.clone());
@@ -288,8 +288,8 @@ impl Recording {
         })
     }
 
-    /// The run's input.
-    pub fn input(&self) -> &str {
+    /// The run's input (text, or parts).
+    pub fn input(&self) -> &agentry_core::Content {
         &self.input
     }
 

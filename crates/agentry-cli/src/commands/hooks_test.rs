@@ -114,7 +114,7 @@ pub(super) async fn test(
         }
         "RunStart" | "UserPromptSubmit" | "SessionStart" => {
             let ev = RunStart {
-                input: text(&sample, "prompt").unwrap_or_default().to_owned(),
+                input: text(&sample, "prompt").unwrap_or_default().into(),
             };
             Report::trace(&hooks, ev, &ctx).await
         }

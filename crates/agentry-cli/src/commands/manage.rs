@@ -172,7 +172,11 @@ pub(super) async fn show(cli: &Cli, run: &str, events: bool) -> Result<Exit, Fai
             }
             Message::Tool(result) => {
                 let mark = if result.is_error { "✗" } else { "←" };
-                outln!("  {mark} {}: {}", result.name, result.content.trim());
+                outln!(
+                    "  {mark} {}: {}",
+                    result.name,
+                    result.content.describe().trim()
+                );
             }
         }
     }

@@ -6,10 +6,11 @@ use crate::cli::{ApprovalArgs, ChatArgs, Cli, RunArgs};
 use crate::drive::{Prompter, drive};
 use crate::exit::Exit;
 use crate::project::Project;
+use agentry::{Content, Part};
 use std::io::{IsTerminal, Read};
 
-/// The prompt `args` gives: its words joined, or stdin for `-`.
-pub(super) fn prompt(args: &RunArgs) -> Result<String, Failure> {
+/// The prompt `args` gives: the files it attaches, then its words joined (or stdin for `-`).
+pub(super) fn prompt(args: &RunArgs) -> Result<Content, Failure> {
     let prompt = if args.prompt == ["-"] {
         let mut text = String::new();
         std::io::stdin()
@@ -22,7 +23,23 @@ pub(super) fn prompt(args: &RunArgs) -> Result<String, Failure> {
     if prompt.trim().is_empty() {
         return Err((Exit::Usage, "the prompt is empty".into()));
     }
-    Ok(prompt)
+    let mut content: Content = args
+        .files
+        .iter()
+        .map(|path| attach(path))
+        .collect::<Result<_, _>>()?;
+    content.push(prompt);
+    Ok(content)
+}
+
+/// A file as a part of the prompt, or a usage error naming it.
+pub(super) fn attach(path: &std::path::Path) -> Result<Part, Failure> {
+    Part::read(path).map_err(|e| {
+        (
+            Exit::Usage,
+            format!("cannot attach {}: {e}", path.display()),
+        )
+    })
 }
 
 /// Adds to the project's runtime what `--allowed-tools` and `--yes` allow.
@@ -103,6 +120,7 @@ pub(super) async fn chat(cli: &Cli, args: &ChatArgs, color: bool) -> Result<Exit
     let prompter = Prompter::new(&project, cli.json);
     let mut last = Exit::Ok;
     let mut compact_next = false;
+    let mut attached: Vec<Part> = Vec::new();
     while let Some(line) = input.next_line().await? {
         let line = line.trim();
         if line.is_empty() {
@@ -117,6 +135,13 @@ pub(super) async fn chat(cli: &Cli, args: &ChatArgs, color: bool) -> Result<Exit
         if let Some(command) = command {
             match slash::Command::parse(command) {
                 Ok(slash::Command::Exit) => break,
+                Ok(slash::Command::Attach(path)) => match attach(std::path::Path::new(&path)) {
+                    Ok(part) => {
+                        eprintln!("attached {} to your next message", part.describe());
+                        attached.push(part);
+                    }
+                    Err((_, e)) => eprintln!("error: {e}"),
+                },
                 Ok(slash::Command::Help) => eprintln!("{}", slash::HELP),
                 Ok(slash::Command::Clear) => {
                     let next = sessions::new_id();
@@ -163,7 +188,9 @@ pub(super) async fn chat(cli: &Cli, args: &ChatArgs, color: bool) -> Result<Exit
         if std::mem::take(&mut compact_next) {
             options = options.compact_first();
         }
-        let handle = project.runtime.run(agent, line).with(options).start();
+        let mut content: Content = std::mem::take(&mut attached).into();
+        content.push(line);
+        let handle = project.runtime.run(agent, content).with(options).start();
         let mut render = renderer(cli, color);
         last = drive(&project, agent, handle, render.as_mut(), &prompter).await;
         if matches!(last, Exit::Cancelled | Exit::Leased) {

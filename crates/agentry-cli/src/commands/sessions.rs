@@ -110,7 +110,9 @@ async fn first_prompt(project: &Project, run_id: &str) -> String {
         .messages
         .iter()
         .find_map(|m| match m {
-            Message::User { content } => Some(content.lines().next().unwrap_or("").to_owned()),
+            Message::User { content } => {
+                Some(content.describe().lines().next().unwrap_or("").to_owned())
+            }
             _ => None,
         })
         .unwrap_or_default();

@@ -1,11 +1,12 @@
-//! The commands `agentry chat` takes at its prompt: `/clear`, `/model`, `/cost`, `/help`,
-//! `/exit`.
+//! The commands `agentry chat` takes at its prompt: `/clear`, `/compact`, `/model`, `/attach`,
+//! `/cost`, `/help`, `/exit`.
 
 /// What `/help` shows.
 pub(crate) const HELP: &str = "\
 /clear             start a new conversation (a new session: SessionEnd `clear`, then SessionStart `clear`)
 /compact           compact the conversation before the next message (the agent's compaction, trigger `manual`)
 /model [SPEC]      show the model, or switch to another from the next turn (`/model openai:gpt-4.1-mini`)
+/attach PATH       attach a file (an image, a PDF, audio) to your next message
 /cost              what this conversation used and cost so far
 /help              this list
 /exit, /quit       end the conversation (as Ctrl-D does)";
@@ -19,6 +20,8 @@ pub(crate) enum Command {
     Compact,
     /// Show (`None`) or switch the model.
     Model(Option<String>),
+    /// Attach this file to the next message.
+    Attach(String),
     /// The session's usage and cost.
     Cost,
     /// The list of commands.
@@ -43,6 +46,10 @@ impl Command {
             "cost" | "usage" => no_argument(Command::Cost),
             "help" | "?" => no_argument(Command::Help),
             "exit" | "quit" | "q" => no_argument(Command::Exit),
+            "attach" | "file" => match rest.as_slice() {
+                [] => Err("/attach takes the path of a file (`/attach photo.png`)".into()),
+                _ => Ok(Command::Attach(rest.join(" "))),
+            },
             "model" => match rest.as_slice() {
                 [] => Ok(Command::Model(None)),
                 [spec] => Ok(Command::Model(Some((*spec).to_owned()))),
@@ -75,5 +82,10 @@ mod tests {
         );
         assert!(Command::parse("compat").unwrap_err().contains("/help"));
         assert_eq!(Command::parse("compact"), Ok(Command::Compact));
+        assert_eq!(
+            Command::parse("attach my photo.png"),
+            Ok(Command::Attach("my photo.png".into()))
+        );
+        assert!(Command::parse("attach").unwrap_err().contains("path"));
     }
 }

@@ -27,8 +27,10 @@ impl Ndjson {
 
 impl Render for Ndjson {
     fn event(&mut self, event: &RunEvent) {
-        // The event's own JSON form: `type`, then its fields.
-        let _ = serde_json::to_writer(&mut self.out, event);
+        // The event's own JSON form: `type`, then its fields; media by reference (`sha256`,
+        // `size`), as the store records them, never megabytes of base64 on a line.
+        let referenced = event.with_media_references();
+        let _ = serde_json::to_writer(&mut self.out, referenced.as_ref().unwrap_or(event));
         let _ = writeln!(self.out);
         let _ = self.out.flush();
     }

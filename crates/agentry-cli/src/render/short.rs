@@ -25,7 +25,7 @@ pub(crate) fn short_input(tool: &str, input: &Value) -> String {
 
 /// A tool result in a line: its first line and how many more there are.
 pub(crate) fn short_result(result: &ToolResult) -> String {
-    short_content(&result.content)
+    short_content(&result.content.describe())
 }
 
 /// Tool output in a line: its first line and how many more there are.

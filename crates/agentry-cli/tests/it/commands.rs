@@ -1,6 +1,6 @@
 //! Every command through the real binary, on a real SQLite store, with a scripted model.
 
-use crate::common::{Project, agentry_in, run_id};
+use crate::common::{Project, agentry_in, ndjson, run_id};
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
@@ -645,4 +645,65 @@ fn a_model_that_cannot_be_downloaded_fails_the_run_not_its_usage() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains("model `local:broken.gguf`"));
+}
+
+#[test]
+fn run_attaches_files_to_the_prompt_and_names_one_it_cannot_read() {
+    let p = Project::new(SCRIPTED, json!([{"text": "A gradient and an invoice."}]));
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    png.resize(300, 1);
+    std::fs::write(p.file("pic.png"), &png).unwrap();
+    // Named without its extension: its bytes say it is a PDF.
+    std::fs::write(p.file("invoice"), b"%PDF-1.7 ...").unwrap();
+    let (lines, code) = p.json(&[
+        "run", "--file", "pic.png", "-f", "invoice", "what", "is", "this?",
+    ]);
+    assert_eq!(code, 0, "{lines:?}");
+    let user = lines
+        .iter()
+        .find(|l| l["type"] == "message" && l["message"]["role"] == "user")
+        .expect("the input message");
+    let content = &user["message"]["content"];
+    assert_eq!(content[0]["type"], "image", "{content}");
+    assert_eq!(content[0]["media_type"], "image/png");
+    assert_eq!(content[0]["name"], "pic.png");
+    assert_eq!(content[0]["size"], 300, "by reference in events: {content}");
+    assert_eq!(content[1]["type"], "file");
+    assert_eq!(content[1]["media_type"], "application/pdf");
+    assert_eq!(content[2], json!({"type": "text", "text": "what is this?"}));
+    let out = p
+        .agentry()
+        .args(["run", "--file", "nope.png", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot attach nope.png"), "{stderr}");
+}
+
+#[test]
+fn chat_attaches_a_file_to_the_next_message() {
+    let p = Project::new(SCRIPTED, json!([{"text": "A picture."}]));
+    std::fs::write(p.file("pic.png"), b"\x89PNG\r\n\x1a\n0123").unwrap();
+    let out = p
+        .agentry()
+        .args(["--json", "chat", "--session", "pics"])
+        .write_stdin("/attach pic.png\n/attach nope.png\nwhat is this?\n")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("attached [image image/png, 12 B, pic.png]"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("cannot attach nope.png"), "{stderr}");
+    let lines = ndjson(&out.stdout);
+    let user = lines
+        .iter()
+        .find(|l| l["type"] == "message" && l["message"]["role"] == "user")
+        .expect("the message");
+    let content = &user["message"]["content"];
+    assert_eq!(content[0]["name"], "pic.png", "{content}");
+    assert_eq!(content[1]["text"], "what is this?");
 }

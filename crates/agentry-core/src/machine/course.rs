@@ -272,7 +272,7 @@ impl RunMachine {
                 }
             }
             // Judged as the history holds it: the answer is not copied.
-            Turn::Final => match self.judge_final(message.text()) {
+            Turn::Final => match self.judge_final(&message.text()) {
                 Verdict::Accept(output) => {
                     self.close(step, Then::Answer(output.clone()), Some(output), false)
                 }

@@ -48,7 +48,7 @@ mod snapshot;
 pub use course::{Ending, Interruption, Next, Opening, Rules, StepClosed, ToolsRan};
 pub use snapshot::{RunSnapshot, SNAPSHOT_VERSION};
 
-use crate::{History, Message, ModelResponse, StopReason, ToolCall, ToolResult, Usage};
+use crate::{Content, History, Message, ModelResponse, StopReason, ToolCall, ToolResult, Usage};
 use course::Phase;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -128,7 +128,7 @@ impl RunMachine {
             output_attempts: s.output_attempts,
             pending: (!s.pending_tool_calls.is_empty()).then(|| {
                 Arc::new(Message::Assistant {
-                    content: String::new(),
+                    content: Content::new(),
                     thinking: None,
                     tool_calls: s.pending_tool_calls.clone(),
                 })
@@ -184,13 +184,13 @@ impl RunMachine {
     }
 
     /// Appends a user message.
-    pub fn add_user(&mut self, text: impl Into<String>) -> Arc<Message> {
-        self.push(Message::user(text))
+    pub fn add_user(&mut self, content: impl Into<Content>) -> Arc<Message> {
+        self.push(Message::user(content))
     }
 
     /// Appends the run's input (after RunStart hooks) as a user message, unless it is empty: a
     /// hook that erased it (a blocked prompt) leaves no empty turn in the history.
-    pub fn add_input(&mut self, input: String) -> Option<Arc<Message>> {
+    pub fn add_input(&mut self, input: Content) -> Option<Arc<Message>> {
         (!input.is_empty()).then(|| self.add_user(input))
     }
 
@@ -232,7 +232,7 @@ impl RunMachine {
         }
         let calls_tools = !response.tool_calls.is_empty();
         let message = self.push(Message::Assistant {
-            content: response.text,
+            content: response.text.into(),
             thinking: response.thinking,
             tool_calls: response.tool_calls,
         });

@@ -279,9 +279,39 @@ impl RunEvent {
         }
     }
 
+    /// The same event with the bytes of its media parts replaced by references to them, or
+    /// `None` when it carries no loaded media (most events: nothing is copied for them).
+    pub fn with_media_references(&self) -> Option<RunEvent> {
+        let loaded = |c: &crate::Content| c.blobs().any(crate::content::Blob::is_loaded);
+        match self {
+            RunEvent::Message {
+                message,
+                agent_path,
+            } if message.content().is_some_and(loaded) => {
+                let mut m = (**message).clone();
+                if let Some(content) = m.content_mut() {
+                    *content = content.references();
+                }
+                Some(RunEvent::Message {
+                    message: Arc::new(m),
+                    agent_path: agent_path.clone(),
+                })
+            }
+            RunEvent::ToolFinished { result, .. } if loaded(&result.content) => {
+                let mut event = self.clone();
+                if let RunEvent::ToolFinished { result, .. } = &mut event {
+                    result.content = result.content.references();
+                }
+                Some(event)
+            }
+            _ => None,
+        }
+    }
+
     /// The event as its history records it, now: its kind, and its JSON form without the
     /// `type` field; `None` for streamed text and reasoning pieces, which the complete turn's
-    /// `message` event holds whole, and for a model's progress.
+    /// `message` event holds whole, and for a model's progress. Media parts are recorded by
+    /// reference (their SHA-256 and size): their bytes are in the run's messages, once.
     pub fn to_recorded(&self) -> Option<RecordedEvent> {
         if matches!(
             self,
@@ -291,7 +321,9 @@ impl RunEvent {
         ) {
             return None;
         }
-        let mut data = serde_json::to_value(self).ok()?;
+        let referenced = self.with_media_references();
+        let event = referenced.as_ref().unwrap_or(self);
+        let mut data = serde_json::to_value(event).ok()?;
         if let Value::Object(fields) = &mut data {
             fields.remove("type");
         }

@@ -5,6 +5,7 @@ use super::{
     StoredEvent, StoredRun, now_ms,
 };
 use crate::RunSnapshot;
+use crate::content::{Blob, BlobDigest};
 use futures::future::BoxFuture;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -23,6 +24,8 @@ use std::time::Duration;
 #[derive(Clone, Default)]
 pub struct MemoryStore {
     runs: Arc<Mutex<HashMap<String, MemoryRun>>>,
+    /// The media of the messages saved, by digest (shared with the messages: no copy).
+    blobs: Arc<Mutex<HashMap<BlobDigest, Blob>>>,
 }
 
 struct MemoryRun {
@@ -83,6 +86,16 @@ impl RunStore for MemoryStore {
     }
 
     fn save<'a>(&'a self, checkpoint: Checkpoint<'a>) -> BoxFuture<'a, Result<(), StoreError>> {
+        let media = checkpoint
+            .appended
+            .iter()
+            .filter_map(|m| m.content())
+            .flat_map(|c| c.blobs())
+            .filter(|b| b.is_loaded());
+        for blob in media {
+            let mut blobs = self.blobs.lock().unwrap_or_else(|p| p.into_inner());
+            blobs.entry(blob.digest()).or_insert_with(|| blob.clone());
+        }
         let result = (|| {
             let now = now_ms();
             let snapshot = checkpoint.snapshot;
@@ -139,6 +152,10 @@ impl RunStore for MemoryStore {
         Box::pin(async move { result })
     }
 
+    fn blob<'a>(&'a self, digest: BlobDigest) -> BoxFuture<'a, Result<Option<Blob>, StoreError>> {
+        let blobs = self.blobs.lock().unwrap_or_else(|p| p.into_inner());
+        Box::pin(std::future::ready(Ok(blobs.get(&digest).cloned())))
+    }
     fn load<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<Option<StoredRun>, StoreError>> {
         let found = self.lock().get(run_id).map(|r| StoredRun {
             snapshot: r.snapshot.clone(),

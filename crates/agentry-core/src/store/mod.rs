@@ -29,12 +29,15 @@
 //!   saved.
 
 mod log;
+mod media;
 mod memory;
 pub mod record;
 
 pub use log::{LogAppend, LogLayout, LogSpan, MessageLog, history_from_log};
+pub use media::{attach_media, detach_media, missing_blobs};
 pub use memory::MemoryStore;
 
+use crate::content::{Blob, BlobDigest};
 pub use crate::run::recorded::{RecordedEvent, now_ms};
 use crate::{Message, RunSnapshot, StopReason};
 use futures::future::BoxFuture;
@@ -447,6 +450,13 @@ pub trait RunStore: Send + Sync + 'static {
     fn last_event_seq<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<u64, StoreError>> {
         Box::pin(async move { Ok(self.events(run_id).await?.last().map_or(0, |e| e.seq)) })
     }
+    /// The bytes of a media part the store keeps under `digest` (a message's image, document or
+    /// audio: see [`detach_media`]), for readers of recorded events, which hold media by
+    /// reference. `None` when it keeps none under that digest; the default keeps none.
+    fn blob<'a>(&'a self, digest: BlobDigest) -> BoxFuture<'a, Result<Option<Blob>, StoreError>> {
+        let _ = digest;
+        Box::pin(std::future::ready(Ok(None)))
+    }
     /// Asks the process driving a run to cancel it: the request is recorded, and that process
     /// sees it the next time it renews the run's lease ([`cancel_requested`](Self::cancel_requested))
     /// and cancels the run there, checkpointed. A claim clears the request, so a run resumed
@@ -563,6 +573,9 @@ impl<S: RunStore + ?Sized> RunStore for Arc<S> {
     }
     fn request_cancel<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
         (**self).request_cancel(run_id)
+    }
+    fn blob<'a>(&'a self, digest: BlobDigest) -> BoxFuture<'a, Result<Option<Blob>, StoreError>> {
+        (**self).blob(digest)
     }
     fn cancel_requested<'a>(
         &'a self,

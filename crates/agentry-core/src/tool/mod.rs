@@ -12,6 +12,7 @@ pub use struct_tool::StructTool;
 pub use typed::{TypedTool, schema_of, tool};
 
 use crate::ToolCtx;
+use crate::content::{Content, Part};
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -78,16 +79,24 @@ pub trait Tool: Send + Sync + 'static {
     }
 }
 
-/// What a tool returns on success: the content the model sees.
+/// What a tool returns on success: the content the model sees (text, or parts: a tool may
+/// return an image or a document).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolOutput {
     /// The content the model sees.
-    pub content: String,
+    pub content: Content,
 }
 
 impl ToolOutput {
     /// Output from text.
     pub fn text(content: impl Into<String>) -> Self {
+        ToolOutput {
+            content: Content::from(content.into()),
+        }
+    }
+
+    /// Output from parts: `ToolOutput::parts([Part::text("the chart:"), Part::image(png, "image/png")])`.
+    pub fn parts(content: impl Into<Content>) -> Self {
         ToolOutput {
             content: content.into(),
         }
@@ -120,6 +129,21 @@ impl IntoToolOutput for String {
 impl IntoToolOutput for &str {
     fn into_tool_output(self) -> Result<ToolOutput, ToolFailure> {
         Ok(ToolOutput::text(self))
+    }
+}
+impl IntoToolOutput for Content {
+    fn into_tool_output(self) -> Result<ToolOutput, ToolFailure> {
+        Ok(ToolOutput::parts(self))
+    }
+}
+impl IntoToolOutput for Part {
+    fn into_tool_output(self) -> Result<ToolOutput, ToolFailure> {
+        Ok(ToolOutput::parts(self))
+    }
+}
+impl IntoToolOutput for Vec<Part> {
+    fn into_tool_output(self) -> Result<ToolOutput, ToolFailure> {
+        Ok(ToolOutput::parts(self))
     }
 }
 impl IntoToolOutput for Value {

@@ -85,6 +85,19 @@ impl Engine {
             }
         }
         self.claude_tool(&mut fields);
+        // Claude Code's prompt is text: an input with images or files gives its text as
+        // `prompt`, and its media parts (by reference) as `attachments`.
+        if let Some(Value::Array(parts)) = fields
+            .get_mut("prompt")
+            .filter(|p| p.is_array())
+            .map(Value::take)
+        {
+            let (texts, media): (Vec<Value>, Vec<Value>) =
+                parts.into_iter().partition(|p| p["type"] == "text");
+            let text: Vec<&str> = texts.iter().filter_map(|p| p["text"].as_str()).collect();
+            fields.insert("prompt".into(), text.join("\n").into());
+            fields.insert("attachments".into(), Value::Array(media));
+        }
         if let Some(content) = fields.remove("tool_response") {
             fields.insert("tool_response".into(), response(content));
         }

@@ -1,9 +1,9 @@
 //! UserPromptSubmit (and SessionStart, for a session's first run): the prompt of a top-level run
 //! as Claude Code's hooks see it; a block erases it and stops the run, context joins it.
 
+use super::EventName;
 use super::fields::PROMPT;
 use super::site::session_id;
-use super::{EventName, with};
 use crate::hooks::Engine;
 use agentry_core::StopReason;
 use agentry_core::hooks::{HookCtx, HookResult, RunStart};
@@ -64,7 +64,7 @@ impl Engine {
             added.extend(merged.reminder(EventName::UserPromptSubmit));
         }
         for text in added {
-            ev.input = with(&ev.input, &text);
+            ev.input.append_paragraph(&text);
         }
         Ok(ev)
     }

@@ -77,7 +77,7 @@ impl Engine {
         ctx: &HookCtx,
     ) -> HookResult<AfterTool> {
         if let Some(context) = self.claude.take_call_context(ctx.run_id(), ev.call_id()) {
-            ev.content = with(&ev.content, &context);
+            ev.content.append_paragraph(&context);
         }
         // A call that did not run (blocked, rejected, bad arguments) has no PostToolUse.
         if !self.has(EventName::PostToolUse) || ev.is_error {
@@ -94,16 +94,13 @@ impl Engine {
             })
             .await?;
         if let Some(output) = &merged.updated_output {
-            ev.content = match output {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
+            ev.content = crate::media::content_from_hook(output, &ev.content);
         }
         if let Some(reason) = &merged.block {
-            ev.content = with(&ev.content, reason);
+            ev.content.append_paragraph(reason);
         }
         if let Some(reminder) = merged.reminder(EventName::PostToolUse) {
-            ev.content = with(&ev.content, &reminder);
+            ev.content.append_paragraph(&reminder);
         }
         Ok(ev)
     }

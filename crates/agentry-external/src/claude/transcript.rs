@@ -5,8 +5,9 @@
 use super::ToolNames;
 use super::site::session_id;
 use crate::hooks::Engine;
-use agentry_core::Message;
+use agentry_core::content::{Media, MediaSource, Part};
 use agentry_core::hooks::{HookCtx, MessageAdded};
+use agentry_core::{Content, Message};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -112,7 +113,10 @@ fn open_append(path: &Path) -> Option<File> {
 fn line_body(message: &Message, names: &ToolNames) -> (&'static str, Value) {
     match message {
         Message::System { content } => ("system", json!({"role": "system", "content": content})),
-        Message::User { content } => ("user", json!({"role": "user", "content": content})),
+        Message::User { content } => (
+            "user",
+            json!({"role": "user", "content": claude_content(content)}),
+        ),
         Message::Assistant {
             content,
             thinking,
@@ -122,8 +126,11 @@ fn line_body(message: &Message, names: &ToolNames) -> (&'static str, Value) {
             if let Some(t) = thinking {
                 blocks.push(json!({"type": "thinking", "thinking": t.text}));
             }
-            if !content.is_empty() {
-                blocks.push(json!({"type": "text", "text": content}));
+            match claude_content(content) {
+                Value::String(text) if text.is_empty() => {}
+                Value::String(text) => blocks.push(json!({"type": "text", "text": text})),
+                Value::Array(parts) => blocks.extend(parts),
+                _ => {}
             }
             for call in tool_calls {
                 let input: Value = serde_json::from_str(&call.arguments)
@@ -142,17 +149,54 @@ fn line_body(message: &Message, names: &ToolNames) -> (&'static str, Value) {
             json!({"role": "user", "content": [{
                 "type": "tool_result",
                 "tool_use_id": result.call_id,
-                "content": result.content,
+                "content": claude_content(&result.content),
                 "is_error": result.is_error,
             }]}),
         ),
     }
 }
 
+/// Content as Claude Code writes it in transcripts: a string for text, else content blocks
+/// (`text`, `image` and `document` with a base64 or URL `source`). Audio, which Claude Code
+/// has no block for, and bytes held only by reference are written as a line describing them.
+fn claude_content(content: &Content) -> Value {
+    if let Some(text) = content.as_text() {
+        return json!(text);
+    }
+    let blocks = content.parts().iter().map(|part| {
+        let source = |m: &Media| match (&m.source, m.base64()) {
+            (MediaSource::Url(url), _) => Some(json!({"type": "url", "url": url})),
+            (MediaSource::Bytes(_), Some(data)) => {
+                Some(json!({"type": "base64", "media_type": m.media_type, "data": data}))
+            }
+            (MediaSource::Bytes(_), None) => None,
+        };
+        match part {
+            Part::Text(text) => json!({"type": "text", "text": text}),
+            Part::Image(m) => match source(m) {
+                Some(source) => json!({"type": "image", "source": source}),
+                None => json!({"type": "text", "text": part.describe()}),
+            },
+            Part::File(m) => match source(m) {
+                Some(source) => {
+                    let mut block = json!({"type": "document", "source": source});
+                    if let Some(name) = &m.name {
+                        block["title"] = json!(name);
+                    }
+                    block
+                }
+                None => json!({"type": "text", "text": part.describe()}),
+            },
+            Part::Audio(_) => json!({"type": "text", "text": part.describe()}),
+        }
+    });
+    Value::Array(blocks.collect())
+}
+
 /// The text of the last assistant message of a transcript line, for `last_assistant_message`.
-fn assistant_text(message: &Message) -> Option<&str> {
+fn assistant_text(message: &Message) -> Option<std::borrow::Cow<'_, str>> {
     match message {
-        Message::Assistant { content, .. } if !content.is_empty() => Some(content),
+        Message::Assistant { content, .. } if !content.is_empty() => Some(content.text()),
         _ => None,
     }
 }

@@ -133,7 +133,11 @@ impl Engine {
         if specs.is_empty() {
             return Ok(Merged::default());
         }
-        let mut bytes = serde_json::to_vec(&Value::Object(payload)).expect("a payload serializes");
+        let mut payload = Value::Object(payload);
+        if !self.inline_media {
+            crate::media::externalize(&mut payload, &self.claude.state_dir.join("media"));
+        }
+        let mut bytes = serde_json::to_vec(&payload).expect("a payload serializes");
         bytes.push(b'\n');
         let stdin: Arc<[u8]> = bytes.into();
         // Commands get the environment; nothing else needs one built per event.

@@ -31,6 +31,8 @@ pub(crate) struct Engine {
     pub(crate) claude: ClaudeState,
     /// The runs the hooks act on, by their agent.
     pub(crate) agents: AgentScope,
+    /// Media parts go to handlers as base64 `data` instead of by reference.
+    pub(crate) inline_media: bool,
 }
 
 /// The runs [`CommandHooks`](crate::CommandHooks) act on, by the name of the run's agent.
@@ -74,6 +76,7 @@ impl Engine {
             commands: Commands::default(),
             webhooks: WebhookClient::default(),
             agents: AgentScope::All,
+            inline_media: false,
         }
     }
 

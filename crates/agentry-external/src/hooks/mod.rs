@@ -98,6 +98,14 @@ impl CommandHooks {
         self
     }
 
+    /// Sends media parts (images, documents, audio) to handlers inline, as base64 `data`. By
+    /// default a handler gets each by reference: `sha256`, `size`, and the `path` of a file in
+    /// the state directory's `media/` that holds the bytes, written once per content.
+    pub fn inline_media(mut self) -> Self {
+        self.engine.inline_media = true;
+        self
+    }
+
     /// The names tools are presented under (default: [`ToolNames::claude_code`]).
     pub fn tool_names(mut self, names: ToolNames) -> Self {
         self.engine.claude.tool_names = names;

@@ -15,6 +15,8 @@
 use crate::claude::EventName;
 use crate::command::Merged;
 use crate::hooks::Engine;
+use crate::media::content_from_hook;
+use agentry_core::Content;
 use agentry_core::hooks::*;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -57,32 +59,19 @@ fn add_fields(payload: &mut Map<String, Value>, ev: &impl Serialize) {
     }
 }
 
-/// `text` with the context the commands of `kind` gave after it.
-fn with_context(text: &str, merged: &Merged, kind: EventKind) -> Option<String> {
-    let reminder = merged.reminder(EventName::Agentry(kind))?;
-    Some(if text.is_empty() {
-        reminder
-    } else {
-        format!("{text}\n\n{reminder}")
-    })
-}
-
-/// An input or output a command gave, as text: a string as it is, anything else as JSON.
-fn input_text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
+/// Adds the context the commands of `kind` gave after `content`.
+fn add_context(content: &mut Content, merged: &Merged, kind: EventKind) {
+    if let Some(reminder) = merged.reminder(EventName::Agentry(kind)) {
+        content.append_paragraph(&reminder);
     }
 }
 
 impl Native for RunStart {
     fn apply(&mut self, merged: Merged) {
         if let Some(input) = &merged.updated_input {
-            self.input = input_text(input);
+            self.input = content_from_hook(input, &self.input);
         }
-        if let Some(text) = with_context(&self.input, &merged, Self::KIND) {
-            self.input = text;
-        }
+        add_context(&mut self.input, &merged, Self::KIND);
     }
 }
 
@@ -159,11 +148,9 @@ impl Native for AfterTool {
     }
     fn apply(&mut self, merged: Merged) {
         if let Some(output) = &merged.updated_output {
-            self.content = input_text(output);
+            self.content = content_from_hook(output, &self.content);
         }
-        if let Some(text) = with_context(&self.content, &merged, Self::KIND) {
-            self.content = text;
-        }
+        add_context(&mut self.content, &merged, Self::KIND);
     }
 }
 
@@ -172,8 +159,12 @@ impl Native for ToolFailed {
         Some(self.name())
     }
     fn apply(&mut self, merged: Merged) {
-        let error = self.rewritten_error().unwrap_or(self.error()).to_string();
-        if let Some(text) = with_context(&error, &merged, Self::KIND) {
+        if let Some(reminder) = merged.reminder(EventName::Agentry(Self::KIND)) {
+            let error = self.rewritten_error().unwrap_or(self.error());
+            let text = match error.is_empty() {
+                true => reminder,
+                false => format!("{error}\n\n{reminder}"),
+            };
             self.rewrite_error(text);
         }
     }
@@ -189,10 +180,16 @@ impl Native for BeforeSubAgent {
             return;
         }
         if let Some(input) = &merged.updated_input {
-            self.input = input_text(input);
+            self.input = match input {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
         }
-        if let Some(text) = with_context(&self.input, &merged, Self::KIND) {
-            self.input = text;
+        if let Some(reminder) = merged.reminder(EventName::Agentry(Self::KIND)) {
+            self.input = match self.input.is_empty() {
+                true => reminder,
+                false => format!("{}\n\n{reminder}", self.input),
+            };
         }
     }
 }

@@ -125,6 +125,7 @@ fi
     assert!(
         result_sent(&parent_model, 1)
             .content
+            .text()
             .contains("Paris, surely.")
     );
 }

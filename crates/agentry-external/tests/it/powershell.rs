@@ -39,6 +39,7 @@ async fn powershell_commands_run_in_powershell_and_a_missing_one_is_named() {
     assert!(
         result_sent(&model, 1)
             .content
+            .text()
             .contains("denied in PowerShell"),
         "{:?}",
         result_sent(&model, 1)

@@ -204,7 +204,7 @@ async fn megabytes_on_stderr_neither_hang_nor_flood() {
         .run(&agent(&model, &log), "go")
         .await
         .unwrap();
-    let content = result_sent(&model, 1).content;
+    let content = result_sent(&model, 1).content.text().into_owned();
     assert!(entries(&log).is_empty(), "exit 2 still blocks");
     assert!(
         content.len() < 100_000,

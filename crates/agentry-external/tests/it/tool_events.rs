@@ -38,7 +38,7 @@ async fn exit_2_blocks_the_call_and_the_model_sees_stderr() {
     let result = result_sent(&model, 1);
     assert!(result.is_error);
     assert!(
-        result.content.contains("rm is not allowed here"),
+        result.content.text().contains("rm is not allowed here"),
         "{}",
         result.content
     );
@@ -226,7 +226,7 @@ async fn pre_tool_use_context_and_post_tool_use_block_reach_the_model_beside_the
         .run(&agent(&model, &log), "go")
         .await
         .unwrap();
-    let content = result_sent(&model, 1).content;
+    let content = result_sent(&model, 1).content.text().into_owned();
     assert!(
         content.starts_with("ran rm -rf /tmp/build"),
         "the output is still there: {content}"
@@ -288,9 +288,13 @@ async fn post_tool_use_failure_adds_context_to_the_error_the_model_sees() {
     Runtime::new().with(hooks).run(&agent, "go").await.unwrap();
     let result = result_sent(&model, 1);
     assert!(result.is_error);
-    assert!(result.content.contains("disk full"), "{}", result.content);
     assert!(
-        result.content.contains("try again with --force"),
+        result.content.text().contains("disk full"),
+        "{}",
+        result.content
+    );
+    assert!(
+        result.content.text().contains("try again with --force"),
         "{}",
         result.content
     );
@@ -482,5 +486,8 @@ async fn scripts_read_what_a_tool_declares_about_itself_under_agentry() {
         .unwrap();
     let sent = result_sent(&model, 1);
     assert!(sent.is_error, "{sent:?}");
-    assert!(sent.content.contains("destructive tool of db"), "{sent:?}");
+    assert!(
+        sent.content.text().contains("destructive tool of db"),
+        "{sent:?}"
+    );
 }

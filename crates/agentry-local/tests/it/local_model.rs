@@ -77,7 +77,7 @@ async fn the_chat_template_renders_system_tools_and_history() {
     request.system = Some(Arc::from("You are terse."));
     request.tools = Arc::from(vec![weather_spec()]);
     request.messages.push(Message::Assistant {
-        content: String::new(),
+        content: Default::default(),
         thinking: None,
         tool_calls: vec![ToolCall::new(
             "c1",

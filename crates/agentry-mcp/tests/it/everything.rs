@@ -5,13 +5,14 @@
 use crate::common;
 
 use agentry::RunOptions;
+use agentry::content::Part;
 use agentry::prelude::*;
 use agentry::{RunEvent, ScriptedModel};
 use agentry_mcp::{McpServers, PROGRESS_EVENT, ServerSpec};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 
-type Seen = Arc<Mutex<Vec<(String, bool)>>>;
+type Seen = Arc<Mutex<Vec<(agentry::Content, bool)>>>;
 /// What BeforeTool hooks saw: the tool's name, its input, its source.
 type Calls = Arc<Mutex<Vec<(String, serde_json::Value, Option<String>)>>>;
 
@@ -131,7 +132,7 @@ async fn hooks_see_rewrite_and_block_mcp_calls() {
         .with(on::tool_failed(move |ev, _ctx| {
             let failed = failed.clone();
             async move {
-                failed.lock().unwrap().push((ev.error().to_string(), true));
+                failed.lock().unwrap().push((ev.error().into(), true));
                 Ok(ev)
             }
         }));
@@ -147,15 +148,15 @@ async fn hooks_see_rewrite_and_block_mcp_calls() {
     assert_eq!(before[0].1, json!({"message": "hello"}));
     assert_eq!(before[0].2.as_deref(), Some("everything"));
     let seen = seen.lock().unwrap().clone();
-    assert_eq!(seen[0], ("Echo: rewritten by a hook".to_string(), false));
-    assert_eq!(seen[1], ("no secrets to the echo server".to_string(), true));
-    assert_eq!(seen[2], ("Echo: from a mock".to_string(), false));
+    assert_eq!(seen[0], ("Echo: rewritten by a hook".into(), false));
+    assert_eq!(seen[1], ("no secrets to the echo server".into(), true));
+    assert_eq!(seen[2], ("Echo: from a mock".into(), false));
     assert!(
         seen[3].1,
         "invalid arguments go back to the model as an error"
     );
     assert!(
-        seen[3].0.contains("do not match its schema"),
+        seen[3].0.text().contains("do not match its schema"),
         "{}",
         seen[3].0
     );
@@ -196,30 +197,40 @@ async fn every_content_type_reaches_the_model() {
     for (content, is_error) in &seen {
         assert!(!is_error, "{content}");
     }
-    let image: serde_json::Value = serde_json::from_str(&seen[0].0).unwrap();
-    let blocks = image["content"].as_array().unwrap();
-    let png = blocks
+    // The image arrives as an image part: its bytes (a real PNG), its media type.
+    let image = seen[0]
+        .0
+        .parts()
         .iter()
-        .find(|b| b["type"] == "image")
-        .expect("an image block");
-    assert_eq!(png["mimeType"], "image/png");
+        .find_map(|p| match p {
+            Part::Image(m) => Some(m.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("an image part in {:?}", seen[0].0));
+    assert_eq!(image.media_type, "image/png");
+    let png = image.data().expect("the image's bytes are kept");
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG");
     assert!(
-        png["data"].as_str().unwrap().len() > 100,
-        "the image data is kept"
+        !seen[0].0.text().is_empty(),
+        "the text blocks stay: {:?}",
+        seen[0].0
     );
     // Text with structuredContent: the model gets the structured content.
-    let structured: serde_json::Value = serde_json::from_str(&seen[1].0).unwrap();
+    let structured: serde_json::Value = serde_json::from_str(&seen[1].0.text()).unwrap();
     assert!(structured["temperature"].is_number(), "{structured}");
-    let resource: serde_json::Value = serde_json::from_str(&seen[2].0).unwrap();
-    assert!(
-        resource["content"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|b| b["type"] == "resource"),
-        "{resource}"
-    );
-    assert!(seen[3].0.contains('5'), "{}", seen[3].0);
+    // An embedded resource arrives as a file part named after its URI.
+    let file = seen[2]
+        .0
+        .parts()
+        .iter()
+        .find_map(|p| match p {
+            Part::File(m) => Some(m.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("a file part in {:?}", seen[2].0));
+    assert!(file.name.is_some(), "{file:?}");
+    assert!(!file.data().unwrap().is_empty());
+    assert!(seen[3].0.text().contains('5'), "{}", seen[3].0);
     servers.shutdown().await;
 }
 
@@ -310,10 +321,7 @@ async fn streamable_http_with_a_templated_secret_header() {
         .await
         .unwrap();
     assert_eq!(out.output.as_deref(), Some("done"));
-    assert_eq!(
-        seen.lock().unwrap()[0],
-        ("Echo: over http".to_string(), false)
-    );
+    assert_eq!(seen.lock().unwrap()[0], ("Echo: over http".into(), false));
     servers.shutdown().await;
     child.kill().await.unwrap();
 }

@@ -28,7 +28,9 @@ fn agent(model: ScriptedModel, seen: &Seen) -> Agent {
         .after_tool(move |ev, _ctx| {
             let seen = ok.clone();
             async move {
-                seen.lock().unwrap().push((ev.content.clone(), ev.is_error));
+                seen.lock()
+                    .unwrap()
+                    .push((ev.content.text().into_owned(), ev.is_error));
                 Ok(ev)
             }
         })

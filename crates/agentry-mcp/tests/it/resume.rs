@@ -107,9 +107,10 @@ async fn a_run_killed_mid_call_resumes_in_a_new_process_and_reconnects() {
         .after_tool(move |ev, _ctx| {
             let log = log.clone();
             async move {
-                log.lock()
-                    .unwrap()
-                    .push((ev.content.clone(), ev.source().map(str::to_string)));
+                log.lock().unwrap().push((
+                    ev.content.text().into_owned(),
+                    ev.source().map(str::to_string),
+                ));
                 Ok(ev)
             }
         })
@@ -146,7 +147,7 @@ async fn a_run_killed_mid_call_resumes_in_a_new_process_and_reconnects() {
     assert!(
         out.messages
             .iter()
-            .any(|m| m.tool_result_text() == Some(r#"{"result":"one"}"#)),
+            .any(|m| m.tool_result_text().as_deref() == Some(r#"{"result":"one"}"#)),
         "the first call's result came from the killed process's checkpoint"
     );
 }

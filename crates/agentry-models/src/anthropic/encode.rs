@@ -3,11 +3,19 @@
 
 use super::Anthropic;
 use crate::params::apply_extra;
-use agentry_core::{Message, ModelParams, ModelRequest, ThinkingBlock, ToolCall};
+use crate::parts::{Place, Refusal, base64_of, data_of, text_only};
+use agentry_core::content::{MediaSource, Part};
+use agentry_core::{Content, Message, ModelParams, ModelRequest, ThinkingBlock, ToolCall};
 use serde_json::{Value, json};
 
-/// The request body for one turn.
-pub(super) fn body(model: &Anthropic, request: &ModelRequest, params: &ModelParams) -> Value {
+const PROVIDER: &str = "Anthropic Messages";
+
+/// The request body for one turn, or the part it cannot carry.
+pub(super) fn body(
+    model: &Anthropic,
+    request: &ModelRequest,
+    params: &ModelParams,
+) -> Result<Value, Refusal> {
     let mut system: Vec<String> = request.system.iter().map(|s| s.to_string()).collect();
     let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
     for message in request.messages.iter() {
@@ -16,21 +24,35 @@ pub(super) fn body(model: &Anthropic, request: &ModelRequest, params: &ModelPara
                 system.push(content.clone());
                 continue;
             }
-            Message::User { content } => ("user", vec![text_block(content)]),
+            Message::User { content } => ("user", blocks(content, Place::User)?),
             Message::Assistant {
                 content,
                 thinking,
                 tool_calls,
-            } => ("assistant", assistant_blocks(content, thinking, tool_calls)),
-            Message::Tool(result) => (
-                "user",
-                vec![json!({
-                    "type": "tool_result",
-                    "tool_use_id": result.call_id,
-                    "content": result.content,
-                    "is_error": result.is_error,
-                })],
-            ),
+            } => {
+                let text = text_only(
+                    PROVIDER,
+                    content,
+                    Place::Assistant,
+                    "an assistant turn takes text only; drop the part from the history in a BeforeModel hook",
+                )?;
+                ("assistant", assistant_blocks(&text, thinking, tool_calls))
+            }
+            Message::Tool(result) => {
+                let content = match result.content.as_text() {
+                    Some(text) => json!(text),
+                    None => json!(blocks(&result.content, Place::ToolResult(&result.name))?),
+                };
+                (
+                    "user",
+                    vec![json!({
+                        "type": "tool_result",
+                        "tool_use_id": result.call_id,
+                        "content": content,
+                        "is_error": result.is_error,
+                    })],
+                )
+            }
         };
         if blocks.is_empty() {
             continue;
@@ -101,11 +123,87 @@ pub(super) fn body(model: &Anthropic, request: &ModelRequest, params: &ModelPara
         body["stop_sequences"] = json!(params.stop);
     }
     apply_extra(&mut body, params);
-    body
+    Ok(body)
 }
 
 fn text_block(text: &str) -> Value {
     json!({"type": "text", "text": text})
+}
+
+/// Content as content blocks: text, image and document blocks in order (an empty text part
+/// is left out: the API rejects empty text blocks).
+fn blocks(content: &Content, place: Place<'_>) -> Result<Vec<Value>, Refusal> {
+    let mut out = Vec::with_capacity(content.parts().len());
+    for part in content.parts() {
+        match part {
+            Part::Text(text) if text.is_empty() => {}
+            Part::Text(text) => out.push(text_block(text)),
+            Part::Image(m) => {
+                let source = match &m.source {
+                    MediaSource::Url(url) => json!({"type": "url", "url": url}),
+                    MediaSource::Bytes(_) => {
+                        if !matches!(
+                            m.media_type.as_str(),
+                            "image/jpeg" | "image/png" | "image/gif" | "image/webp"
+                        ) {
+                            return Err(Refusal::new(
+                                PROVIDER,
+                                part,
+                                place,
+                                "it takes JPEG, PNG, GIF or WebP images; convert the image",
+                            ));
+                        }
+                        json!({
+                            "type": "base64",
+                            "media_type": m.media_type,
+                            "data": base64_of(PROVIDER, part, m, place)?,
+                        })
+                    }
+                };
+                out.push(json!({"type": "image", "source": source}));
+            }
+            Part::File(m) => {
+                let source = match &m.source {
+                    MediaSource::Url(url) => json!({"type": "url", "url": url}),
+                    MediaSource::Bytes(_) if m.media_type == "application/pdf" => json!({
+                        "type": "base64",
+                        "media_type": "application/pdf",
+                        "data": base64_of(PROVIDER, part, m, place)?,
+                    }),
+                    MediaSource::Bytes(_) => {
+                        let data = data_of(PROVIDER, part, m, place)?;
+                        match std::str::from_utf8(data) {
+                            Ok(text) if m.is("text") || m.media_type == "application/json" => {
+                                json!({"type": "text", "media_type": "text/plain", "data": text})
+                            }
+                            _ => {
+                                return Err(Refusal::new(
+                                    PROVIDER,
+                                    part,
+                                    place,
+                                    "its documents are PDFs or plain text; convert the file, or turn it into text in a BeforeModel hook",
+                                ));
+                            }
+                        }
+                    }
+                };
+                let mut block = json!({"type": "document", "source": source});
+                if let Some(name) = &m.name {
+                    block["title"] = json!(name);
+                }
+                out.push(block);
+            }
+            Part::Audio(_) => {
+                return Err(Refusal::new(
+                    PROVIDER,
+                    part,
+                    place,
+                    "it takes no audio; transcribe it in a BeforeModel hook, or use an OpenAI audio model",
+                ));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// A model turn's blocks: its thinking as the API wrote it, its text, its tool calls.
@@ -167,7 +265,7 @@ mod tests {
         let mut request = weather_request([
             Message::user("weather?"),
             Message::Assistant {
-                content: String::new(),
+                content: Default::default(),
                 thinking: Some(ThinkingBlock {
                     text: "use the tool".into(),
                     signature: Some("sig".into()),
@@ -193,7 +291,7 @@ mod tests {
     #[test]
     fn turns_alternate_with_thinking_sent_back_verbatim() {
         let request = request();
-        let body = body(&model(false, None), &request, &request.params);
+        let body = body(&model(false, None), &request, &request.params).unwrap();
         let messages = body["messages"].as_array().unwrap();
         assert_eq!(messages.len(), 3, "{body:#}");
         let assistant = messages[1]["content"].as_array().unwrap();
@@ -214,7 +312,7 @@ mod tests {
     #[test]
     fn caching_marks_system_tools_and_the_last_block_and_thinking_drops_temperature() {
         let request = request();
-        let body = body(&model(true, Some(8000)), &request, &request.params);
+        let body = body(&model(true, Some(8000)), &request, &request.params).unwrap();
         assert_eq!(body["system"][0]["cache_control"]["type"], "ephemeral");
         assert_eq!(body["tools"][0]["cache_control"]["type"], "ephemeral");
         let last = body["messages"][2]["content"]

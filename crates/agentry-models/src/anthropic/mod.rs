@@ -96,12 +96,14 @@ impl Model for Anthropic {
 
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> ModelStream<'a> {
         let params = merged(&self.params, &request.params);
-        let body = encode::body(self, request, &params);
-        turn_stream(
-            &self.endpoint,
-            Bytes::from(body.to_string()),
-            MessagesDecoder::default,
-        )
+        match encode::body(self, request, &params) {
+            Ok(body) => turn_stream(
+                &self.endpoint,
+                Bytes::from(body.to_string()),
+                MessagesDecoder::default,
+            ),
+            Err(refusal) => refusal.into_stream(&self.endpoint.name),
+        }
     }
 }
 

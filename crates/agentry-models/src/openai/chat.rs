@@ -4,7 +4,9 @@ use super::chat_stream::ChatDecoder;
 use crate::Error;
 use crate::http::{Endpoint, HttpConfig, shared_builder_methods, turn_stream};
 use crate::params::{apply_extra, merged};
-use agentry_core::{Message, Model, ModelParams, ModelRequest, ModelStream};
+use crate::parts::{Place, Refusal, base64_of, text_only, url_of};
+use agentry_core::content::{MediaSource, Part};
+use agentry_core::{Content, Message, Model, ModelParams, ModelRequest, ModelStream};
 use bytes::Bytes;
 use serde_json::{Value, json};
 
@@ -66,14 +68,14 @@ impl OpenAi {
         Self::builder_from_env(model).build()
     }
 
-    /// The request body for one turn.
-    fn body(&self, request: &ModelRequest) -> Value {
+    /// The request body for one turn, or the part it cannot carry.
+    fn body(&self, request: &ModelRequest) -> Result<Value, Refusal> {
         let params = merged(&self.params, &request.params);
         let mut messages = Vec::with_capacity(request.messages.len() + 1);
         if let Some(system) = &request.system {
             messages.push(json!({"role": "system", "content": &**system}));
         }
-        messages.extend(request.messages.iter().map(chat_message));
+        chat_messages(request.messages.iter(), &mut messages)?;
         let mut body = json!({
             "model": self.model,
             "messages": messages,
@@ -114,21 +116,129 @@ impl OpenAi {
             body["stop"] = json!(params.stop);
         }
         apply_extra(&mut body, &params);
-        body
+        Ok(body)
     }
 }
 
+const PROVIDER: &str = "OpenAI Chat Completions";
+
+/// The history in the Chat Completions shape. Tool messages take only text there, so the media
+/// of tool results follow the run of tool messages they belong to in one user message, each
+/// introduced by the call it came from.
+fn chat_messages<'a>(
+    history: impl Iterator<Item = &'a Message>,
+    out: &mut Vec<Value>,
+) -> Result<(), Refusal> {
+    let mut attachments: Vec<Value> = Vec::new();
+    for message in history {
+        if !matches!(message, Message::Tool(_)) && !attachments.is_empty() {
+            out.push(json!({"role": "user", "content": std::mem::take(&mut attachments)}));
+        }
+        match message {
+            Message::Tool(result) if result.content.has_media() => {
+                let place = Place::ToolResult(&result.name);
+                attachments.push(json!({"type": "text", "text": format!(
+                    "The result of tool call {} ({}) carries these attachments:",
+                    result.call_id, result.name
+                )}));
+                for part in result.content.media() {
+                    attachments.push(chat_part(part, place)?);
+                }
+                out.push(json!({
+                    "role": "tool",
+                    "tool_call_id": result.call_id,
+                    "content": result.content.text(),
+                }));
+            }
+            other => out.push(chat_message(other)?),
+        }
+    }
+    if !attachments.is_empty() {
+        out.push(json!({"role": "user", "content": attachments}));
+    }
+    Ok(())
+}
+
+/// A user message's content: a string for text, else an array of content parts.
+fn user_content(content: &Content) -> Result<Value, Refusal> {
+    if let Some(text) = content.as_text() {
+        return Ok(json!(text));
+    }
+    content
+        .parts()
+        .iter()
+        .map(|p| chat_part(p, Place::User))
+        .collect::<Result<Vec<_>, _>>()
+        .map(Value::Array)
+}
+
+/// One part in the Chat Completions content-part shape.
+fn chat_part(part: &Part, place: Place<'_>) -> Result<Value, Refusal> {
+    Ok(match part {
+        Part::Text(text) => json!({"type": "text", "text": text}),
+        Part::Image(m) => {
+            json!({"type": "image_url", "image_url": {"url": url_of(PROVIDER, part, m, place)?}})
+        }
+        Part::Audio(m) => {
+            let format = match m.media_type.as_str() {
+                "audio/wav" | "audio/x-wav" | "audio/wave" => "wav",
+                "audio/mpeg" | "audio/mp3" => "mp3",
+                _ => {
+                    return Err(Refusal::new(
+                        PROVIDER,
+                        part,
+                        place,
+                        "it takes WAV or MP3 audio only; convert the audio, or drop the part in a BeforeModel hook",
+                    ));
+                }
+            };
+            if let MediaSource::Url(_) = m.source {
+                return Err(Refusal::new(
+                    PROVIDER,
+                    part,
+                    place,
+                    "it takes audio as bytes, not URLs; fetch the audio into the part",
+                ));
+            }
+            json!({"type": "input_audio", "input_audio": {
+                "data": base64_of(PROVIDER, part, m, place)?,
+                "format": format,
+            }})
+        }
+        Part::File(m) => {
+            if let MediaSource::Url(_) = m.source {
+                return Err(Refusal::new(
+                    PROVIDER,
+                    part,
+                    place,
+                    "it takes files as bytes, not URLs; read the file into the part, or use the Responses API (`openai-responses`), which takes file URLs",
+                ));
+            }
+            json!({"type": "file", "file": {
+                "filename": m.name.as_deref().unwrap_or("file"),
+                "file_data": url_of(PROVIDER, part, m, place)?,
+            }})
+        }
+    })
+}
+
 /// One history message in the Chat Completions shape.
-fn chat_message(message: &Message) -> Value {
-    match message {
+fn chat_message(message: &Message) -> Result<Value, Refusal> {
+    Ok(match message {
         Message::System { content } => json!({"role": "system", "content": content}),
-        Message::User { content } => json!({"role": "user", "content": content}),
+        Message::User { content } => json!({"role": "user", "content": user_content(content)?}),
         Message::Assistant {
             content,
             tool_calls,
             ..
         } => {
-            let mut m = json!({"role": "assistant", "content": content});
+            let text = text_only(
+                PROVIDER,
+                content,
+                Place::Assistant,
+                "an assistant turn takes text only; drop the part from the history in a BeforeModel hook",
+            )?;
+            let mut m = json!({"role": "assistant", "content": text});
             if !tool_calls.is_empty() {
                 m["tool_calls"] = tool_calls
                     .iter()
@@ -145,9 +255,9 @@ fn chat_message(message: &Message) -> Value {
         Message::Tool(result) => json!({
             "role": "tool",
             "tool_call_id": result.call_id,
-            "content": result.content,
+            "content": result.content.text(),
         }),
-    }
+    })
 }
 
 impl Model for OpenAi {
@@ -156,8 +266,14 @@ impl Model for OpenAi {
     }
 
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> ModelStream<'a> {
-        let body = Bytes::from(self.body(request).to_string());
-        turn_stream(&self.endpoint, body, ChatDecoder::default)
+        match self.body(request) {
+            Ok(body) => turn_stream(
+                &self.endpoint,
+                Bytes::from(body.to_string()),
+                ChatDecoder::default,
+            ),
+            Err(refusal) => refusal.into_stream(&self.endpoint.name),
+        }
     }
 
     /// `tiktoken` with the model's encoding, when the model is one `tiktoken` knows.
@@ -253,7 +369,7 @@ mod tests {
         let mut request = weather_request([
             Message::user("weather?"),
             Message::Assistant {
-                content: String::new(),
+                content: Default::default(),
                 thinking: None,
                 tool_calls: vec![ToolCall::new(
                     "c1",
@@ -266,7 +382,7 @@ mod tests {
         request.params.max_tokens = Some(64);
         request.params.extra.insert("seed".into(), json!(3));
         request.output_schema = Some(Arc::new(json!({"type": "object"})));
-        let body = client().body(&request);
+        let body = client().body(&request).unwrap();
         assert_eq!(body["response_format"]["type"], "json_schema");
         assert_eq!(body["response_format"]["json_schema"]["name"], "output");
         assert_eq!(

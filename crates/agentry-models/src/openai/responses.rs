@@ -4,7 +4,9 @@ use super::responses_stream::ResponsesDecoder;
 use crate::Error;
 use crate::http::{Endpoint, HttpConfig, shared_builder_methods, turn_stream};
 use crate::params::{apply_extra, merged};
-use agentry_core::{Message, Model, ModelParams, ModelRequest, ModelStream};
+use crate::parts::{Place, Refusal, text_only, url_of};
+use agentry_core::content::{MediaSource, Part};
+use agentry_core::{Content, Message, Model, ModelParams, ModelRequest, ModelStream};
 use bytes::Bytes;
 use serde_json::{Value, json};
 
@@ -61,12 +63,12 @@ impl OpenAiResponses {
         Self::builder_from_env(model).build()
     }
 
-    /// The request body for one turn.
-    fn body(&self, request: &ModelRequest) -> Value {
+    /// The request body for one turn, or the part it cannot carry.
+    fn body(&self, request: &ModelRequest) -> Result<Value, Refusal> {
         let params = merged(&self.params, &request.params);
         let mut input = Vec::with_capacity(request.messages.len());
         for message in request.messages.iter() {
-            input_items(message, &mut input);
+            input_items(message, &mut input)?;
         }
         let mut body = json!({
             "model": self.model,
@@ -113,15 +115,63 @@ impl OpenAiResponses {
             tracing::debug!(model = %self.endpoint.name, "the Responses API has no stop sequences; `stop` is not sent");
         }
         apply_extra(&mut body, &params);
-        body
+        Ok(body)
     }
 }
 
+const PROVIDER: &str = "the OpenAI Responses API";
+
+/// Content as Responses input: a string for text, else an array of input parts.
+fn input_content(content: &Content, place: Place<'_>) -> Result<Value, Refusal> {
+    if let Some(text) = content.as_text() {
+        return Ok(json!(text));
+    }
+    content
+        .parts()
+        .iter()
+        .map(|p| input_part(p, place))
+        .collect::<Result<Vec<_>, _>>()
+        .map(Value::Array)
+}
+
+/// One part in the Responses input-content shape.
+fn input_part(part: &Part, place: Place<'_>) -> Result<Value, Refusal> {
+    Ok(match part {
+        Part::Text(text) => json!({"type": "input_text", "text": text}),
+        Part::Image(m) => json!({
+            "type": "input_image",
+            "image_url": url_of(PROVIDER, part, m, place)?,
+            "detail": "auto",
+        }),
+        Part::File(m) => {
+            let mut file = json!({"type": "input_file"});
+            match &m.source {
+                MediaSource::Url(url) => file["file_url"] = json!(url),
+                MediaSource::Bytes(_) => {
+                    file["filename"] = json!(m.name.as_deref().unwrap_or("file"));
+                    file["file_data"] = json!(url_of(PROVIDER, part, m, place)?);
+                }
+            }
+            file
+        }
+        Part::Audio(_) => {
+            return Err(Refusal::new(
+                PROVIDER,
+                part,
+                place,
+                "it takes no audio input; use Chat Completions (`openai`) with an audio model, or turn the audio into text in a BeforeModel hook",
+            ));
+        }
+    })
+}
+
 /// One history message as Responses input items.
-fn input_items(message: &Message, input: &mut Vec<Value>) {
+fn input_items(message: &Message, input: &mut Vec<Value>) -> Result<(), Refusal> {
     match message {
         Message::System { content } => input.push(json!({"role": "system", "content": content})),
-        Message::User { content } => input.push(json!({"role": "user", "content": content})),
+        Message::User { content } => {
+            input.push(json!({"role": "user", "content": input_content(content, Place::User)?}))
+        }
         Message::Assistant {
             content,
             thinking,
@@ -132,8 +182,14 @@ fn input_items(message: &Message, input: &mut Vec<Value>) {
             if let Some(Value::Array(items)) = thinking.as_ref().and_then(|t| t.replay.as_ref()) {
                 input.extend(items.iter().cloned());
             }
-            if !content.is_empty() {
-                input.push(json!({"role": "assistant", "content": content}));
+            let text = text_only(
+                PROVIDER,
+                content,
+                Place::Assistant,
+                "an assistant turn takes text only; drop the part from the history in a BeforeModel hook",
+            )?;
+            if !text.is_empty() {
+                input.push(json!({"role": "assistant", "content": text}));
             }
             for call in tool_calls {
                 input.push(json!({
@@ -147,9 +203,10 @@ fn input_items(message: &Message, input: &mut Vec<Value>) {
         Message::Tool(result) => input.push(json!({
             "type": "function_call_output",
             "call_id": result.call_id,
-            "output": result.content,
+            "output": input_content(&result.content, Place::ToolResult(&result.name))?,
         })),
     }
+    Ok(())
 }
 
 impl Model for OpenAiResponses {
@@ -158,8 +215,14 @@ impl Model for OpenAiResponses {
     }
 
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> ModelStream<'a> {
-        let body = Bytes::from(self.body(request).to_string());
-        turn_stream(&self.endpoint, body, ResponsesDecoder::default)
+        match self.body(request) {
+            Ok(body) => turn_stream(
+                &self.endpoint,
+                Bytes::from(body.to_string()),
+                ResponsesDecoder::default,
+            ),
+            Err(refusal) => refusal.into_stream(&self.endpoint.name),
+        }
     }
 
     /// `tiktoken` with the model's encoding, when the model is one `tiktoken` knows.
@@ -245,7 +308,7 @@ mod tests {
             .base_url("http://127.0.0.1:1/v1")
             .build()
             .unwrap();
-        let body = model.body(&request);
+        let body = model.body(&request).unwrap();
         assert_eq!(body["instructions"], "Be brief.");
         assert_eq!(body["input"][1], reasoning[0]);
         assert_eq!(body["input"][2]["role"], "assistant");

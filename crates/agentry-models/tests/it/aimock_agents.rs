@@ -50,7 +50,11 @@ fn first_turn(out: &RunOutput<(), String>) -> (String, Vec<ToolCall>, Option<Thi
             content,
             tool_calls,
             thinking,
-        } => (content.clone(), tool_calls.clone(), thinking.clone()),
+        } => (
+            content.text().into_owned(),
+            tool_calls.clone(),
+            thinking.clone(),
+        ),
         other => panic!("expected the first model turn, got {other:?}"),
     }
 }

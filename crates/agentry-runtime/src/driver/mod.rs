@@ -26,7 +26,7 @@ use tokio::sync::watch;
 /// How a run begins.
 pub(crate) enum Start {
     /// A new run with this input.
-    New(String),
+    New(agentry_core::Content),
     /// A run restored from a snapshot.
     Resume,
 }

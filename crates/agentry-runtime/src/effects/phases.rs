@@ -6,6 +6,7 @@ use super::{
 use crate::driver::stop_reason;
 use crate::nesting;
 use crate::tool_call::Settled;
+use agentry_core::Content;
 use agentry_core::hooks::{
     AfterToolBatch, BeforeStep, BeforeToolBatch, Events, MessageAdded, RunEnd, RunFailed, RunStart,
     StepDecision,
@@ -47,7 +48,7 @@ impl RunEffects {
     /// Starts a new run: RunStart hooks (which may rewrite the input and the state), then the
     /// input is added to the history, with its MessageAdded hooks. Returns the input as hooks
     /// left it.
-    pub async fn run_start(&mut self, input: String) -> Result<String, Error> {
+    pub async fn run_start(&mut self, input: Content) -> Result<Content, Error> {
         let d = &mut self.driver;
         let input = if d.scope.wants(Events::RUN_START) {
             let scope = d.scope.clone();

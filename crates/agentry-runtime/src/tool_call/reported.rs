@@ -30,7 +30,7 @@ impl ToolCalls<'_> {
     ) {
         let (what, detail) = match decision {
             Some(ToolDecision::Block(reason)) => ("blocked", reason.clone()),
-            Some(ToolDecision::Mock(content)) => ("mocked", content.clone()),
+            Some(ToolDecision::Mock(content)) => ("mocked", content.describe().into_owned()),
             Some(ToolDecision::NeedsApproval(reason)) => ("asked for approval", reason.clone()),
             None if asked != input => ("rewrote the input", input.to_string()),
             None => return,

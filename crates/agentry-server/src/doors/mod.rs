@@ -24,7 +24,7 @@ pub(crate) struct Started {
 pub(crate) fn start(
     state: &AppState,
     agent: &Arc<dyn ServedAgent>,
-    input: String,
+    input: impl Into<agentry::Content>,
     session: Option<String>,
     options: RunOptions,
 ) -> Started {
@@ -35,7 +35,7 @@ pub(crate) fn start(
         agent,
         &run_id,
         Go::Start {
-            input,
+            input: input.into(),
             options: Box::new(options),
         },
         0,

@@ -54,6 +54,13 @@ try {
   await page.waitForURL(/#\/runs\//);
   seen.enter_opens_a_run = true;
 
+  // A run whose input carries an image: the page shows it, its bytes read by digest.
+  await page.goto(`${url}/#/runs/${runs.picture}`);
+  await page.waitForSelector("img.media");
+  await page.waitForFunction(() => document.querySelector("img.media").naturalWidth > 0);
+  seen.image_width = await page.evaluate(() => document.querySelector("img.media").naturalWidth);
+  await shot("media");
+
   // A paused run: its approval panel, approved from the page; the timeline goes on live.
   await page.goto(`${url}/#/runs/${runs.ops}`);
   await page.waitForSelector(`.approval .call[data-call="c1"]`);

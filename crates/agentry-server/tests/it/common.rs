@@ -170,7 +170,8 @@ pub struct Cmd {
     pub command: String,
 }
 
-/// Answers "echo: INPUT" after streaming it in pieces.
+/// Answers "echo: INPUT" after streaming it in pieces (an image or a file in the input as the
+/// line that describes it).
 pub fn echo() -> Agent<(), String> {
     let model = ScriptedModel::from_fn(|_, req| {
         let said = req
@@ -178,7 +179,8 @@ pub fn echo() -> Agent<(), String> {
             .iter()
             .rev()
             .find(|m| matches!(m, Message::User { .. }))
-            .map(|m| m.text().to_owned())
+            .and_then(|m| m.content())
+            .map(|c| c.describe().into_owned())
             .unwrap_or_default();
         let turns = req
             .messages

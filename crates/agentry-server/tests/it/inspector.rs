@@ -86,6 +86,12 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
     let echo = server
         .start_run(json!({"agent": "echo", "input": "hello"}))
         .await;
+    // A 48×48 PNG (a gradient): the run's page shows it, read from the server by its digest.
+    let png = "iVBORw0KGgoAAAANSUhEUgAAADAAAAAwCAIAAADYYG7QAAAAwklEQVR42u3O4WaCAQCG0e4rIkZExIg8Y0REjBERqaSSSiqpfCrZkppUUknNp00qmSQz6Wa6i/16zxUci5Wbjaudvwd+HVycnF2c3Pw8cvRw8LJ7YvvMt4+NHzPAZ5DVC8tXFiFmYaYRJlFGcYZJPtL0s/TydIu8lelUaddpGhgtGh1q71R7VAaUhhTHFKbk5mSXZNakTJJfJLbE9kQtCimkkEIKKaSQQgoppJBCCimkkEIKKaSQQgoppJBCCin0f6E7R/fNRDCoo1sAAAAASUVORK5CYII=";
+    let picture = server
+        .start_run(json!({"agent": "echo", "input": "what is this?",
+            "parts": [{"type": "image", "media_type": "image/png", "data": png}]}))
+        .await;
     let team = server
         .start_run(json!({"agent": "team", "input": "go"}))
         .await;
@@ -95,7 +101,7 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
     let ops = server
         .start_run(json!({"agent": "ops", "input": "restart"}))
         .await;
-    for id in [&echo, &team, &notes] {
+    for id in [&echo, &team, &notes, &picture] {
         server.wait_status(id, "finished").await;
     }
     server.wait_status(&ops, "awaiting_approval").await;
@@ -108,7 +114,7 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
     let (url, dir) = (server.url.clone(), shots.clone());
     let node_modules = playwright.parent().unwrap().to_path_buf();
     let runs = json!({
-        "echo": echo, "team": team, "notes": notes, "ops": ops,
+        "echo": echo, "team": team, "notes": notes, "ops": ops, "picture": picture,
         "long": long, "long_steps": LONG + 1,
     })
     .to_string();
@@ -145,6 +151,10 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
     assert_eq!(seen["late_run_appeared"], true);
     assert_eq!(seen["search_rows"], 1);
     assert_eq!(seen["slash_focuses_search"], true);
+    assert_eq!(
+        seen["image_width"], 48,
+        "the input's image is shown: {seen}"
+    );
     assert_eq!(seen["enter_opens_a_run"], true);
 
     // Approved from the page: the tool ran, the run finished, secrets masked on the page too.

@@ -80,6 +80,77 @@ fn kinds_of_recorded(events: &[Sse]) -> Vec<String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_starts_on_images_and_files_and_refuses_parts_it_cannot_take() {
+    let (store, _dir, _) = sqlite().await;
+    let server = TestServer::start(server_on(store, Duration::from_secs(30))).await;
+    let png = json!({"type": "image", "media_type": "image/png", "data": "iVBORw0KGgo="});
+    let (status, run) = server
+        .post(
+            "/v1/runs",
+            json!({"input": "what is this?", "parts": [png], "wait": true}),
+        )
+        .await;
+    assert_eq!(status, 200, "{run}");
+    assert_eq!(
+        run["text"], "echo: [image image/png, 8 B]\nwhat is this? (turn 1)",
+        "the model got the image and the text, in order"
+    );
+    let (_, messages) = server
+        .get(&format!(
+            "/v1/runs/{}/messages",
+            run["run_id"].as_str().unwrap()
+        ))
+        .await;
+    let content = &messages["messages"][0]["content"];
+    assert_eq!(content[0], png, "{messages}");
+    assert_eq!(content[1], json!({"type": "text", "text": "what is this?"}));
+    // Its recorded event holds the image by reference; the bytes are read by their digest.
+    let run_id = run["run_id"].as_str().unwrap();
+    let events = all_events(&server.at(&format!("/v1/runs/{run_id}/events")), None).await;
+    let message = events.iter().find(|e| e.kind == "message").unwrap();
+    let part = &message.data["message"]["content"][0];
+    assert_eq!(part["size"], 8, "{part}");
+    assert!(part.get("data").is_none(), "{part}");
+    let media = reqwest::get(server.at(&format!("/v1/media/{}", part["sha256"].as_str().unwrap())))
+        .await
+        .unwrap();
+    assert_eq!(media.status(), 200);
+    assert_eq!(media.headers()["content-type"], "image/png");
+    assert_eq!(&media.bytes().await.unwrap()[..], b"\x89PNG\r\n\x1a\n");
+    let (status, _) = server.get(&format!("/v1/media/{}", "0".repeat(64))).await;
+    assert_eq!(status, 404);
+    let (status, _) = server.get("/v1/media/not-a-digest").await;
+    assert_eq!(status, 400);
+    // Parts alone make an input; a part the server cannot read back is refused, named.
+    let (status, _) = server
+        .post("/v1/runs", json!({"parts": [png], "wait": true}))
+        .await;
+    assert_eq!(status, 200);
+    let by_hash =
+        json!({"type": "image", "media_type": "image/png", "sha256": "ab".repeat(32), "size": 8});
+    for (body, says) in [
+        (
+            json!({"input": "x", "parts": [by_hash]}),
+            "part 0 (image) is given by `sha256`",
+        ),
+        (
+            json!({"input": "x", "parts": [{"type": "image", "data": "%%"}]}),
+            "not base64",
+        ),
+        (
+            json!({"input": "x", "parts": [{"type": "video", "url": "u"}]}),
+            "unknown part type `video`",
+        ),
+        (json!({"input": "", "parts": []}), "`input` is empty"),
+    ] {
+        let (status, error) = server.post("/v1/runs", body).await;
+        assert_eq!(status, 400, "{error}");
+        assert!(error.to_string().contains(says), "`{says}` in {error}");
+    }
+    server.shut_down().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wait_answers_with_the_ended_run() {
     let (store, _dir, _) = sqlite().await;
     let server = TestServer::start(server_on(store, Duration::from_secs(30))).await;

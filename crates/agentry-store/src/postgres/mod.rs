@@ -163,8 +163,8 @@ impl PostgresStore {
         })
     }
 
-    /// The connection pool, for queries of your own (the tables are `runs`, `run_messages` and
-    /// `run_events`).
+    /// The connection pool, for queries of your own (the tables are `runs`, `run_messages`,
+    /// `run_events`, and `blobs`, the messages' media bytes by SHA-256).
     pub fn pool(&self) -> &PgPool {
         &self.pool
     }
@@ -176,6 +176,20 @@ impl PostgresStore {
         let record = rows::json_text(&self.name, run_id, &row.record)?;
         let messages = rows::json_text(&self.name, run_id, &row.messages)?;
         let events = rows::json_text(&self.name, run_id, &row.events)?;
+        // The bytes first, once per content: a message never names bytes the store lacks.
+        for blob in &row.blobs {
+            let Some(bytes) = blob.bytes() else { continue };
+            sqlx::query(
+                "INSERT INTO blobs (sha256, size, bytes) VALUES ($1, $2, $3) \
+                 ON CONFLICT (sha256) DO NOTHING",
+            )
+            .bind(blob.digest().to_string())
+            .bind(bytes.len() as i64)
+            .bind(bytes.as_ref())
+            .execute(&self.pool)
+            .await
+            .map_err(failed)?;
+        }
         let now = now_ms();
         let save = || {
             sqlx::query_scalar::<_, i64>(SAVE)
@@ -244,12 +258,25 @@ impl PostgresStore {
                 .await
                 .map_err(failed)
         };
+        let blobs = async |digests: Vec<String>| {
+            let found: Vec<(String, Vec<u8>)> =
+                sqlx::query_as("SELECT sha256, bytes FROM blobs WHERE sha256 = ANY($1)")
+                    .bind(&digests)
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(failed)?;
+            found
+                .into_iter()
+                .map(|(sha256, bytes)| rows::blob(&self.name, &sha256, bytes))
+                .collect()
+        };
         rows::stored_run(
             &self.name,
             run_id,
             &record,
             (lease, revision, expires),
             messages,
+            blobs,
         )
         .await
         .map(Some)
@@ -520,6 +547,24 @@ impl RunStore for PostgresStore {
         Box::pin(self.run_events(run_id, after))
     }
 
+    fn blob<'a>(
+        &'a self,
+        digest: agentry_core::content::BlobDigest,
+    ) -> BoxFuture<'a, Result<Option<agentry_core::content::Blob>, StoreError>> {
+        Box::pin(async move {
+            let found: Option<(String, Vec<u8>)> =
+                sqlx::query_as("SELECT sha256, bytes FROM blobs WHERE sha256 = $1")
+                    .bind(digest.to_string())
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(|e| {
+                        error::backend(&self.name, format_args!("reading media bytes"), e)
+                    })?;
+            found
+                .map(|(sha256, bytes)| rows::blob(&self.name, &sha256, bytes))
+                .transpose()
+        })
+    }
     fn last_event_seq<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<u64, StoreError>> {
         Box::pin(async move {
             let last: i64 = sqlx::query_scalar(

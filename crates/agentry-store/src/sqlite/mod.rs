@@ -152,7 +152,8 @@ impl SqliteStore {
     }
 
     /// The connection pool, for queries of your own (the tables are `runs`, and `run_messages`
-    /// and `run_events`, whose `run_no` is the run's `position` in `runs`).
+    /// and `run_events`, whose `run_no` is the run's `position` in `runs`, and `blobs`, the
+    /// messages' media bytes by SHA-256).
     pub fn pool(&self) -> &SqlitePool {
         &self.pool
     }
@@ -228,6 +229,11 @@ impl SqliteStore {
                 .iter()
                 .map(|m| rows::json_text(&self.name, run_id, m))
                 .collect::<Result<_, _>>()?,
+            blobs: row
+                .blobs
+                .iter()
+                .filter_map(|b| Some((b.digest().to_string(), b.bytes()?.clone())))
+                .collect(),
             events: row
                 .events
                 .iter()
@@ -509,6 +515,18 @@ impl RunStore for SqliteStore {
 
     fn last_event_seq<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<u64, StoreError>> {
         Box::pin(self.last_seq(run_id))
+    }
+    fn blob<'a>(
+        &'a self,
+        digest: agentry_core::content::BlobDigest,
+    ) -> BoxFuture<'a, Result<Option<agentry_core::content::Blob>, StoreError>> {
+        Box::pin(async move {
+            Ok(self
+                .read_blobs(vec![digest.to_string()])
+                .await?
+                .into_iter()
+                .next())
+        })
     }
 }
 

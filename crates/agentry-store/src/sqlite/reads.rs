@@ -44,9 +44,49 @@ impl SqliteStore {
             return Ok(None);
         };
         let stored = (lease, revision, expires);
-        rows::stored_run(&self.name, run_id, &record, stored, async || Ok(messages))
-            .await
-            .map(Some)
+        let blobs = async |digests: Vec<String>| self.read_blobs(digests).await;
+        rows::stored_run(
+            &self.name,
+            run_id,
+            &record,
+            stored,
+            async || Ok(messages),
+            blobs,
+        )
+        .await
+        .map(Some)
+    }
+
+    /// The blobs stored under `digests` (hex SHA-256s); a digest the table lacks is left out.
+    pub(super) async fn read_blobs(
+        &self,
+        digests: Vec<String>,
+    ) -> Result<Vec<agentry_core::content::Blob>, StoreError> {
+        let name = self.name.clone();
+        let found: Vec<(String, Vec<u8>)> = self
+            .worker
+            .call(move |conn| {
+                let failed = |e| error::sqlite(&name, format_args!("reading media bytes"), e);
+                let mut q = conn
+                    .prepare_cached("SELECT sha256, bytes FROM blobs WHERE sha256 = ?1")
+                    .map_err(failed)?;
+                let mut found = Vec::with_capacity(digests.len());
+                for digest in &digests {
+                    if let Some(row) = q
+                        .query_row([digest], |r| Ok((r.get(0)?, r.get(1)?)))
+                        .optional()
+                        .map_err(failed)?
+                    {
+                        found.push(row);
+                    }
+                }
+                Ok(found)
+            })
+            .await?;
+        found
+            .into_iter()
+            .map(|(sha256, bytes)| rows::blob(&self.name, &sha256, bytes))
+            .collect()
     }
     pub(super) async fn list_runs(&self, query: &RunQuery) -> Result<Vec<RunSummary>, StoreError> {
         let name = self.name.clone();

@@ -75,6 +75,8 @@ pub(super) struct SaveJob {
     pub first: i64,
     /// The appended messages, as JSON text.
     pub messages: Vec<String>,
+    /// The bytes of their media, by SHA-256 (hex), for the `blobs` table.
+    pub blobs: Vec<(String, bytes::Bytes)>,
     /// The events: when (ms), kind, data as JSON text.
     pub events: Vec<(i64, String, String)>,
 }
@@ -515,6 +517,12 @@ fn save(conn: &Connection, group: &[&SaveJob], now: i64) -> rusqlite::Result<Ver
     let Some(Updated { run_no, events }) = events else {
         return refused(conn, first);
     };
+    // The bytes first, once per content: a message never names bytes the store lacks.
+    let mut add_blob = conn
+        .prepare_cached("INSERT OR IGNORE INTO blobs (sha256, size, bytes) VALUES (?1, ?2, ?3)")?;
+    for (sha256, bytes) in group.iter().flat_map(|job| &job.blobs) {
+        add_blob.execute(params![sha256, bytes.len() as i64, bytes.as_ref()])?;
+    }
     let mut add_message =
         conn.prepare_cached("INSERT INTO run_messages (run_no, pos, body) VALUES (?1, ?2, ?3)")?;
     for job in group {

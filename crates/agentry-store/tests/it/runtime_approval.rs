@@ -260,7 +260,7 @@ async fn several_pending_calls_of_one_turn_are_decided_together() {
             .messages
             .iter()
             .filter_map(|m| match m {
-                Message::Tool(r) => Some(r.content.as_str()),
+                Message::Tool(r) => Some(r.content.as_text().unwrap_or_default()),
                 _ => None,
             })
             .collect();
@@ -421,7 +421,11 @@ async fn runs_of_a_session_continue_its_conversation() {
             .with(RunOptions::new().session("s-1"))
             .await
             .unwrap();
-        let texts: Vec<&str> = second.messages.iter().map(Message::text).collect();
+        let texts: Vec<String> = second
+            .messages
+            .iter()
+            .map(|m| m.text().into_owned())
+            .collect();
         assert_eq!(
             texts,
             [

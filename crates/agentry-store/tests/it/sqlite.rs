@@ -77,7 +77,7 @@ async fn runs_outlive_the_store_and_reopening_keeps_the_schema() {
             .fetch_one(store.pool())
             .await
             .unwrap();
-        assert_eq!(applied, 4, "the schema's four migrations, applied once");
+        assert_eq!(applied, 5, "the schema's five migrations, applied once");
         let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
             .fetch_one(store.pool())
             .await

@@ -14,7 +14,7 @@ pub(crate) struct WorkflowInput {
     /// The agent's name, as the worker registered it.
     pub agent: String,
     /// The input.
-    pub input: String,
+    pub input: agentry_core::Content,
     /// The session id.
     #[serde(default)]
     pub session_id: Option<String>,

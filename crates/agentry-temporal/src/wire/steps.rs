@@ -39,7 +39,7 @@ pub(crate) struct BeginInput {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct Begun {
     /// The input.
-    pub input: String,
+    pub input: agentry_core::Content,
     /// The plan.
     pub plan: RunPlan,
 }

@@ -113,7 +113,7 @@ impl AgentRun {
         let result = match outcome {
             Err(Exit::Continue) => {
                 let next = WorkflowInput {
-                    input: String::new(),
+                    input: agentry_core::Content::new(),
                     carried: Some(Box::new(run.carry())),
                     ..request
                 };

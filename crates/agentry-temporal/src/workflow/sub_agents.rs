@@ -105,7 +105,7 @@ impl Loop {
         };
         let child = WorkflowInput {
             agent: format!("{}/{}", self.id.agent, request.agent),
-            input: request.task.clone(),
+            input: request.task.clone().into(),
             session_id: self.id.session_id.clone(),
             user_id: self.id.user_id.clone(),
             tags: self.id.tags.clone(),

@@ -56,7 +56,11 @@ fn planner(log: &Log, recorder: &Recorder) -> Agent {
             std::future::ready(Ok(ev))
         }))
         .with(on::after_tool_batch(move |ev, _ctx| {
-            let results: Vec<&str> = ev.results().iter().map(|r| r.content.as_str()).collect();
+            let results: Vec<String> = ev
+                .results()
+                .iter()
+                .map(|r| r.content.text().into_owned())
+                .collect();
             push(&after, format!("AfterToolBatch:{}", results.join("|")));
             let checked = ev
                 .results()

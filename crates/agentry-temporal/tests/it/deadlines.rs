@@ -111,7 +111,7 @@ async fn stops_alike(queue: &str, noticed: Noticed, runtime: impl Fn(&Log) -> Ru
     assert_eq!(remote.messages.to_vec(), local.messages.to_vec());
     let last = remote.messages.iter().last().unwrap();
     assert!(
-        matches!(last, Message::Tool(r) if r.content.contains("the run stopped before this call's result was recorded")),
+        matches!(last, Message::Tool(r) if r.content.text().contains("the run stopped before this call's result was recorded")),
         "{last:?}"
     );
     assert_eq!(*log.lock().unwrap(), *local_log.lock().unwrap());

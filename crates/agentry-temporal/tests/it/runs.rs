@@ -68,7 +68,7 @@ async fn a_run_with_tools_hooks_and_a_sub_agent_matches_the_in_process_run() {
         .messages
         .iter()
         .filter_map(|m| match m {
-            Message::Tool(r) => Some(r.content.clone()),
+            Message::Tool(r) => Some(r.content.text().into_owned()),
             _ => None,
         })
         .collect();
@@ -355,7 +355,7 @@ struct Days {
 fn cleaner(deletes: &Arc<AtomicUsize>) -> Agent {
     let model = ScriptedModel::from_fn(|_, req| {
         match req.messages.iter().rev().find_map(|m| match m {
-            Message::Tool(r) => Some(r.content.clone()),
+            Message::Tool(r) => Some(r.content.text().into_owned()),
             _ => None,
         }) {
             None => ScriptedTurn::new().with_tool_call_id("d1", "delete_logs", json!({"days": 30})),

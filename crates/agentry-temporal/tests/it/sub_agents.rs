@@ -26,7 +26,7 @@ fn results(messages: &History) -> Vec<String> {
     messages
         .iter()
         .filter_map(|m| match m {
-            Message::Tool(r) => Some(r.content.clone()),
+            Message::Tool(r) => Some(r.content.text().into_owned()),
             _ => None,
         })
         .collect()

@@ -238,11 +238,11 @@ async fn a_worker_killed_mid_tool_call_is_replaced_and_no_completed_step_runs_ag
             "4 killed-1:c4",
         ]
     );
-    let results: Vec<&str> = out
+    let results: Vec<String> = out
         .messages
         .iter()
         .filter_map(|m| match m {
-            Message::Tool(r) => Some(r.content.as_str()),
+            Message::Tool(r) => Some(r.content.text().into_owned()),
             _ => None,
         })
         .collect();
@@ -265,11 +265,11 @@ async fn with_local_activities_a_killed_worker_is_replaced_and_repeats_calls_wit
         return;
     };
     let (out, dir, recovered) = killed_and_replaced(&dev, "killed-local", Placement::Local).await;
-    let results: Vec<&str> = out
+    let results: Vec<String> = out
         .messages
         .iter()
         .filter_map(|m| match m {
-            Message::Tool(r) => Some(r.content.as_str()),
+            Message::Tool(r) => Some(r.content.text().into_owned()),
             _ => None,
         })
         .collect();

@@ -1,8 +1,9 @@
 //! Read, Write and Edit: numbered lines and their caps, writes that create directories, and
 //! edits that refuse ambiguous or empty changes.
 
-use crate::common::{Sandbox, call};
+use crate::common::{Sandbox, call, ctx};
 use agentry::Tool;
+use agentry::content::Part;
 use agentry::prelude::*;
 use agentry_tools::{Edit, Read, Write};
 
@@ -87,6 +88,43 @@ async fn read_caps_lines_line_length_and_size() {
     .await
     .unwrap();
     assert!(out.contains("the 100-byte limit of one read"), "{out}");
+}
+
+#[tokio::test]
+async fn read_returns_images_and_pdfs_as_parts_the_model_sees() {
+    let sb = Sandbox::new();
+    // A PNG larger than the text cap, and a PDF named without its extension.
+    let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+    png.resize(300 * 1024, 7);
+    std::fs::write(sb.root().join("shot.png"), &png).unwrap();
+    std::fs::write(sb.root().join("invoice"), b"%PDF-1.7\n1 0 obj").unwrap();
+    let read = Read::new(&sb.ws);
+    let out = read
+        .call(json!({"file_path": "shot.png"}), ctx("Read"))
+        .await
+        .unwrap();
+    let [Part::Image(image)] = out.content.parts() else {
+        panic!("an image part: {:?}", out.content);
+    };
+    assert_eq!(image.media_type, "image/png");
+    assert_eq!(image.name.as_deref(), Some("shot.png"));
+    assert_eq!(image.data(), Some(&png[..]));
+    let out = read
+        .call(json!({"file_path": "invoice"}), ctx("Read"))
+        .await
+        .unwrap();
+    let [Part::File(pdf)] = out.content.parts() else {
+        panic!("a document part: {:?}", out.content);
+    };
+    assert_eq!(pdf.media_type, "application/pdf");
+    // Past the media cap, the error says how big the file is.
+    let err = call(
+        &Read::new(&sb.ws).max_media_bytes(1000),
+        json!({"file_path": "shot.png"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.contains("image/png file of 307200 bytes"), "{err}");
 }
 
 #[tokio::test]

@@ -276,9 +276,7 @@ impl Hook for RedactorHook {
         mut ev: AfterTool,
         _ctx: &HookCtx,
     ) -> impl Future<Output = HookResult<AfterTool>> + Send {
-        if let Cow::Owned(masked) = self.0.redact(&ev.content) {
-            ev.content = masked;
-        }
+        agentry_core::redact::redact_content(&self.0, &mut ev.content);
         async move { Ok(ev) }
     }
 }

@@ -21,7 +21,9 @@ use tracing::{Span, info_span};
 /// The spans go to whatever `tracing` subscriber the program installs; with
 /// `tracing-opentelemetry` they become OpenTelemetry spans (see the `telemetry` example). The
 /// target is `agentry`, at level INFO. Message contents are not recorded, and the texts it
-/// does record (stop reasons, errors) pass through the run's redactor.
+/// does record (stop reasons, errors) pass through the run's redactor. Images, documents and
+/// audio are recorded by kind, media type and size only (`agentry.input.media` on the run span,
+/// `agentry.result.media` on a tool call's), never their bytes.
 ///
 /// Attach it to the runtime (`Runtime::new().with(Telemetry::new())`) to trace every run; it is
 /// an advisory hook named `telemetry` at priority 250, so it wraps the guards and a failure of
@@ -119,6 +121,7 @@ impl Hook for TelemetryHook {
             agentry.agent_path = %ctx.agent_path(),
             gen_ai.usage.input_tokens = Empty,
             gen_ai.usage.output_tokens = Empty,
+            agentry.input.media = media_summary(&ev.input),
             agentry.stop_reason = Empty,
             error.type = Empty,
             otel.status_code = Empty,
@@ -206,6 +209,7 @@ impl Hook for TelemetryHook {
             gen_ai.operation.name = "execute_tool",
             gen_ai.tool.name = %ev.name(),
             gen_ai.tool.call.id = %ev.call_id(),
+            agentry.result.media = Empty,
             error.type = Empty,
             otel.status_code = Empty,
         );
@@ -230,11 +234,14 @@ impl Hook for TelemetryHook {
         ev: AfterTool,
         ctx: &HookCtx,
     ) -> impl Future<Output = HookResult<AfterTool>> + Send {
-        if let Some(span) = self.close(ctx.run_id(), &format!("tool/{}", ev.call_id()))
-            && ev.is_error
-        {
-            span.record("error.type", "tool_error");
-            span.record("otel.status_code", "ERROR");
+        if let Some(span) = self.close(ctx.run_id(), &format!("tool/{}", ev.call_id())) {
+            if let Some(media) = media_summary(&ev.content) {
+                span.record("agentry.result.media", media);
+            }
+            if ev.is_error {
+                span.record("error.type", "tool_error");
+                span.record("otel.status_code", "ERROR");
+            }
         }
         async move { Ok(ev) }
     }
@@ -279,4 +286,21 @@ impl Hook for TelemetryHook {
         }
         async move { Ok(ev) }
     }
+}
+
+/// The media parts of `content` as a span attribute: each part's kind, media type and size
+/// (`image image/png 48213 B, file application/pdf 90311 B`), never their bytes; `None` for
+/// text only.
+fn media_summary(content: &agentry_core::Content) -> Option<String> {
+    let parts: Vec<String> = content
+        .media()
+        .filter_map(|p| {
+            let m = p.media()?;
+            Some(match m.size() {
+                Some(size) => format!("{} {} {size} B", p.kind(), m.media_type),
+                None => format!("{} {} url", p.kind(), m.media_type),
+            })
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(", "))
 }

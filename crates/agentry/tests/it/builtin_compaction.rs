@@ -140,7 +140,7 @@ async fn older_messages_are_summarised_by_a_model_call_and_pairs_stay_intact() {
         .messages
         .iter()
         .filter_map(|m| match m {
-            Message::Tool(r) => Some(r.content.clone()),
+            Message::Tool(r) => Some(r.content.text().into_owned()),
             _ => None,
         })
         .collect();

@@ -319,7 +319,7 @@ async fn identical_calls_past_the_limit_are_blocked_and_the_model_is_told_why() 
         .messages
         .iter()
         .filter_map(|m| m.tool_result())
-        .map(|r| (r.is_error, r.content.clone()))
+        .map(|r| (r.is_error, r.content.text().into_owned()))
         .collect();
     let blocked = |i: usize| results[i].0 && results[i].1.contains("already made 2 times");
     assert_eq!(results[0], (false, "same".to_owned()));

@@ -111,7 +111,7 @@ async fn the_tool_policy_blocks_before_a_mock_answers() {
     let out = Runtime::new().run(&agent, "go").await.unwrap();
     let result = out.messages.iter().find_map(|m| m.tool_result()).unwrap();
     assert!(result.is_error && !result.mocked, "{result:?}");
-    assert!(result.content.contains("denies `search`"));
+    assert!(result.content.text().contains("denies `search`"));
 }
 
 #[tokio::test]

@@ -33,7 +33,7 @@ fn results(model: &ScriptedModel) -> Vec<(String, bool, String)> {
     last.messages
         .iter()
         .filter_map(|m| m.tool_result())
-        .map(|r| (r.name.clone(), r.is_error, r.content.clone()))
+        .map(|r| (r.name.clone(), r.is_error, r.content.text().into_owned()))
         .collect()
 }
 

@@ -196,7 +196,7 @@ async fn the_tool_policys_allow_list_runs_a_tool_that_wants_approval_and_its_rul
         .find_map(|m| m.tool_result().cloned())
         .unwrap();
     assert!(
-        result.content.contains("denies `deploy`"),
+        result.content.text().contains("denies `deploy`"),
         "{}",
         result.content
     );

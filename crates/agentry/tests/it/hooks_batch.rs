@@ -48,7 +48,11 @@ fn three_cities(log: &Log, parallel: bool) -> (ScriptedModel, Agent) {
         )
         .with(
             on::with(log.clone()).after_tool_batch(|log, ev, _ctx| async move {
-                let results: Vec<&str> = ev.results().iter().map(|r| r.content.as_str()).collect();
+                let results: Vec<&str> = ev
+                    .results()
+                    .iter()
+                    .map(|r| r.content.as_text().unwrap_or_default())
+                    .collect();
                 push(&log, format!("AfterToolBatch:{}", results.join("|")));
                 Ok(ev)
             }),
@@ -82,7 +86,10 @@ async fn a_batch_hook_blocks_one_call_and_sets_the_order_the_others_start_in() {
         .iter()
         .filter_map(|m| m.tool_result().cloned())
         .collect();
-    let contents: Vec<&str> = sent.iter().map(|r| r.content.as_str()).collect();
+    let contents: Vec<&str> = sent
+        .iter()
+        .map(|r| r.content.as_text().unwrap_or_default())
+        .collect();
     assert_eq!(
         contents,
         ["Sunny in Paris", "Rome is closed today", "Sunny in Oslo"]
@@ -213,7 +220,7 @@ async fn a_turn_resumed_after_an_approval_follows_the_batch_hooks_first_decision
     let results: Vec<String> = model.requests()[1]
         .messages
         .iter()
-        .filter_map(|m| m.tool_result().map(|r| r.content.clone()))
+        .filter_map(|m| m.tool_result().map(|r| r.content.text().into_owned()))
         .collect();
     assert_eq!(
         results,

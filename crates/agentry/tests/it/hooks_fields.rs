@@ -38,7 +38,7 @@ async fn an_after_tool_rewrite_reaches_the_model_and_the_result_answers_the_real
         .tool(weather(&new_log(), &Counter::default()))
         .after_tool(|mut ev, _ctx| async move {
             assert_eq!((ev.name(), ev.call_id()), ("get_weather", "call_1_1"));
-            ev.content = format!("{} (checked)", ev.content);
+            ev.content = format!("{} (checked)", ev.content).into();
             ev.is_error = true;
             Ok(ev)
         })

@@ -56,7 +56,7 @@ async fn an_in_place_hook_rewrites_the_input_and_the_result_after_awaiting() {
         .with(on_mut::before_tool(shout))
         .with(on_mut::after_tool(async |ev, ctx| {
             tokio::time::sleep(Duration::from_millis(5)).await;
-            ev.content = format!("{} (seen by {})", ev.content, ctx.hook_name());
+            ev.content = format!("{} (seen by {})", ev.content, ctx.hook_name()).into();
             Ok(())
         }))
         .build()
@@ -205,7 +205,7 @@ async fn an_advisory_in_place_hook_that_fails_half_way_leaves_the_event_as_it_wa
             .advisory(),
         )
         .with(on_mut::with(seen.clone()).run_start(async |seen, ev, _| {
-            seen.lock().unwrap().push(ev.input.clone());
+            seen.lock().unwrap().push(ev.input.text().into_owned());
             Ok(())
         }))
         .build()

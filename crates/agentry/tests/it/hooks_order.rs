@@ -255,7 +255,11 @@ async fn a_panicking_tool_fires_tool_error_with_the_panic_and_not_after_tool() {
     let sent = model.requests()[1].messages.last().unwrap().clone();
     let result = sent.tool_result().expect("a tool result");
     assert!(result.is_error);
-    assert!(result.content.contains("panicked"), "{}", result.content);
+    assert!(
+        result.content.text().contains("panicked"),
+        "{}",
+        result.content
+    );
 }
 
 #[tokio::test]
@@ -494,7 +498,7 @@ async fn parallel_tool_calls_fire_their_results_in_call_order() {
     );
     let contents: Vec<String> = tool_results(&out.messages)
         .into_iter()
-        .map(|r| r.content)
+        .map(|r| r.content.text().into_owned())
         .collect();
     assert_eq!(contents, ["Sunny in Rome", "Sunny in Oslo"]);
 }

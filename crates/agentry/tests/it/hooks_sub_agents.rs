@@ -358,8 +358,10 @@ async fn a_failing_child_without_recovery_is_an_error_result_for_the_parent_mode
     let sent = result_sent(&model, 1);
     assert!(sent.is_error);
     assert!(
-        sent.content.starts_with("sub-agent `child` failed: ")
-            && sent.content.contains("child model down"),
+        sent.content
+            .text()
+            .starts_with("sub-agent `child` failed: ")
+            && sent.content.text().contains("child model down"),
         "{}",
         sent.content
     );
@@ -510,7 +512,7 @@ async fn a_delegated_sub_agent_call_runs_the_same_hooks_as_one_run_in_process() 
             events,
         )
         .unwrap();
-    sub.run_start(request.task.clone()).await.unwrap();
+    sub.run_start(request.task.clone().into()).await.unwrap();
     sub.before_step(1).await.unwrap();
     let turn = sub.model_turn(1).await.unwrap();
     sub.accept_turn(turn).await.unwrap();

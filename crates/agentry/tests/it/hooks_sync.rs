@@ -181,7 +181,7 @@ async fn an_advisory_sync_hook_that_fails_leaves_the_event_as_it_was() {
             .advisory(),
         )
         .with(on_sync::run_start(move |ev, _| {
-            s.lock().unwrap().push(ev.input.clone());
+            s.lock().unwrap().push(ev.input.text().into_owned());
             Ok(())
         }))
         .with(on_sync::hook_failed({

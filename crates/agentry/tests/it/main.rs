@@ -27,6 +27,7 @@ mod runtime_approval;
 mod runtime_durability;
 mod runtime_lifecycle;
 mod runtime_limits;
+mod runtime_media;
 mod runtime_output;
 mod runtime_snapshot;
 mod runtime_streamed_continue;

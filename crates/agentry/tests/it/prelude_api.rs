@@ -45,7 +45,7 @@ fn results_sent(model: &ScriptedModel) -> Vec<(String, bool)> {
         .requests()
         .iter()
         .filter_map(|r| r.messages.last().and_then(|m| m.tool_result().cloned()))
-        .map(|r| (r.content, r.is_error))
+        .map(|r| (r.content.text().into_owned(), r.is_error))
         .collect()
 }
 
@@ -106,7 +106,7 @@ async fn state_is_shared_with_an_async_hook_by_taking_it_once() {
         .tool(divide())
         .with(
             on::with(seen.clone()).after_tool(|seen, ev, _ctx| async move {
-                seen.lock().unwrap().push(ev.content.clone());
+                seen.lock().unwrap().push(ev.content.text().into_owned());
                 Ok(ev)
             }),
         )

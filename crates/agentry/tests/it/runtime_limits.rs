@@ -90,6 +90,8 @@ fn result_sent(model: &ScriptedModel, n: usize) -> String {
         .and_then(|m| m.tool_result().cloned())
         .expect("the last message is a tool result")
         .content
+        .text()
+        .into_owned()
 }
 
 /// A BeforeTool hook named `stuck-hook` that never returns.
@@ -330,7 +332,11 @@ async fn the_wall_time_guard_interrupts_a_tool_call_in_flight_and_the_history_st
     let last = out.messages.last().and_then(|m| m.tool_result().cloned());
     let last = last.expect("the interrupted call has a result");
     assert!(last.is_error);
-    assert!(last.content.contains("the run stopped"), "{}", last.content);
+    assert!(
+        last.content.text().contains("the run stopped"),
+        "{}",
+        last.content
+    );
     assert_eq!(entries(&stops), [out.stop.to_string()]);
     // The store holds the run as it ended.
     let stored = store.load("w1").await.unwrap().unwrap().snapshot;

@@ -78,7 +78,7 @@ async fn an_answer_that_is_not_json_is_sent_back_then_the_valid_one_is_accepted(
         "the schema is repeated: {feedback}"
     );
     // The history keeps the invalid answer and the feedback.
-    let texts: Vec<&str> = out.messages.iter().map(Message::text).collect();
+    let texts: Vec<String> = out.messages.iter().map(|m| m.text().into_owned()).collect();
     assert_eq!(texts[0], "Weather in Paris?");
     assert_eq!(texts[1], "It is sunny!");
     assert_eq!(texts[2], feedback);
@@ -209,7 +209,8 @@ async fn structured_output_after_tool_calls() {
             .messages
             .last()
             .unwrap()
-            .tool_result_text(),
+            .tool_result_text()
+            .as_deref(),
         Some("Paris: 21")
     );
     assert!(last_user_text(&model, 2).contains("not valid JSON"));

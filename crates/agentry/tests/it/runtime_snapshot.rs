@@ -230,7 +230,8 @@ async fn resume_runs_pending_tool_calls_first() {
             .messages
             .last()
             .unwrap()
-            .tool_result_text(),
+            .tool_result_text()
+            .as_deref(),
         Some("total=6"),
         "the pending call ran before the next model turn"
     );
@@ -303,7 +304,11 @@ async fn a_run_cancelled_mid_tool_resumes_from_its_last_checkpoint() {
     assert_eq!(resumed.steps, 2);
     assert_eq!(rest.calls(), 1);
     assert_eq!(calls.load(Ordering::SeqCst), 2);
-    let texts: Vec<&str> = resumed.messages.iter().map(Message::text).collect();
+    let texts: Vec<String> = resumed
+        .messages
+        .iter()
+        .map(|m| m.text().into_owned())
+        .collect();
     assert_eq!(texts, ["go", "", "answered", "finished"]);
 }
 

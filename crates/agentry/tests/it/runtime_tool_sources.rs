@@ -108,10 +108,10 @@ async fn tools_of_a_source_are_called_and_a_change_is_seen_from_the_next_step() 
         |i: usize| -> Vec<String> { requests[i].tools.iter().map(|t| t.name.clone()).collect() };
     assert_eq!(names(0), ["greet_1"]);
     assert_eq!(names(1), ["greet_1", "greet_2"]);
-    let results: Vec<&str> = out
+    let results: Vec<String> = out
         .messages
         .iter()
-        .filter_map(|m| m.tool_result_text())
+        .filter_map(|m| m.tool_result_text().map(|t| t.into_owned()))
         .collect();
     assert_eq!(results, ["1: hello ada", "2: hello bob"]);
     assert_eq!(
@@ -158,10 +158,10 @@ async fn an_agents_own_tool_wins_over_a_sources_tool_of_the_same_name() {
         .with(RunOptions::new().with_tools(Counting::new(1)))
         .await
         .unwrap();
-    let results: Vec<&str> = out
+    let results: Vec<String> = out
         .messages
         .iter()
-        .filter_map(|m| m.tool_result_text())
+        .filter_map(|m| m.tool_result_text().map(|t| t.into_owned()))
         .collect();
     assert_eq!(results, ["mine"]);
 }
@@ -214,10 +214,10 @@ async fn a_stored_source_is_built_again_when_the_run_resumes() {
         .decide(&second, "r-1", [Decision::approve(call)])
         .await
         .unwrap();
-    let results: Vec<&str> = out
+    let results: Vec<String> = out
         .messages
         .iter()
-        .filter_map(|m| m.tool_result_text())
+        .filter_map(|m| m.tool_result_text().map(|t| t.into_owned()))
         .collect();
     assert_eq!(results, ["wiped", "2: hello again"]);
 }
@@ -328,7 +328,7 @@ async fn a_sub_agent_gets_its_parent_run_s_tool_sources() {
     // The sub-agent called the source's tool, in its own run, and got its real result.
     let greeted = events.iter().find_map(|e| match e {
         RunEvent::ToolFinished { result, agent_path } if result.name == "greet_1" => {
-            Some((result.content.clone(), agent_path.to_string()))
+            Some((result.content.text().into_owned(), agent_path.to_string()))
         }
         _ => None,
     });

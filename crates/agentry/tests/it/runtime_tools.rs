@@ -75,11 +75,15 @@ async fn malformed_json_arguments_become_an_error_result_and_the_run_goes_on() {
     assert_eq!(result.call_id, "call_1_1");
     assert_eq!(result.name, "echo");
     assert!(
-        result.content.contains("not valid JSON"),
+        result.content.text().contains("not valid JSON"),
         "{}",
         result.content
     );
-    assert!(result.content.contains("`echo`"), "{}", result.content);
+    assert!(
+        result.content.text().contains("`echo`"),
+        "{}",
+        result.content
+    );
     // The assistant turn keeps the arguments exactly as the model sent them.
     assert_eq!(out.messages[1].tool_calls()[0].arguments, "{not json");
     assert_went_on(&out);
@@ -91,11 +95,15 @@ async fn arguments_of_the_wrong_type_fail_the_schema() {
     assert_eq!(calls, 0);
     let result = error_result_sent_back(&model);
     assert!(
-        result.content.contains("do not match its schema"),
+        result.content.text().contains("do not match its schema"),
         "{}",
         result.content
     );
-    assert!(result.content.contains("/text"), "{}", result.content);
+    assert!(
+        result.content.text().contains("/text"),
+        "{}",
+        result.content
+    );
     assert_went_on(&out);
 }
 
@@ -105,12 +113,12 @@ async fn a_missing_required_field_fails_the_schema() {
     assert_eq!(calls, 0);
     let result = error_result_sent_back(&model);
     assert!(
-        result.content.contains("do not match its schema"),
+        result.content.text().contains("do not match its schema"),
         "{}",
         result.content
     );
     assert!(
-        result.content.contains("\"text\"") && result.content.contains("required"),
+        result.content.text().contains("\"text\"") && result.content.text().contains("required"),
         "{}",
         result.content
     );
@@ -124,7 +132,7 @@ async fn arguments_that_are_not_an_object_fail_the_schema() {
     assert_eq!(calls, 0);
     let result = error_result_sent_back(&model);
     assert!(
-        result.content.contains("do not match its schema"),
+        result.content.text().contains("do not match its schema"),
         "{}",
         result.content
     );
@@ -138,12 +146,16 @@ async fn an_unknown_tool_gets_an_error_listing_the_tools() {
     let result = error_result_sent_back(&model);
     assert_eq!(result.name, "nope");
     assert!(
-        result.content.contains("no tool named `nope`"),
+        result.content.text().contains("no tool named `nope`"),
         "{}",
         result.content
     );
-    assert!(result.content.contains("echo"), "{}", result.content);
-    assert!(result.content.contains("shout"), "{}", result.content);
+    assert!(result.content.text().contains("echo"), "{}", result.content);
+    assert!(
+        result.content.text().contains("shout"),
+        "{}",
+        result.content
+    );
     assert_went_on(&out);
 }
 
@@ -163,7 +175,7 @@ async fn a_bad_call_does_not_stop_a_good_call_of_the_same_turn() {
     assert_eq!(results.len(), 2);
     assert_eq!(results[0].call_id, "call_1_1");
     assert!(results[0].is_error);
-    assert!(results[0].content.contains("not valid JSON"));
+    assert!(results[0].content.text().contains("not valid JSON"));
     assert_eq!(results[1].call_id, "call_1_2");
     assert!(!results[1].is_error);
     assert_eq!(results[1].content, "echo: hi");
@@ -210,7 +222,7 @@ async fn input_rewritten_by_a_hook_is_validated_too() {
     assert_eq!(calls.load(Ordering::SeqCst), 0);
     let result = error_result_sent_back(&model);
     assert!(
-        result.content.contains("do not match its schema"),
+        result.content.text().contains("do not match its schema"),
         "{}",
         result.content
     );
@@ -252,12 +264,12 @@ async fn a_failing_or_panicking_tool_becomes_an_error_result() {
     assert_eq!(results[0].content, "disk full; try later");
     assert!(results[1].is_error);
     assert!(
-        results[1].content.contains("panicked"),
+        results[1].content.text().contains("panicked"),
         "{}",
         results[1].content
     );
     assert!(
-        results[1].content.contains("kaboom"),
+        results[1].content.text().contains("kaboom"),
         "{}",
         results[1].content
     );
@@ -334,11 +346,17 @@ async fn parallel_tool_calls_run_concurrently_and_keep_call_order() {
     }
     // Results are in call order although `b` finished first.
     assert_eq!(
-        (results[0].call_id.as_str(), results[0].content.as_str()),
+        (
+            results[0].call_id.as_str(),
+            results[0].content.as_text().unwrap_or_default()
+        ),
         ("call_1_1", "met a")
     );
     assert_eq!(
-        (results[1].call_id.as_str(), results[1].content.as_str()),
+        (
+            results[1].call_id.as_str(),
+            results[1].content.as_text().unwrap_or_default()
+        ),
         ("call_1_2", "met b")
     );
     let log = log.lock().unwrap().clone();

@@ -148,7 +148,7 @@ pub(super) fn batch_calls<S: Serializer>(turn: &Arc<Message>, s: S) -> Result<S:
 struct BatchResult<'a> {
     tool_use_id: &'a str,
     tool_name: &'a str,
-    tool_response: &'a str,
+    tool_response: &'a crate::Content,
     is_error: bool,
 }
 

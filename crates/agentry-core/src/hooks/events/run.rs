@@ -1,7 +1,7 @@
 //! The `run` group: RunStart, RunEnd, RunFailed.
 
 use super::{Decides, form};
-use crate::{Error, StopReason, Usage};
+use crate::{Content, Error, StopReason, Usage};
 use serde::Serialize;
 use serde_json::Value;
 use std::sync::Arc;
@@ -9,8 +9,9 @@ use std::sync::Arc;
 /// A run starts. Hooks may rewrite the input; the state can be changed through the context.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunStart {
-    /// The user input that starts the run.
-    pub input: String,
+    /// The user input that starts the run: text, or parts (images, files) that hooks may
+    /// inspect, drop, replace or redact.
+    pub input: Content,
 }
 impl Decides for RunStart {}
 

@@ -54,7 +54,7 @@ fn a_model_response_gives_its_parts_and_the_model_without_the_reasoning() {
 #[test]
 fn computed_fields_say_what_they_stand_for() {
     let turn = Arc::new(Message::Assistant {
-        content: String::new(),
+        content: crate::Content::new(),
         thinking: None,
         tool_calls: vec![
             ToolCall {

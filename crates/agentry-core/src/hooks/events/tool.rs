@@ -1,7 +1,7 @@
 //! The `tool` group: BeforeTool, AfterTool, ToolFailed.
 
 use super::{Decides, form};
-use crate::{ToolCallRef, ToolInfo, ToolResult};
+use crate::{Content, ToolCallRef, ToolInfo, ToolResult};
 use serde::Serialize;
 use serde_json::Value;
 use std::sync::Arc;
@@ -13,7 +13,7 @@ pub enum ToolDecision {
     Block(String),
     /// The call is answered with this content; the tool never runs and the result is flagged
     /// `mocked`.
-    Mock(String),
+    Mock(Content),
     /// The call waits for a person's approval (or an ApprovalRequested hook's decision); the
     /// reason is shown to them.
     NeedsApproval(String),
@@ -129,8 +129,8 @@ impl BeforeTool {
         self.decision = Some(ToolDecision::Block(reason.into()));
         self.marks += 1;
     }
-    /// Answers the call with `content`; the tool does not run.
-    pub fn mock(&mut self, content: impl Into<String>) {
+    /// Answers the call with `content` (text, or parts); the tool does not run.
+    pub fn mock(&mut self, content: impl Into<Content>) {
         self.decision = Some(ToolDecision::Mock(content.into()));
         self.marks += 1;
     }
@@ -172,8 +172,9 @@ pub struct AfterTool {
     name: String,
     #[serde(rename = "tool_input")]
     input: Value,
-    /// The content the model will see.
-    pub content: String,
+    /// The content the model will see: text, or parts (a hook may drop, replace or redact
+    /// an image or a file).
+    pub content: Content,
     /// True when the content reports a failure (the model is told it is an error).
     pub is_error: bool,
     mocked: bool,

@@ -18,7 +18,7 @@ fn anthropic(server: &TranscriptServer, retry: RetryPolicy) -> Anthropic {
 }
 
 /// A recorded Messages turn: text, then a tool call whose input arrives in pieces.
-const ANTHROPIC_TRANSCRIPT: &str = r#"event: message_start
+pub(super) const ANTHROPIC_TRANSCRIPT: &str = r#"event: message_start
 data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":25,"output_tokens":1}}}
 
 event: ping

@@ -115,5 +115,6 @@ fn chat_turn(said: &str) -> Reply {
 mod anthropic;
 mod chat;
 mod faults;
+mod media;
 mod responses;
 mod server;

@@ -7,7 +7,7 @@ use agentry::{Model, OpenAiResponses, Usage};
 use agentry_models::RetryPolicy;
 
 /// A recorded Responses turn of three text pieces.
-const RESPONSES_TRANSCRIPT: &str = r#"event: response.created
+pub(super) const RESPONSES_TRANSCRIPT: &str = r#"event: response.created
 data: {"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","output":[]}}
 
 event: response.in_progress

@@ -414,3 +414,83 @@ pub async fn after_a_failed_checkpoint_the_next_ones_are_refused_and_the_run_sta
     assert_eq!(stored.snapshot, run);
     assert_eq!(stored.revision, 2);
 }
+
+/// Messages with images, documents and audio (bytes, URLs, a tool's image result) load back
+/// whole, bytes included; the recorded event of such a message holds the media by reference.
+pub async fn messages_with_media_round_trip_and_events_hold_references(s: &Stores) {
+    use agentry_core::content::{Media, Part};
+    use std::sync::Arc;
+    let store = &*s.store;
+    let image = Part::image(
+        (0..=255u8).cycle().take(70_000).collect::<Vec<_>>(),
+        "image/png",
+    );
+    let ask = Message::user([
+        Part::text("what are these?"),
+        image.clone(),
+        Part::file(b"%PDF-1.7 ...".to_vec(), "application/pdf", "invoice.pdf"),
+        Part::image_url("https://example.com/cat.jpg"),
+        Part::audio(b"RIFF....WAVE".to_vec(), "audio/wav"),
+        Part::File(Media::url("https://example.com/a.txt", "text/plain").named("a.txt")),
+    ]);
+    let result = Message::Tool(ToolResult::ok("c1", "chart", [Part::text("chart:"), image]));
+    let mut run = snapshot("media-1");
+    run.messages.push(ask.clone());
+    run.messages.push(result.clone());
+    let recorded = agentry_core::RunEvent::Message {
+        message: Arc::new(ask.clone()),
+        agent_path: "helper".into(),
+    }
+    .to_recorded()
+    .unwrap();
+    save(store, &run, 0, &[recorded]).await.unwrap();
+    let stored = s.other.load("media-1").await.unwrap().unwrap();
+    let messages: Vec<&Message> = stored.snapshot.messages.iter().collect();
+    assert_eq!(messages, [&ask, &result]);
+    let bytes = |m: &Message| -> Vec<Option<usize>> {
+        m.content()
+            .unwrap()
+            .media()
+            .map(|p| p.media().unwrap().data().map(<[u8]>::len))
+            .collect()
+    };
+    assert_eq!(
+        bytes(messages[0]),
+        [Some(70_000), Some(12), None, Some(12), None],
+        "every part's bytes are back"
+    );
+    let events = s.other.events("media-1").await.unwrap();
+    let part = &events[0].event.data["message"]["content"][1];
+    assert_eq!(part["size"], 70_000, "{part}");
+    assert!(
+        part.get("data").is_none(),
+        "the event holds a reference: {part}"
+    );
+}
+
+/// A store gives a message's media bytes back by their digest (what readers of recorded events,
+/// which hold media by reference, ask for); an unknown digest is `None`.
+pub async fn media_bytes_are_read_back_by_digest(s: &Stores) {
+    use agentry_core::content::{BlobDigest, Part};
+    let image = Part::image(vec![9u8; 5_000], "image/png");
+    let mut run = snapshot("blob-1");
+    run.messages
+        .push(Message::user([Part::text("see"), image.clone()]));
+    save(&*s.store, &run, 0, &[]).await.unwrap();
+    let blob = image.media().unwrap().blob().unwrap();
+    let found = s
+        .other
+        .blob(blob.digest())
+        .await
+        .unwrap()
+        .expect("the bytes by digest");
+    assert_eq!(found.bytes().map(|b| b.len()), Some(5_000));
+    assert_eq!(found.digest(), blob.digest());
+    assert!(
+        s.other
+            .blob(BlobDigest::of(b"none"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+}

@@ -52,6 +52,8 @@ macro_rules! conformance_tests {
             a_held_lease_refuses_claims_until_released_or_expired,
             a_renewal_keeps_the_lease_and_a_lost_one_conflicts,
             checkpoints_append_messages_and_a_load_rebuilds_the_history,
+            messages_with_media_round_trip_and_events_hold_references,
+            media_bytes_are_read_back_by_digest,
             queued_checkpoints_are_written_in_order_and_report_their_outcome,
             a_cancel_request_reaches_the_lease_holder_and_a_claim_clears_it,
             the_revision_counts_the_checkpoints_written_across_claims,

@@ -145,7 +145,7 @@ pub fn recording_runtime(log: &Log) -> Runtime {
         .with(
             on::with(log.clone()).after_tool(move |log, mut ev, ctx| async move {
                 if ev.name() == "echo" {
-                    ev.content = ev.content.to_uppercase();
+                    ev.content = ev.content.text().to_uppercase().into();
                 }
                 push(
                     &log,

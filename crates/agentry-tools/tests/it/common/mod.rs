@@ -57,6 +57,6 @@ pub async fn call(tool: &dyn Tool, input: Value) -> Result<String, String> {
     let name = tool.spec().name.clone();
     tool.call(input, ctx(&name))
         .await
-        .map(|o| o.content)
+        .map(|o| o.content.text().into_owned())
         .map_err(|f| f.message().to_string())
 }

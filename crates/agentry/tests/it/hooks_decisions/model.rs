@@ -171,7 +171,7 @@ async fn run_start_rewrites_the_input() {
     let agent = Agent::builder("a")
         .model(model.clone())
         .run_start(|mut ev, _ctx| async move {
-            ev.input = format!("[tenant acme] {}", ev.input);
+            ev.input = format!("[tenant acme] {}", ev.input).into();
             Ok(ev)
         })
         .build()

@@ -168,7 +168,10 @@ async fn before_tool_rewrite_is_validated_against_the_tool_schema() {
     assert_eq!(calls.get(), 0);
     let sent = result_sent(&model, 1);
     assert!(sent.is_error);
-    assert!(sent.content.contains("do not match its schema"), "{sent:?}");
+    assert!(
+        sent.content.text().contains("do not match its schema"),
+        "{sent:?}"
+    );
 }
 
 // ---------------------------------------------------------------- AfterTool / ToolFailed
@@ -180,7 +183,7 @@ async fn after_tool_rewrites_the_result_the_model_sees() {
     let agent = weather_agent(&model, &log, &calls)
         .after_tool(|mut ev, _ctx| async move {
             assert_eq!(*ev.input(), json!({"city": "Paris"}));
-            ev.content = format!("{} (checked)", ev.content);
+            ev.content = format!("{} (checked)", ev.content).into();
             Ok(ev)
         })
         .build()

@@ -174,7 +174,10 @@ async fn the_event_stream_reports_the_whole_run_in_order() {
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(messages[2].tool_result_text(), Some("worked on w"));
+    assert_eq!(
+        messages[2].tool_result_text().as_deref(),
+        Some("worked on w")
+    );
     assert_eq!(messages[3], Message::assistant("Hello"));
 
     // Hooks saw the custom event and the run's options.

@@ -227,7 +227,7 @@ async fn a_state_type_mismatch_is_an_error() {
     let result = out.messages[2].tool_result().unwrap();
     assert!(result.is_error);
     assert!(
-        result.content.contains("state type mismatch"),
+        result.content.text().contains("state type mismatch"),
         "{}",
         result.content
     );
