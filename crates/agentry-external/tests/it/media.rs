@@ -118,3 +118,35 @@ print(json.dumps({"hookSpecificOutput": {"hookEventName": "AfterTool", "updatedT
         "the part given back by hash, bytes and all"
     );
 }
+
+#[tokio::test]
+async fn the_transcript_holds_image_blocks_as_claude_code_writes_them() {
+    let p = Project::new();
+    // A Stop script copies the transcript, as scripts that read it do.
+    let copy = r#"cp "$(jq -r .transcript_path)" "$CLAUDE_PROJECT_DIR/transcript.jsonl""#;
+    let model = ScriptedModel::new().tool_call("shot", json!({})).text("done");
+    Runtime::new()
+        .with(p.hooks(one("Stop", "", copy)))
+        .run(&agent(&model), [Part::text("look"), png(7)])
+        .await
+        .unwrap();
+    let lines: Vec<Value> = p
+        .read("transcript.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let user = lines.iter().find(|l| l["type"] == "user").unwrap();
+    let image = &user["message"]["content"][1];
+    assert_eq!(image["type"], "image", "{user}");
+    assert_eq!(image["source"]["type"], "base64");
+    assert_eq!(image["source"]["media_type"], "image/png");
+    assert_eq!(image["source"]["data"].as_str().unwrap().len(), 5336, "4,000 bytes as base64");
+    // The tool's image, inside its tool_result block.
+    let result = lines
+        .iter()
+        .find(|l| l["message"]["content"][0]["type"] == "tool_result")
+        .unwrap();
+    let blocks = &result["message"]["content"][0]["content"];
+    assert_eq!(blocks[0], json!({"type": "text", "text": "the screen:"}));
+    assert_eq!(blocks[1]["type"], "image");
+}
