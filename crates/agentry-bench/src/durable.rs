@@ -17,14 +17,20 @@ pub(crate) enum StoreKind {
 pub(crate) struct TempDir(PathBuf);
 
 impl TempDir {
-    /// The bytes of the files in the directory (a SQLite store's database and its WAL).
-    pub(crate) fn bytes(&self) -> u64 {
-        std::fs::read_dir(&self.0)
-            .into_iter()
-            .flatten()
-            .filter_map(|e| e.ok()?.metadata().ok())
-            .map(|m| m.len())
-            .sum()
+    /// What the SQLite store in the directory holds, in bytes: its messages' JSON, its events'
+    /// JSON and its media blobs (what checkpoints wrote, whatever the WAL and free pages).
+    pub(crate) fn stored_bytes(&self) -> u64 {
+        let conn = rusqlite::Connection::open(self.0.join("runs.db"))
+            .expect("opening the bench's SQLite store to measure it");
+        conn.query_row(
+            "SELECT (SELECT COALESCE(SUM(LENGTH(body)), 0) FROM run_messages) \
+                  + (SELECT COALESCE(SUM(LENGTH(data)), 0) FROM run_events) \
+                  + (SELECT COALESCE(SUM(LENGTH(bytes)), 0) FROM blobs)",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .map(|n| n as u64)
+        .expect("measuring the bench's SQLite store")
     }
 }
 

@@ -20,6 +20,10 @@ use temporalio_client::{
     WorkflowStartOptions,
 };
 
+/// The most media bytes a run's input carries to Temporal inline: well under the server's
+/// default 2 MB payload limit once base64 and the rest of the workflow's input are added.
+pub const MAX_INLINE_MEDIA: u64 = 1024 * 1024;
+
 /// A client of the runs on one Temporal server's task queue. Cheap to clone.
 #[derive(Clone)]
 pub struct Client {
@@ -125,6 +129,14 @@ impl Client {
             return Err(TemporalError::Options(
                 "runs on Temporal take run-scope hooks and tool sources only when they are data (`RunOptions::with_stored`, `with_stored_tools`): the worker runs the run, so register closures on the worker's runtime or on the agent".into(),
             ));
+        }
+        let inline: u64 = input.blobs().map(agentry_core::content::Blob::len).sum();
+        if inline > MAX_INLINE_MEDIA {
+            return Err(TemporalError::Options(format!(
+                "the input carries {} of media bytes; a run on Temporal carries its messages through the workflow's history, whose payloads are capped (2 MB by default), so its media may hold at most {}: give large images and documents by URL (`Part::image_url`, `Media::url`), or run in-process",
+                agentry_core::content::human_size(inline),
+                agentry_core::content::human_size(MAX_INLINE_MEDIA),
+            )));
         }
         let run_id = options
             .run_id

@@ -105,7 +105,7 @@ mod wire;
 mod worker;
 mod workflow;
 
-pub use client::{Client, RunHandle, RunRequest, RunState, RunSummary};
+pub use client::{Client, MAX_INLINE_MEDIA, RunHandle, RunRequest, RunState, RunSummary};
 pub use connect::Server;
 pub use error::TemporalError;
 pub use wire::{Limits, Placement};

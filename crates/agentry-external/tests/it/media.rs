@@ -124,7 +124,9 @@ async fn the_transcript_holds_image_blocks_as_claude_code_writes_them() {
     let p = Project::new();
     // A Stop script copies the transcript, as scripts that read it do.
     let copy = r#"cp "$(jq -r .transcript_path)" "$CLAUDE_PROJECT_DIR/transcript.jsonl""#;
-    let model = ScriptedModel::new().tool_call("shot", json!({})).text("done");
+    let model = ScriptedModel::new()
+        .tool_call("shot", json!({}))
+        .text("done");
     Runtime::new()
         .with(p.hooks(one("Stop", "", copy)))
         .run(&agent(&model), [Part::text("look"), png(7)])
@@ -140,7 +142,11 @@ async fn the_transcript_holds_image_blocks_as_claude_code_writes_them() {
     assert_eq!(image["type"], "image", "{user}");
     assert_eq!(image["source"]["type"], "base64");
     assert_eq!(image["source"]["media_type"], "image/png");
-    assert_eq!(image["source"]["data"].as_str().unwrap().len(), 5336, "4,000 bytes as base64");
+    assert_eq!(
+        image["source"]["data"].as_str().unwrap().len(),
+        5336,
+        "4,000 bytes as base64"
+    );
     // The tool's image, inside its tool_result block.
     let result = lines
         .iter()

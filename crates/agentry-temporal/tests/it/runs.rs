@@ -525,3 +525,45 @@ async fn a_long_streamed_answer_reaches_the_stream_whole() {
     // The first pieces as the model sent them, the rest joined.
     assert!(count > 2_000 && count < 60_000, "{count} pieces");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_reaches_the_model_on_temporal_and_one_too_large_for_its_history_is_refused() {
+    let Some(dev) = DevServer::start("media").await else {
+        return;
+    };
+    let model = ScriptedModel::new().text("a picture").record_requests(true);
+    let agent = Agent::builder("viewer")
+        .model(model.clone())
+        .build()
+        .unwrap();
+    let _worker = Worker::new(dev.server("media"), Runtime::new())
+        .agent(&agent)
+        .spawn();
+    let client = dev.client("media").await;
+    let small = agentry::Part::image(vec![7u8; 20_000], "image/png");
+    let handle = client
+        .run(
+            "viewer",
+            [agentry::Part::text("what is this?"), small.clone()],
+        )
+        .start()
+        .await
+        .unwrap();
+    let out: RunOutput<(), String> = handle.result().await.unwrap();
+    assert_eq!(out.output.as_deref(), Some("a picture"));
+    let sent = &model.requests()[0].messages[0];
+    assert_eq!(
+        sent.content().unwrap().parts()[1],
+        small,
+        "the bytes, whole"
+    );
+    // Past what a workflow's history carries: refused before anything starts, saying why.
+    let large = agentry::Part::image(vec![7u8; 1_500_000], "image/png");
+    let refused = client.run("viewer", [large]).start().await.err().unwrap();
+    assert!(
+        refused
+            .to_string()
+            .contains("give large images and documents by URL"),
+        "{refused}"
+    );
+}
