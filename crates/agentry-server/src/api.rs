@@ -66,6 +66,16 @@ pub(crate) fn run_input(parts: Vec<Part>, input: String) -> Result<Content, Stri
     Ok(content)
 }
 
+/// How a session ends (`POST /v1/sessions/{id}/end`).
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EndSession {
+    /// Why, as SessionEnd hooks see it (Claude Code's reasons: `clear`, `logout`,
+    /// `prompt_input_exit`, `other`); `other` when left out.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
 /// A run's input in a session.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]

@@ -68,13 +68,15 @@ mod state;
 mod stream;
 
 pub use api::{
-    AgentView, Decide, DecisionBody, DecisionKind, Health, ListRuns, ListSessions, MessagesView,
-    PendingView, RunItem, RunPage, RunView, SessionInput, SessionItem, SessionPage, SessionView,
-    StartRun, StreamEvents,
+    AgentView, Decide, DecisionBody, DecisionKind, EndSession, Health, ListRuns, ListSessions,
+    MessagesView, PendingView, RunItem, RunPage, RunView, SessionInput, SessionItem, SessionPage,
+    SessionView, StartRun, StreamEvents,
 };
 pub use error::{ApiError, ErrorBody};
 
 /// The guide: the book's chapter on `agentry serve`, the run API, the doors and security.
 #[doc = include_str!("../../../docs/src/server.md")]
 pub mod guide {}
-pub use server::{DEFAULT_MAX_BODY, DEFAULT_MAX_HEADERS, Server, ServerBuilder, ServerError};
+pub use server::{
+    DEFAULT_MAX_BODY, DEFAULT_MAX_HEADERS, Server, ServerBuilder, ServerError, SessionEnd,
+};

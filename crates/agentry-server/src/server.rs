@@ -69,9 +69,31 @@ pub struct ServerBuilder {
     poll: Duration,
     options: RunOptions,
     hook_timings: bool,
+    session_end: Option<SessionEnd>,
 }
 
+/// What ends a session for the hooks (`POST /v1/sessions/{id}/end`): given the session id and
+/// the reason, it runs their SessionEnd handlers (see [`ServerBuilder::on_session_end`]).
+pub type SessionEnd = Arc<
+    dyn Fn(String, String) -> futures::future::BoxFuture<'static, Result<(), String>> + Send + Sync,
+>;
+
 impl ServerBuilder {
+    /// Runs `end` when a client ends a session (`POST /v1/sessions/{id}/end` with a `reason`):
+    /// the place to fire SessionEnd hooks, as Claude Code does when a conversation ends (the
+    /// `agentry serve` command passes its command hooks' sessions). A failure is the
+    /// request's error (500, naming it).
+    pub fn on_session_end<F, Fut>(mut self, end: F) -> Self
+    where
+        F: Fn(String, String) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<(), String>> + Send + 'static,
+    {
+        self.session_end = Some(Arc::new(move |session, reason| {
+            Box::pin(end(session, reason))
+        }));
+        self
+    }
+
     /// Options every served run starts with (hooks and tool sources of its own, stored ones
     /// included); a request's session, user, tags and metadata are added to them.
     pub fn run_options(mut self, options: RunOptions) -> Self {
@@ -175,6 +197,7 @@ impl ServerBuilder {
                 poll: self.poll,
                 options: self.options,
                 token_required: self.token.is_some(),
+                session_end: self.session_end,
             })),
             token: self.token,
             cors_origins: self.cors_origins,
@@ -253,6 +276,7 @@ impl Server {
             poll: Duration::from_millis(250),
             options: RunOptions::new(),
             hook_timings: true,
+            session_end: None,
         }
     }
 
@@ -272,6 +296,7 @@ impl Server {
             .routes(routes!(sessions::list_sessions))
             .routes(routes!(sessions::get_session))
             .routes(routes!(sessions::session_run))
+            .routes(routes!(sessions::end_session))
     }
 
     /// The OpenAPI 3.1 document of the run API, generated from the handlers' types (served at

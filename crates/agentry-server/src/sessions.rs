@@ -1,7 +1,8 @@
 //! Sessions: conversations across runs. A run in a session goes on from the session's last run.
 
 use crate::api::{
-    ListSessions, RunItem, SessionInput, SessionItem, SessionPage, SessionView, messages_json,
+    EndSession, ListSessions, RunItem, SessionInput, SessionItem, SessionPage, SessionView,
+    messages_json,
 };
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, QueryArgs};
@@ -120,4 +121,50 @@ pub(crate) async fn session_run(
         req.wait,
     )
     .await
+}
+
+/// Ends a session: its SessionEnd hooks run with `reason` (`other` when left out), as when a
+/// Claude Code conversation ends. The session's runs stay in the store; a run started in it
+/// later begins it again (SessionStart `resume`).
+#[utoipa::path(
+    post, path = "/v1/sessions/{session_id}/end", tag = "sessions",
+    params(("session_id" = String, Path, description = "The session")),
+    request_body(content = EndSession, description = "Optional: `{}` ends it with reason `other`"),
+    responses(
+        (status = 204, description = "Ended: its SessionEnd hooks ran"),
+        (status = 404, body = ErrorBody), (status = 500, description = "A SessionEnd hook failed", body = ErrorBody),
+    ),
+)]
+pub(crate) async fn end_session(
+    State(state): State<AppState>,
+    Path(session_id): Path<String>,
+    body: axum::body::Bytes,
+) -> Result<axum::http::StatusCode, ApiError> {
+    let end: EndSession = match body.iter().all(u8::is_ascii_whitespace) {
+        true => EndSession::default(),
+        false => serde_json::from_slice(&body).map_err(|e| {
+            ApiError::bad_request(format!("the body is not `{{\"reason\": \"...\"}}`: {e}"))
+        })?,
+    };
+    let reason = end.reason.unwrap_or_else(|| "other".to_owned());
+    let known = !state
+        .store
+        .list(&RunQuery::session(session_id.clone()).limit(1))
+        .await?
+        .is_empty();
+    if !known {
+        return Err(ApiError::not_found(format!(
+            "no session `{session_id}` in the store"
+        )));
+    }
+    if let Some(end) = &state.session_end {
+        end(session_id.clone(), reason).await.map_err(|e| {
+            ApiError::new(
+                axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+                "session_end_failed",
+                format!("the SessionEnd hooks of session `{session_id}` failed: {e}"),
+            )
+        })?;
+    }
+    Ok(axum::http::StatusCode::NO_CONTENT)
 }

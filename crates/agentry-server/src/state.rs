@@ -33,6 +33,8 @@ pub(crate) struct Inner {
     pub(crate) options: agentry::RunOptions,
     /// True when requests must carry a bearer token.
     pub(crate) token_required: bool,
+    /// What ends a session for the hooks, when the server was given it.
+    pub(crate) session_end: Option<crate::server::SessionEnd>,
 }
 
 impl std::ops::Deref for AppState {

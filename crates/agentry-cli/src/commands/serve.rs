@@ -48,6 +48,17 @@ pub(super) async fn serve(cli: &Cli, args: &ServeArgs) -> Result<Exit, Failure> 
         server = server.agent(agent.clone());
     }
     server = server.default_agent(project.default_agent.clone());
+    // A client ends a session (`POST /v1/sessions/{id}/end`): the command hooks' SessionEnd.
+    let sessions = project.sessions.clone();
+    server = server.on_session_end(move |session, reason| {
+        let sessions = sessions.clone();
+        async move {
+            for s in &sessions {
+                s.end(&session, &reason).await.map_err(|e| e.to_string())?;
+            }
+            Ok(())
+        }
+    });
     if let Some(token) = token {
         server = server.token(token);
     }

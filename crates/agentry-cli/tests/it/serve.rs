@@ -206,6 +206,46 @@ async fn sigterm_leaves_runs_under_way_for_the_next_start() {
     second.wait().unwrap();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_ends_a_session_and_its_session_end_hooks_run() {
+    let config = r#"
+[agents.worker]
+model = "scripted:turns.json"
+
+[[hooks.events.SessionEnd]]
+hooks = [{ type = "command", command = "jq -r '.session_id + \" \" + .reason' >> ends.txt" }]
+"#;
+    let p = Project::new(config, json!([{"text": "Hi."}]));
+    let (mut server, base) = serve(&p);
+    let run = post(
+        &format!("{base}/v1/sessions/chat-7/runs"),
+        json!({"input": "hello", "wait": true}),
+    )
+    .await;
+    assert_eq!(run["text"], "Hi.");
+    let end = |session: &str, body: Value| {
+        let url = format!("{base}/v1/sessions/{session}/end");
+        async move {
+            reqwest::Client::new()
+                .post(url)
+                .json(&body)
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        }
+    };
+    assert_eq!(end("chat-7", json!({"reason": "logout"})).await, 204);
+    assert_eq!(end("nobody", json!({})).await, 404);
+    assert_eq!(
+        std::fs::read_to_string(p.file("ends.txt")).unwrap(),
+        "chat-7 logout\n"
+    );
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
+
 #[test]
 fn beyond_this_machine_it_refuses_to_start_without_a_token() {
     let p = Project::new(CONFIG, turns());
