@@ -304,12 +304,15 @@ async fn send(
         }
         None => {
             let input = message_text(message);
-            if input.trim().is_empty() {
+            let media = super::media::media_parts(&message["parts"])
+                .map_err(|e| RpcError(INVALID_PARAMS, format!("the message's {e}")))?;
+            if input.trim().is_empty() && media.is_empty() {
                 return Err(RpcError(
                     INVALID_PARAMS,
                     "the message has no text part".into(),
                 ));
             }
+            let input = super::media::with_media(media, input);
             let context = message["contextId"]
                 .as_str()
                 .filter(|c| !c.is_empty())

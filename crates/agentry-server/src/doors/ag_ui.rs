@@ -65,18 +65,19 @@ pub(crate) async fn run(
 ) -> Result<Response, ApiError> {
     let served = state.agent(Some(&agent))?.clone();
     let (run_id, hub, initial) = if input.resume.is_empty() {
-        let text = input
-            .messages
-            .iter()
-            .rev()
-            .find(|m| m["role"] == "user")
+        let last_user = input.messages.iter().rev().find(|m| m["role"] == "user");
+        let text = last_user
             .map(|m| content_text(&m["content"]))
             .unwrap_or_default();
-        if text.trim().is_empty() {
+        let media = last_user
+            .map_or(Ok(Vec::new()), |m| super::media::media_parts(&m["content"]))
+            .map_err(|e| ApiError::bad_request(format!("the last user message: {e}")))?;
+        if text.trim().is_empty() && media.is_empty() {
             return Err(ApiError::bad_request(
                 "`messages` holds no user message to answer",
             ));
         }
+        let text = super::media::with_media(media, text);
         let started = super::start(
             &state,
             &served,

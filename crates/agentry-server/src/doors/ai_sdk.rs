@@ -64,9 +64,12 @@ pub(crate) async fn chat(
                 .map(|p| content_text(&p["text"]))
                 .collect::<Vec<_>>()
                 .join("\n");
-            if input.trim().is_empty() {
+            let media = super::media::media_parts(&Value::Array(last.parts.clone()))
+                .map_err(|e| ApiError::bad_request(format!("the last user message: {e}")))?;
+            if input.trim().is_empty() && media.is_empty() {
                 return Err(ApiError::bad_request("the last user message has no text"));
             }
+            let input = super::media::with_media(media, input);
             let started =
                 super::start(&state, &served, input, Some(session), state.options.clone());
             let message_id = format!("msg-{}", started.run_id);

@@ -5,6 +5,7 @@
 //! `previous_response_id` (responses) or the `X-Agentry-Session` header (chat) continue a
 //! session instead, so the agent keeps its own history.
 
+use super::media::{media_parts, with_media};
 use super::{Outcome, content_text, ended, live, own, start, transcript_input};
 use crate::agents::ServedAgent;
 use crate::extract::JsonBody;
@@ -115,10 +116,18 @@ fn begin(
     state: &AppState,
     agent: &Arc<dyn ServedAgent>,
     turns: &[(String, String)],
+    media: Result<Vec<agentry::Part>, String>,
     session: Option<String>,
     user: Option<&String>,
     field: &str,
 ) -> Result<super::Started, Box<Response>> {
+    let media = media.map_err(|e| {
+        Box::new(error(
+            StatusCode::BAD_REQUEST,
+            &format!("invalid_{field}"),
+            format!("the last user message of `{field}`: {e}"),
+        ))
+    })?;
     let input = match session {
         Some(_) => turns
             .iter()
@@ -128,7 +137,7 @@ fn begin(
             .unwrap_or_default(),
         None => transcript_input(turns),
     };
-    if input.trim().is_empty() {
+    if input.trim().is_empty() && media.is_empty() {
         return Err(Box::new(error(
             StatusCode::BAD_REQUEST,
             &format!("invalid_{field}"),
@@ -139,7 +148,13 @@ fn begin(
     if let Some(user) = user {
         options = options.user(user.clone());
     }
-    Ok(start(state, agent, input, session, options))
+    Ok(start(
+        state,
+        agent,
+        with_media(media, input),
+        session,
+        options,
+    ))
 }
 
 /// Waits for a run a door started to end: its outcome and usage, or a 500 that says why it
@@ -182,10 +197,17 @@ pub(crate) async fn chat_completions(
         .map(|m| (m.role.clone(), content_text(&m.content)))
         .collect();
     let session = session_header(&headers);
+    let media = req
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == "user")
+        .map_or(Ok(Vec::new()), |m| media_parts(&m.content));
     let started = match begin(
         &state,
         &agent,
         &turns,
+        media,
         session,
         req.user.as_ref(),
         "messages",
@@ -361,7 +383,23 @@ pub(crate) async fn responses(
     {
         turns.insert(0, ("instructions".to_owned(), instructions.clone()));
     }
-    let started = match begin(&state, &agent, &turns, session, req.user.as_ref(), "input") {
+    let media = match &req.input {
+        Value::Array(items) => items
+            .iter()
+            .rev()
+            .find(|i| i.get("type").is_none_or(|t| t == "message") && i["role"] == "user")
+            .map_or(Ok(Vec::new()), |i| media_parts(&i["content"])),
+        _ => Ok(Vec::new()),
+    };
+    let started = match begin(
+        &state,
+        &agent,
+        &turns,
+        media,
+        session,
+        req.user.as_ref(),
+        "input",
+    ) {
         Ok(started) => started,
         Err(response) => return *response,
     };

@@ -50,6 +50,14 @@ seen.echo = {
   stepStarts: echo.messages[1].parts.filter((p) => p.type === "step-start").length,
 };
 
+// A file the user attached (useChat's `files`) reaches the agent as an image part.
+const pic = chat("echo");
+await pic.sendMessage({
+  text: "what is this?",
+  files: [{ type: "file", mediaType: "image/png", filename: "shot.png", url: "data:image/png;base64,iVBORw0KGgo=" }],
+});
+seen.image = pic.messages[1].parts.filter((p) => p.type === "text").map((p) => p.text).join("");
+
 // An approval asked by the server, answered from the client, then the run goes on.
 const ops = chat("ops", { sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
 await ops.sendMessage({ text: "restart the api" });

@@ -38,6 +38,18 @@ for chunk in stream:
             finish = choice.finish_reason
 seen["chat_stream"] = {"pieces": pieces, "finish": finish, "usage": usage}
 
+png = "data:image/png;base64,iVBORw0KGgo="
+r = client.chat.completions.create(model="echo", messages=[{"role": "user", "content": [
+    {"type": "text", "text": "what is this?"},
+    {"type": "image_url", "image_url": {"url": png}},
+]}])
+seen["chat_image"] = r.choices[0].message.content
+r = client.responses.create(model="echo", input=[{"role": "user", "content": [
+    {"type": "input_text", "text": "and this?"},
+    {"type": "input_image", "image_url": png, "detail": "auto"},
+]}])
+seen["responses_image"] = r.output_text
+
 paused = client.chat.completions.create(model="ops", messages=[{"role": "user", "content": "restart"}])
 seen["paused"] = paused.choices[0].message.content
 

@@ -119,6 +119,15 @@ async fn the_openai_client_calls_agents_as_models() {
         "{text}"
     );
     assert_eq!(seen["chat_stream"]["finish"], "stop");
+    // Images in the content parts reach the agent as image parts, before the text.
+    assert_eq!(
+        seen["chat_image"],
+        "echo: [image image/png, 8 B]\nwhat is this? (turn 1)"
+    );
+    assert_eq!(
+        seen["responses_image"],
+        "echo: [image image/png, 8 B]\nand this? (turn 1)"
+    );
 
     assert!(
         seen["paused"]
@@ -197,6 +206,10 @@ async fn the_ai_sdk_chat_talks_to_agents_through_its_default_transport() {
         ])
     );
     assert_eq!(seen["echo"]["stepStarts"], 1);
+    assert_eq!(
+        seen["image"],
+        "echo: [image image/png, 8 B, shot.png]\nwhat is this? (turn 1)"
+    );
 
     // The approval request reached the chat as the tool part's state, and the answer sent
     // from the chat ran the call.
