@@ -265,7 +265,8 @@ function runsPage(s) {
     h("thead", {}, h("tr", {},
       h("th", {}, "Status"), h("th", {}, "Agent"), h("th", {}, "Run"),
       h("th", { class: "hide-narrow" }, "Session"), h("th", {}, "Started"),
-      h("th", { class: "num" }, "Steps"), h("th", { class: "num hide-narrow" }, "Updated"))),
+      h("th", { class: "num" }, "Steps"), h("th", { class: "num hide-narrow" }, "Tokens"),
+      h("th", { class: "num hide-narrow" }, "Updated"))),
     body);
   const empty = h("div", { class: "empty", hidden: true }, "No runs yet. Start one from ", h("a", { href: "#/chat" }, "Chat"), " or POST /v1/runs.");
   main.append(
@@ -296,6 +297,7 @@ function runsPage(s) {
         h("td", { class: "id hide-narrow", title: r.session_id || "" }, (r.session_id || "").slice(0, 8)),
         h("td", { title: new Date(r.created_ms).toLocaleString() }, ago(r.created_ms)),
         h("td", { class: "num" }, r.step),
+        h("td", { class: "num hide-narrow tokens" }, usageText(r.usage)),
         h("td", { class: "num hide-narrow" }, ago(r.updated_ms)));
     }));
     empty.hidden = shown.length > 0;

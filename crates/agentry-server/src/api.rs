@@ -223,6 +223,9 @@ pub struct RunItem {
     pub created_ms: i64,
     /// Last saved, in milliseconds since the Unix epoch.
     pub updated_ms: i64,
+    /// Tokens used so far: `input_tokens`, `output_tokens`.
+    #[schema(value_type = Object)]
+    pub usage: serde_json::Value,
 }
 
 impl From<RunSummary> for RunItem {
@@ -236,6 +239,10 @@ impl From<RunSummary> for RunItem {
             step: s.step,
             created_ms: s.created_ms,
             updated_ms: s.updated_ms,
+            usage: serde_json::json!({
+                "input_tokens": s.usage.input_tokens,
+                "output_tokens": s.usage.output_tokens,
+            }),
         }
     }
 }

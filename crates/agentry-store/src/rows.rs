@@ -167,7 +167,8 @@ pub(crate) fn conflict(store: &str, run_id: &str, lease: u64) -> StoreError {
 }
 
 /// The columns of a listing, in the order [`list_query`] selects them: run id, agent, session,
-/// parent run, status, step, created and updated (ms).
+/// parent run, status, step, created and updated (ms), lease expiry (ms), and the input and
+/// output tokens of the usage its record holds.
 pub(crate) type SummaryColumns = (
     String,
     String,
@@ -178,6 +179,8 @@ pub(crate) type SummaryColumns = (
     i64,
     i64,
     i64,
+    Option<i64>,
+    Option<i64>,
 );
 
 /// The columns of an event, in the order both stores select them: seq, at (ms), kind, data (JSON
@@ -289,6 +292,8 @@ pub(crate) fn summary(store: &str, columns: SummaryColumns) -> Result<RunSummary
         created_ms,
         updated_ms,
         lease_expires_ms,
+        input_tokens,
+        output_tokens,
     ) = columns;
     let Some(status) = RunStatus::parse(&status) else {
         return Err(unreadable(
@@ -310,6 +315,10 @@ pub(crate) fn summary(store: &str, columns: SummaryColumns) -> Result<RunSummary
         created_ms,
         updated_ms,
         lease_expires_ms,
+        usage: agentry_core::Usage::new(
+            u64::try_from(input_tokens.unwrap_or(0)).unwrap_or(0),
+            u64::try_from(output_tokens.unwrap_or(0)).unwrap_or(0),
+        ),
     })
 }
 
@@ -345,7 +354,8 @@ where
 {
     let mut sql = QueryBuilder::new(
         "SELECT run_id, agent, session_id, parent_run_id, status, step, created_ms, updated_ms, \
-         lease_expires_ms FROM runs WHERE TRUE",
+         lease_expires_ms, (snapshot -> 'usage' ->> 'input_tokens')::BIGINT, \
+         (snapshot -> 'usage' ->> 'output_tokens')::BIGINT FROM runs WHERE TRUE",
     );
     if let Some(session_id) = &query.session_id {
         sql.push(" AND session_id = ").push_bind(session_id.clone());

@@ -266,6 +266,10 @@ impl RunStore for MemoryStore {
                         created_ms: r.created_ms,
                         updated_ms: r.updated_ms,
                         lease_expires_ms: r.lease_expires_ms,
+                        usage: crate::Usage::new(
+                            r.snapshot.usage.input_tokens,
+                            r.snapshot.usage.output_tokens,
+                        ),
                     },
                 )
             })

@@ -265,6 +265,10 @@ pub struct RunSummary {
     /// holds it. See [`RunSummary::driver_gone`].
     #[serde(default)]
     pub lease_expires_ms: i64,
+    /// Tokens it used so far (input and output; the stores keep the rest of its usage in its
+    /// snapshot).
+    #[serde(default)]
+    pub usage: crate::Usage,
 }
 
 impl RunSummary {

@@ -148,6 +148,24 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
     // The list: every run, live (a run started while the page was open appeared), searchable.
     assert!(seen["rows"].as_u64().unwrap() >= 5, "{seen}");
     assert_eq!(seen["ops_status"], "awaiting_approval");
+    // The list shows each run's tokens, as the run API lists them.
+    let (_, page) = server.get("/v1/runs?limit=100").await;
+    let listed = page["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["run_id"] == long.as_str())
+        .unwrap()["usage"]
+        .clone();
+    assert!(listed["input_tokens"].as_u64().unwrap() > 0, "{listed}");
+    assert_eq!(
+        seen["long_tokens"],
+        format!(
+            "{} in · {} out",
+            thousands(listed["input_tokens"].as_u64().unwrap()),
+            thousands(listed["output_tokens"].as_u64().unwrap())
+        )
+    );
     assert_eq!(seen["late_run_appeared"], true);
     assert_eq!(seen["search_rows"], 1);
     assert_eq!(seen["slash_focuses_search"], true);
@@ -310,10 +328,13 @@ fn long() -> Agent<(), String> {
             .take_while(|m| !matches!(m, Message::User { .. }))
             .filter(|m| matches!(m, Message::Tool(_)))
             .count() as u64;
+        // A turn's tokens, so the run's total grows into the thousands.
         if done < LONG {
-            ScriptedTurn::new().with_tool_call("tick", json!({"n": done + 1}))
+            ScriptedTurn::new()
+                .with_tool_call("tick", json!({"n": done + 1}))
+                .with_usage(120, 7)
         } else {
-            ScriptedTurn::text("ticked")
+            ScriptedTurn::text("ticked").with_usage(120, 3)
         }
     });
     Agent::builder("long")
@@ -384,4 +405,17 @@ async fn the_page_is_served_embedded_and_public_while_data_needs_the_token() {
     assert_eq!(server.get("/v1/runs").await.0, 401);
     assert_eq!(server.get("/v1/agents").await.0, 401);
     server.shut_down().await;
+}
+
+/// `n` with commas between thousands, as the page's locale (en-US) writes it.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }

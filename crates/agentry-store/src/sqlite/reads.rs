@@ -98,7 +98,9 @@ impl SqliteStore {
                 // SQLite from using the session and status indexes (a scan per listing).
                 let mut sql = String::from(
                     "SELECT run_id, agent, session_id, parent_run_id, status, step, created_ms, \
-                     updated_ms, lease_expires_ms FROM runs WHERE TRUE",
+                     updated_ms, lease_expires_ms, \
+                     json_extract(snapshot, '$.usage.input_tokens'), \
+                     json_extract(snapshot, '$.usage.output_tokens') FROM runs WHERE TRUE",
                 );
                 let status = query.status.map(RunStatus::as_str);
                 let mut values: Vec<&dyn rusqlite::ToSql> = Vec::new();
@@ -136,6 +138,8 @@ impl SqliteStore {
                                 r.get(6)?,
                                 r.get(7)?,
                                 r.get(8)?,
+                                r.get(9)?,
+                                r.get(10)?,
                             ))
                         })?
                         .collect::<Result<_, _>>()

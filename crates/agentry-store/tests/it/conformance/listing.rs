@@ -83,6 +83,10 @@ pub async fn listing_filters_and_puts_the_newest_first(s: &Stores) {
     let r2 = RunSnapshot {
         parent_run_id: Some("r1".to_string()),
         step: 3,
+        usage: agentry_core::Usage {
+            cached_input_tokens: 9,
+            ..agentry_core::Usage::new(1234, 56)
+        },
         ..run("r2", "coder", Some("s1"), Some(StopReason::FinalAnswer))
     };
     let r3 = run("r3", "planner", Some("s2"), Some(StopReason::FinalAnswer));
@@ -166,6 +170,8 @@ pub async fn listing_filters_and_puts_the_newest_first(s: &Stores) {
             updated_ms,
             // A finished run's lease is released.
             lease_expires_ms: 0,
+            // Its tokens, in and out.
+            usage: agentry_core::Usage::new(1234, 56),
         }
     );
     let now = SystemTime::now()
