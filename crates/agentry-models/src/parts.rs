@@ -96,6 +96,38 @@ pub(crate) fn url_of(
     }
 }
 
+/// A model turn sent back: its text, or a refusal naming its first media part (the providers
+/// take text only in assistant turns).
+pub(crate) fn assistant_text<'a>(
+    provider: &str,
+    content: &'a agentry_core::Content,
+) -> Result<std::borrow::Cow<'a, str>, Refusal> {
+    text_only(
+        provider,
+        content,
+        Place::Assistant,
+        "an assistant turn takes text only; drop the part from the history in a BeforeModel hook",
+    )
+}
+
+/// The turn's stream for a request `body` built (or refused) for `endpoint`.
+pub(crate) fn stream_or_refuse<'a, D, F>(
+    endpoint: &'a crate::http::Endpoint,
+    body: Result<serde_json::Value, Refusal>,
+    decoder: F,
+) -> ModelStream<'a>
+where
+    D: crate::http::Decoder + 'a,
+    F: Fn() -> D + Send + 'a,
+{
+    match body {
+        Ok(body) => {
+            crate::http::turn_stream(endpoint, bytes::Bytes::from(body.to_string()), decoder)
+        }
+        Err(refusal) => refusal.into_stream(&endpoint.name),
+    }
+}
+
 /// The parts a message that only takes text carries: its text, or a refusal naming the first
 /// media part.
 pub(crate) fn text_only<'a>(

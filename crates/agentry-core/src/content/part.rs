@@ -193,7 +193,12 @@ impl Part {
         let file_name = Path::new(name)
             .file_name()
             .map_or_else(|| name.to_owned(), |n| n.to_string_lossy().into_owned());
-        let media = Media::bytes(bytes, media_type).named(file_name);
+        Part::of_media(Media::bytes(bytes, media_type).named(file_name))
+    }
+
+    /// The part `media` makes by its media type: an image (`image/*`), audio (`audio/*`), or
+    /// a file.
+    pub fn of_media(media: Media) -> Self {
         if media.is("image") {
             Part::Image(media)
         } else if media.is("audio") {

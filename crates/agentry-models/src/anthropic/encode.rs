@@ -3,7 +3,7 @@
 
 use super::Anthropic;
 use crate::params::apply_extra;
-use crate::parts::{Place, Refusal, base64_of, data_of, text_only};
+use crate::parts::{Place, Refusal, assistant_text, base64_of, data_of};
 use agentry_core::content::{MediaSource, Part};
 use agentry_core::{Content, Message, ModelParams, ModelRequest, ThinkingBlock, ToolCall};
 use serde_json::{Value, json};
@@ -30,12 +30,7 @@ pub(super) fn body(
                 thinking,
                 tool_calls,
             } => {
-                let text = text_only(
-                    PROVIDER,
-                    content,
-                    Place::Assistant,
-                    "an assistant turn takes text only; drop the part from the history in a BeforeModel hook",
-                )?;
+                let text = assistant_text(PROVIDER, content)?;
                 ("assistant", assistant_blocks(&text, thinking, tool_calls))
             }
             Message::Tool(result) => {

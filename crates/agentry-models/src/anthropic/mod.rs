@@ -4,10 +4,9 @@ mod encode;
 mod stream;
 
 use crate::Error;
-use crate::http::{Endpoint, EnvNames, HttpConfig, KeyHeader, shared_builder_methods, turn_stream};
+use crate::http::{Endpoint, EnvNames, HttpConfig, KeyHeader, shared_builder_methods};
 use crate::params::merged;
 use agentry_core::{Model, ModelParams, ModelRequest, ModelStream};
-use bytes::Bytes;
 use reqwest::header::HeaderName;
 use stream::MessagesDecoder;
 
@@ -96,14 +95,11 @@ impl Model for Anthropic {
 
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> ModelStream<'a> {
         let params = merged(&self.params, &request.params);
-        match encode::body(self, request, &params) {
-            Ok(body) => turn_stream(
-                &self.endpoint,
-                Bytes::from(body.to_string()),
-                MessagesDecoder::default,
-            ),
-            Err(refusal) => refusal.into_stream(&self.endpoint.name),
-        }
+        crate::parts::stream_or_refuse(
+            &self.endpoint,
+            encode::body(self, request, &params),
+            MessagesDecoder::default,
+        )
     }
 }
 

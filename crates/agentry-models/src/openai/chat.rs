@@ -2,12 +2,11 @@
 
 use super::chat_stream::ChatDecoder;
 use crate::Error;
-use crate::http::{Endpoint, HttpConfig, shared_builder_methods, turn_stream};
+use crate::http::{Endpoint, HttpConfig, shared_builder_methods};
 use crate::params::{apply_extra, merged};
-use crate::parts::{Place, Refusal, base64_of, text_only, url_of};
+use crate::parts::{Place, Refusal, assistant_text, base64_of, stream_or_refuse, url_of};
 use agentry_core::content::{MediaSource, Part};
 use agentry_core::{Content, Message, Model, ModelParams, ModelRequest, ModelStream};
-use bytes::Bytes;
 use serde_json::{Value, json};
 
 /// A model behind the OpenAI Chat Completions API (`POST {base}/chat/completions`), streamed.
@@ -232,12 +231,7 @@ fn chat_message(message: &Message) -> Result<Value, Refusal> {
             tool_calls,
             ..
         } => {
-            let text = text_only(
-                PROVIDER,
-                content,
-                Place::Assistant,
-                "an assistant turn takes text only; drop the part from the history in a BeforeModel hook",
-            )?;
+            let text = assistant_text(PROVIDER, content)?;
             let mut m = json!({"role": "assistant", "content": text});
             if !tool_calls.is_empty() {
                 m["tool_calls"] = tool_calls
@@ -266,14 +260,7 @@ impl Model for OpenAi {
     }
 
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> ModelStream<'a> {
-        match self.body(request) {
-            Ok(body) => turn_stream(
-                &self.endpoint,
-                Bytes::from(body.to_string()),
-                ChatDecoder::default,
-            ),
-            Err(refusal) => refusal.into_stream(&self.endpoint.name),
-        }
+        stream_or_refuse(&self.endpoint, self.body(request), ChatDecoder::default)
     }
 
     /// `tiktoken` with the model's encoding, when the model is one `tiktoken` knows.

@@ -2,12 +2,11 @@
 
 use super::responses_stream::ResponsesDecoder;
 use crate::Error;
-use crate::http::{Endpoint, HttpConfig, shared_builder_methods, turn_stream};
+use crate::http::{Endpoint, HttpConfig, shared_builder_methods};
 use crate::params::{apply_extra, merged};
-use crate::parts::{Place, Refusal, text_only, url_of};
+use crate::parts::{Place, Refusal, assistant_text, stream_or_refuse, url_of};
 use agentry_core::content::{MediaSource, Part};
 use agentry_core::{Content, Message, Model, ModelParams, ModelRequest, ModelStream};
-use bytes::Bytes;
 use serde_json::{Value, json};
 
 /// A model behind OpenAI's Responses API, streamed.
@@ -182,12 +181,7 @@ fn input_items(message: &Message, input: &mut Vec<Value>) -> Result<(), Refusal>
             if let Some(Value::Array(items)) = thinking.as_ref().and_then(|t| t.replay.as_ref()) {
                 input.extend(items.iter().cloned());
             }
-            let text = text_only(
-                PROVIDER,
-                content,
-                Place::Assistant,
-                "an assistant turn takes text only; drop the part from the history in a BeforeModel hook",
-            )?;
+            let text = assistant_text(PROVIDER, content)?;
             if !text.is_empty() {
                 input.push(json!({"role": "assistant", "content": text}));
             }
@@ -215,14 +209,11 @@ impl Model for OpenAiResponses {
     }
 
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> ModelStream<'a> {
-        match self.body(request) {
-            Ok(body) => turn_stream(
-                &self.endpoint,
-                Bytes::from(body.to_string()),
-                ResponsesDecoder::default,
-            ),
-            Err(refusal) => refusal.into_stream(&self.endpoint.name),
-        }
+        stream_or_refuse(
+            &self.endpoint,
+            self.body(request),
+            ResponsesDecoder::default,
+        )
     }
 
     /// `tiktoken` with the model's encoding, when the model is one `tiktoken` knows.

@@ -146,13 +146,7 @@ fn from_base64(data: Option<&str>, media_type: &str, name: Option<String>) -> Re
 /// An image, audio or file part, by the media type.
 fn kind_of(mut media: Media, name: Option<String>) -> Part {
     media.name = name;
-    if media.is("image") {
-        Part::Image(media)
-    } else if media.is("audio") {
-        Part::Audio(media)
-    } else {
-        Part::File(media)
-    }
+    Part::of_media(media)
 }
 
 #[cfg(test)]
