@@ -43,6 +43,7 @@ mod http;
 #[cfg(feature = "openai")]
 mod openai;
 mod params;
+#[cfg(any(feature = "openai", feature = "anthropic"))]
 mod parts;
 mod spec;
 #[cfg(test)]

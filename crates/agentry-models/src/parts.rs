@@ -83,6 +83,7 @@ pub(crate) fn base64_of(
 }
 
 /// A media part as a URL: its own, or a `data:` URL of its bytes.
+#[cfg(feature = "openai")]
 pub(crate) fn url_of(
     provider: &str,
     part: &Part,
