@@ -5,7 +5,7 @@
 //! What a hook answers may hold parts again: by `path` (a file it wrote, such as an image with
 //! its EXIF stripped), by `sha256` (a part it was given), by `url`, or as base64 `data`.
 
-use agentry_core::content::{Blob, BlobDigest, Part, media_type_by_name};
+use agentry_core::content::{Blob, BlobDigest, Part, extension_of, media_type_by_name};
 use agentry_core::{Content, content::Media};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -66,19 +66,7 @@ fn reference(map: &mut Map<String, Value>, dir: &Path) -> std::io::Result<()> {
 /// `<sha256>.<ext>`, the extension from the media type, so tools that go by it (image
 /// viewers, `file`-less scripts) read the file right.
 fn file_name(digest: &BlobDigest, media_type: &str) -> String {
-    let ext = match media_type {
-        "image/png" => "png",
-        "image/jpeg" => "jpg",
-        "image/gif" => "gif",
-        "image/webp" => "webp",
-        "application/pdf" => "pdf",
-        "audio/wav" | "audio/x-wav" => "wav",
-        "audio/mpeg" => "mp3",
-        "text/plain" => "txt",
-        "text/markdown" => "md",
-        _ => "bin",
-    };
-    format!("{digest}.{ext}")
+    format!("{digest}.{}", extension_of(media_type).unwrap_or("bin"))
 }
 
 /// The content a hook answered with: a string is text; an array of parts is those parts (each

@@ -56,10 +56,7 @@ pub(crate) fn run_input(parts: Vec<Part>, input: String) -> Result<Content, Stri
             part.kind()
         ));
     }
-    let mut content = Content::from(parts);
-    if !input.is_empty() {
-        content.push(input);
-    }
+    let content = crate::doors::with_media(parts, input);
     if content.is_empty() {
         return Err("`input` is empty: say what the agent should do".into());
     }

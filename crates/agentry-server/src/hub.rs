@@ -91,14 +91,13 @@ impl RunHub {
                     | RunEvent::ThinkingDelta { .. }
                     | RunEvent::ModelProgress { .. }
             );
-        // Media go by reference, as the store records them: a stream never carries their bytes
-        // (`GET /v1/media/{sha256}` reads them).
-        let referenced = event.with_media_references();
-        let json =
-            serde_json::to_string(referenced.as_ref().unwrap_or(&event)).unwrap_or_else(|e| {
-                serde_json::json!({"type": "error", "error": format!("unserialisable event: {e}")})
-                    .to_string()
-            });
+        // Media go by reference, as the store records them: no stream, whichever door it goes
+        // out by, carries their bytes (`GET /v1/media/{sha256}` reads them).
+        let event = event.with_media_references().unwrap_or(event);
+        let json = serde_json::to_string(&event).unwrap_or_else(|e| {
+            serde_json::json!({"type": "error", "error": format!("unserialisable event: {e}")})
+                .to_string()
+        });
         let json = with_time(json, agentry::store::now_ms());
         let mut state = self.lock();
         let id = if recorded {

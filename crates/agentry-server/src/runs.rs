@@ -61,11 +61,6 @@ pub(crate) async fn start(
     options: RunOptions,
     wait: bool,
 ) -> Result<Response, ApiError> {
-    if input.is_empty() || input.as_text().is_some_and(|t| t.trim().is_empty()) {
-        return Err(ApiError::bad_request(
-            "`input` is empty: say what the agent should do",
-        ));
-    }
     let agent = state.agent(agent)?;
     let run_id = uuid::Uuid::new_v4().to_string();
     let session = session.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());

@@ -48,24 +48,55 @@ fn sniff(b: &[u8]) -> Option<&'static str> {
     })
 }
 
+/// File extensions and the media types they stand for; the first extension of a type is the
+/// one [`extension_of`] gives.
+const EXTENSIONS: &[(&str, &str)] = &[
+    ("png", "image/png"),
+    ("jpg", "image/jpeg"),
+    ("jpeg", "image/jpeg"),
+    ("gif", "image/gif"),
+    ("webp", "image/webp"),
+    ("pdf", "application/pdf"),
+    ("wav", "audio/wav"),
+    ("mp3", "audio/mpeg"),
+    ("flac", "audio/flac"),
+    ("ogg", "audio/ogg"),
+    ("oga", "audio/ogg"),
+    ("txt", "text/plain"),
+    ("log", "text/plain"),
+    ("md", "text/markdown"),
+    ("markdown", "text/markdown"),
+    ("csv", "text/csv"),
+    ("html", "text/html"),
+    ("htm", "text/html"),
+    ("json", "application/json"),
+];
+
+/// The usual file extension of `media_type` (`png` for `image/png`), for the types providers
+/// accept.
+///
+/// ```
+/// use agentry_core::content::extension_of;
+/// assert_eq!(extension_of("image/jpeg"), Some("jpg"));
+/// assert_eq!(extension_of("video/mp4"), None);
+/// ```
+pub fn extension_of(media_type: &str) -> Option<&'static str> {
+    let media_type = if media_type == "audio/x-wav" {
+        "audio/wav"
+    } else {
+        media_type
+    };
+    EXTENSIONS
+        .iter()
+        .find(|(_, t)| *t == media_type)
+        .map(|(ext, _)| *ext)
+}
+
 fn by_extension(name: &str) -> Option<&'static str> {
     let path = name.split(['?', '#']).next().unwrap_or(name);
     let ext = path.rsplit_once('.')?.1.to_ascii_lowercase();
-    Some(match ext.as_str() {
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "gif" => "image/gif",
-        "webp" => "image/webp",
-        "pdf" => "application/pdf",
-        "wav" => "audio/wav",
-        "mp3" => "audio/mpeg",
-        "flac" => "audio/flac",
-        "ogg" | "oga" => "audio/ogg",
-        "txt" | "log" => "text/plain",
-        "md" | "markdown" => "text/markdown",
-        "csv" => "text/csv",
-        "html" | "htm" => "text/html",
-        "json" => "application/json",
-        _ => return None,
-    })
+    EXTENSIONS
+        .iter()
+        .find(|(e, _)| *e == ext)
+        .map(|(_, media_type)| *media_type)
 }

@@ -21,7 +21,7 @@ mod media_type;
 mod part;
 
 pub use blob::{BadDigest, Blob, BlobDigest, BlobMismatch};
-pub use media_type::{media_type_by_name, media_type_of};
+pub use media_type::{extension_of, media_type_by_name, media_type_of};
 pub use part::{Media, MediaSource, Part, PartKind, human_size};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};

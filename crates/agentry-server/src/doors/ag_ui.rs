@@ -308,7 +308,7 @@ impl AgUiWriter {
                 out.extend(self.close(path));
                 out.push(self.attributed(json!({
                     "type": "TOOL_CALL_RESULT", "messageId": format!("result-{}", result.call_id),
-                    "toolCallId": result.call_id, "content": result.content, "role": "tool",
+                    "toolCallId": result.call_id, "content": result.content.describe(), "role": "tool",
                 }), path));
             }
             RunEvent::AwaitingApproval { pending, .. } if path.is_empty() => {

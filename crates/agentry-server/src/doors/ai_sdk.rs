@@ -279,7 +279,7 @@ impl UiWriter {
             RunEvent::ToolFinished { result, .. } => {
                 let mut out = self.close();
                 if result.is_error {
-                    out.push(json!({"type": "tool-output-error", "toolCallId": result.call_id, "errorText": result.content}));
+                    out.push(json!({"type": "tool-output-error", "toolCallId": result.call_id, "errorText": result.content.describe()}));
                 } else {
                     out.push(json!({"type": "tool-output-available", "toolCallId": result.call_id, "output": result.content}));
                 }
@@ -361,8 +361,13 @@ impl UiWriter {
                 } else {
                     "tool-output-available"
                 };
+                // An error's text is a string; an output is any JSON (media by reference).
+                let value = match result.is_error {
+                    true => json!(result.content.describe()),
+                    false => json!(result.content),
+                };
                 vec![
-                    json!({"type": kind, "toolCallId": result.call_id, key: result.content, "dynamic": true}),
+                    json!({"type": kind, "toolCallId": result.call_id, key: value, "dynamic": true}),
                 ]
             }
             _ => Vec::new(),

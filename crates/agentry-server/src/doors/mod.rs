@@ -6,6 +6,8 @@ pub(crate) mod a2a;
 pub(crate) mod ag_ui;
 pub(crate) mod ai_sdk;
 mod media;
+
+pub(crate) use media::with_media;
 pub(crate) mod openai;
 
 use crate::agents::{Go, ServedAgent};

@@ -114,3 +114,90 @@ async fn a_malformed_last_event_id_is_a_bad_request() {
     );
     server.shut_down().await;
 }
+
+/// Draws once (a tool that answers with text and a PNG), then says it is done.
+fn painter() -> agentry::Agent<(), String> {
+    let model = agentry::ScriptedModel::from_fn(|_, req| {
+        match req.messages.iter().any(|m| m.tool_result().is_some()) {
+            false => agentry::ScriptedTurn::new().with_tool_call("draw", json!({})),
+            true => agentry::ScriptedTurn::text("drawn"),
+        }
+    });
+    agentry::Agent::builder("painter")
+        .model(model)
+        .tool(agentry::tool(
+            "draw",
+            "Draws.",
+            |_: serde_json::Value, _ctx: agentry::ToolCtx| async move {
+                let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+                png.resize(3_000, 0x42);
+                Ok::<_, agentry::ToolFailure>(agentry::Content::from([
+                    agentry::Part::text("a drawing:"),
+                    agentry::Part::image(png, "image/png"),
+                ]))
+            },
+        ))
+        .build()
+        .unwrap()
+}
+
+/// A tool's image goes out by reference through every door's stream (never its bytes: 0x42
+/// is `QkJC` in base64), as text where the protocol wants text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_doors_stream_carries_media_by_reference() {
+    let (store, _dir, _) = sqlite().await;
+    let server = TestServer::start(
+        builder_on(store, Duration::from_secs(30))
+            .agent(painter())
+            .build()
+            .unwrap(),
+    )
+    .await;
+    let post = |path: &str, body: serde_json::Value| {
+        let url = server.at(path);
+        async move {
+            let r = reqwest::Client::new()
+                .post(url)
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            assert!(r.status().is_success(), "{}", r.status());
+            r.text().await.unwrap()
+        }
+    };
+    let ui = post(
+        "/v1/ui/painter",
+        json!({"id": "c1", "messages": [{"id": "m1", "role": "user", "parts": [{"type": "text", "text": "draw"}]}]}),
+    )
+    .await;
+    let ag_ui = post(
+        "/v1/ag-ui/painter",
+        json!({"threadId": "t1", "runId": "r1", "messages": [{"id": "m1", "role": "user", "content": "draw"}]}),
+    )
+    .await;
+    let run = server
+        .start_run(json!({"agent": "painter", "input": "draw"}))
+        .await;
+    let events = all_events(&server.at(&format!("/v1/runs/{run}/events")), None).await;
+    let api: String = events.iter().map(|e| e.data.to_string()).collect();
+    for (door, body) in [("AI SDK", &ui), ("AG-UI", &ag_ui), ("run API", &api)] {
+        assert!(
+            !body.contains("QkJCQkJC"),
+            "{door} streamed the bytes: {body}"
+        );
+        assert!(body.contains("drawn"), "{door} ran to the end: {body}");
+    }
+    assert!(
+        ui.contains("\"sha256\""),
+        "the AI SDK's tool output names the image: {ui}"
+    );
+    let result = ag_ui
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|e| e["type"] == "TOOL_CALL_RESULT")
+        .expect("a tool result");
+    assert_eq!(result["content"], "a drawing:\n[image image/png, 3.0 KB]");
+    server.shut_down().await;
+}

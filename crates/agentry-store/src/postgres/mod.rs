@@ -258,18 +258,7 @@ impl PostgresStore {
                 .await
                 .map_err(failed)
         };
-        let blobs = async |digests: Vec<String>| {
-            let found: Vec<(String, Vec<u8>)> =
-                sqlx::query_as("SELECT sha256, bytes FROM blobs WHERE sha256 = ANY($1)")
-                    .bind(&digests)
-                    .fetch_all(&self.pool)
-                    .await
-                    .map_err(failed)?;
-            found
-                .into_iter()
-                .map(|(sha256, bytes)| rows::blob(&self.name, &sha256, bytes))
-                .collect()
-        };
+        let blobs = async |digests: Vec<String>| self.read_blobs(&digests).await;
         rows::stored_run(
             &self.name,
             run_id,
@@ -425,6 +414,23 @@ impl PostgresStore {
             .collect()
     }
 
+    /// The blobs stored under `digests` (hex SHA-256s); a digest the table lacks is left out.
+    async fn read_blobs(
+        &self,
+        digests: &[String],
+    ) -> Result<Vec<agentry_core::content::Blob>, StoreError> {
+        let found: Vec<(String, Vec<u8>)> =
+            sqlx::query_as("SELECT sha256, bytes FROM blobs WHERE sha256 = ANY($1)")
+                .bind(digests)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(|e| error::backend(&self.name, "reading media bytes", e))?;
+        found
+            .into_iter()
+            .map(|(sha256, bytes)| rows::blob(&self.name, &sha256, bytes))
+            .collect()
+    }
+
     async fn run_events(&self, run_id: &str, after: u64) -> Result<Vec<StoredEvent>, StoreError> {
         let found: Vec<rows::EventColumns> = sqlx::query_as(
             "SELECT seq, at_ms, kind, data::text FROM run_events WHERE run_id = $1 AND seq > $2 \
@@ -551,19 +557,7 @@ impl RunStore for PostgresStore {
         &'a self,
         digest: agentry_core::content::BlobDigest,
     ) -> BoxFuture<'a, Result<Option<agentry_core::content::Blob>, StoreError>> {
-        Box::pin(async move {
-            let found: Option<(String, Vec<u8>)> =
-                sqlx::query_as("SELECT sha256, bytes FROM blobs WHERE sha256 = $1")
-                    .bind(digest.to_string())
-                    .fetch_optional(&self.pool)
-                    .await
-                    .map_err(|e| {
-                        error::backend(&self.name, format_args!("reading media bytes"), e)
-                    })?;
-            found
-                .map(|(sha256, bytes)| rows::blob(&self.name, &sha256, bytes))
-                .transpose()
-        })
+        Box::pin(async move { Ok(self.read_blobs(&[digest.to_string()]).await?.pop()) })
     }
     fn last_event_seq<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<u64, StoreError>> {
         Box::pin(async move {
