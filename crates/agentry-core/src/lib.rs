@@ -70,7 +70,7 @@ pub use tokens::{
     prompt_tokens,
 };
 pub use tool::{
-    IntoToolOutput, Json, StoredToolSource, StructTool, Tool, ToolAnnotations, ToolFailure,
-    ToolInfo, ToolOutput, ToolSet, ToolSource, ToolSpec, TypedTool, tool,
+    IntoToolOutput, Json, StoredToolSource, StructTool, TOOL_SOURCE_WARNING, Tool, ToolAnnotations,
+    ToolFailure, ToolInfo, ToolOutput, ToolSet, ToolSource, ToolSpec, TypedTool, tool,
 };
 pub use usage::{FinishReason, Usage};

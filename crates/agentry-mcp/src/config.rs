@@ -14,6 +14,16 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 /// The default cap on one result's size (bytes of its content).
 pub const DEFAULT_MAX_RESULT_BYTES: usize = 1 << 20;
+/// The default time a stdio server is given to exit after its stdin is closed, and again after
+/// SIGTERM, before it is killed.
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+/// The variables of agentry's own environment a stdio server inherits (as the official MCP
+/// SDKs pass them): enough to find programs and a home directory, and the locale. Nothing
+/// else reaches a server (no provider key, no token) unless its `env` sets it or its
+/// `inheritEnv` names it.
+pub const DEFAULT_INHERITED_ENV: [&str; 10] = [
+    "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ",
+];
 
 /// A set of MCP servers by name: the contents of a `.mcp.json` file,
 /// `{"mcpServers": {"name": {...}}}`.
@@ -96,9 +106,14 @@ pub struct ServerSpec {
     /// Its arguments (stdio).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
-    /// Variables added to its environment (stdio).
+    /// Its environment besides the few variables it inherits ([`DEFAULT_INHERITED_ENV`]), as
+    /// templates (stdio).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
+    /// More variables it inherits from agentry's environment, by name (stdio), e.g.
+    /// `HTTPS_PROXY`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inherit_env: Vec<String>,
     /// Its working directory (stdio; the current directory when unset).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
@@ -128,6 +143,15 @@ pub struct ServerSpec {
     /// These of the server's tools are never offered (deny wins over allow).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub denied_tools: Vec<String>,
+    /// When true, a run cannot go on without this server: if it cannot be started or listed,
+    /// the run fails. When false (the default), its tools are left out, a warning says why, and
+    /// it is tried again (with backoff) before later steps.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub required: bool,
+    /// How long a stdio server is given to exit after its stdin is closed at shutdown, and
+    /// again after SIGTERM, before it is killed, in milliseconds (2 000 by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shutdown_grace_ms: Option<u64>,
 }
 
 impl ServerSpec {
@@ -163,6 +187,25 @@ impl ServerSpec {
     /// Adds an environment variable (a template).
     pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.env.insert(key.into(), value.into());
+        self
+    }
+
+    /// Lets it inherit the variable `name` from agentry's environment.
+    pub fn inherit_env(mut self, name: impl Into<String>) -> Self {
+        self.inherit_env.push(name.into());
+        self
+    }
+
+    /// Makes it required: a run fails when it cannot be started or listed.
+    pub fn required(mut self, required: bool) -> Self {
+        self.required = required;
+        self
+    }
+
+    /// Sets how long it is given to exit at shutdown (after its stdin is closed, and again
+    /// after SIGTERM).
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace_ms = Some(grace.as_millis() as u64);
         self
     }
 
@@ -223,6 +266,13 @@ impl ServerSpec {
         self.startup_timeout_ms
             .map(Duration::from_millis)
             .unwrap_or(DEFAULT_STARTUP_TIMEOUT)
+    }
+
+    /// The time it is given to exit at shutdown, per stage.
+    pub fn shutdown_grace_period(&self) -> Duration {
+        self.shutdown_grace_ms
+            .map(Duration::from_millis)
+            .unwrap_or(DEFAULT_SHUTDOWN_GRACE)
     }
 
     /// The cap on a result's size.

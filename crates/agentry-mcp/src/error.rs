@@ -77,7 +77,8 @@ pub enum McpError {
     },
     /// The server went away (exited, crashed, closed the connection) with a request in flight.
     #[error(
-        "MCP server `{server}` went away during `{what}` ({message}); it is restarted on the next call{}",
+        "MCP server `{server}` went away during `{what}` ({message}); {}{}",
+        again(*process),
         tail(stderr)
     )]
     Gone {
@@ -85,14 +86,17 @@ pub enum McpError {
         server: String,
         /// The request.
         what: String,
-        /// What is known of why.
+        /// What is known of why: how its process ended (exit status or signal) when it did.
         message: String,
         /// The last lines it wrote to stderr.
         stderr: String,
+        /// True for a server this side starts as a process (stdio), false for an endpoint.
+        process: bool,
     },
     /// The server broke the protocol (output that is not JSON-RPC, an unexpected answer).
     #[error(
-        "MCP server `{server}` broke the protocol: {message}; it is restarted on the next call{}",
+        "MCP server `{server}` broke the protocol: {message}; {}{}",
+        again(*process),
         tail(stderr)
     )]
     Protocol {
@@ -102,16 +106,26 @@ pub enum McpError {
         message: String,
         /// The last lines it wrote to stderr.
         stderr: String,
+        /// True for a server this side starts as a process (stdio), false for an endpoint.
+        process: bool,
     },
     /// The server answered with a JSON-RPC error.
-    #[error("MCP server `{server}` answered `{what}` with an error: {message}")]
+    #[error(
+        "MCP server `{server}` answered `{what}` with error {code}{}: {message}{}",
+        code_name(*code),
+        data.as_deref().map(|d| format!(" (data: {d})")).unwrap_or_default()
+    )]
     Server {
         /// The server.
         server: String,
         /// The request.
         what: String,
-        /// The error.
+        /// The JSON-RPC error code (e.g. -32602, invalid params).
+        code: i32,
+        /// The error's message.
         message: String,
+        /// The error's `data`, as JSON text (shortened when long), when it has some.
+        data: Option<String>,
     },
     /// A result was larger than the cap.
     #[error(
@@ -130,6 +144,38 @@ pub enum McpError {
     /// Serving agents over MCP failed.
     #[error("serving agents over MCP failed: {0}")]
     Serve(String),
+}
+
+impl McpError {
+    /// The JSON-RPC error code of a server's error answer.
+    pub fn code(&self) -> Option<i32> {
+        match self {
+            McpError::Server { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+}
+
+/// What happens next to a server that went away or broke the protocol.
+fn again(process: bool) -> &'static str {
+    if process {
+        "it is started again when next used"
+    } else {
+        "it is connected to again when next used"
+    }
+}
+
+/// ` (invalid params)` for the codes JSON-RPC and MCP define.
+fn code_name(code: i32) -> &'static str {
+    match code {
+        -32700 => " (parse error)",
+        -32600 => " (invalid request)",
+        -32601 => " (method not found)",
+        -32602 => " (invalid params)",
+        -32603 => " (internal error)",
+        -32002 => " (resource not found)",
+        _ => "",
+    }
 }
 
 /// `; its stderr ended with: ...` when there is a tail.

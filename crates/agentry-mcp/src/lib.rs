@@ -73,8 +73,8 @@ mod template;
 mod tool;
 
 pub use config::{
-    DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_BYTES, DEFAULT_STARTUP_TIMEOUT, McpConfig, ServerKind,
-    ServerSpec,
+    DEFAULT_CALL_TIMEOUT, DEFAULT_INHERITED_ENV, DEFAULT_MAX_RESULT_BYTES, DEFAULT_SHUTDOWN_GRACE,
+    DEFAULT_STARTUP_TIMEOUT, McpConfig, ServerKind, ServerSpec,
 };
 pub use content::map_result;
 pub use error::McpError;

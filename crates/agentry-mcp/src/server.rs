@@ -16,7 +16,7 @@ use rmcp::model::{
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, RunningService, ServiceError};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// The protocol versions this client speaks, newest first.
@@ -26,17 +26,37 @@ pub const PROTOCOL_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-2
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 /// The longest wait before a restart.
 const MAX_BACKOFF: Duration = Duration::from_secs(10);
+/// How long a server whose call was cancelled or timed out has to answer a ping before it
+/// counts as hung, and its process is ended.
+pub(crate) const HUNG_AFTER: Duration = Duration::from_secs(2);
+/// How long the exit of a server whose connection closed is waited for, to report its status.
+const EXIT_WAIT: Duration = Duration::from_millis(300);
 
 /// A live connection to a server.
 pub(crate) struct Connection {
     service: RunningService<RoleClient, Handler>,
     diagnostics: Arc<Diagnostics>,
     group: Option<Arc<ProcessGroup>>,
+    /// Set when its server was found hung and its process ended.
+    ended: AtomicBool,
 }
 
 impl Connection {
     fn peer(&self) -> &Peer<RoleClient> {
         self.service.peer()
+    }
+
+    /// True while it can carry requests.
+    fn is_live(&self) -> bool {
+        !self.ended.load(Ordering::Acquire) && !self.service.is_closed()
+    }
+
+    /// Ends a hung server's process; the next use starts it again.
+    fn end_hung(&self) {
+        self.ended.store(true, Ordering::Release);
+        if let Some(group) = &self.group {
+            group.kill();
+        }
     }
 
     /// The child's process id (stdio servers).
@@ -85,7 +105,7 @@ impl Server {
     pub(crate) async fn connection(&self) -> Result<Arc<Connection>, McpError> {
         let mut state = self.state.lock().await;
         if let Some(conn) = &state.conn {
-            if !conn.service.is_closed() {
+            if conn.is_live() {
                 return Ok(conn.clone());
             }
             state.conn = None;
@@ -143,12 +163,13 @@ impl Server {
         state.not_before = None;
     }
 
-    /// Stops the server (kills a stdio server's process group).
+    /// Stops the server: a stdio server's stdin is closed and it is given its grace period to
+    /// exit, then SIGTERM and the grace period again, then its process group is killed.
     pub(crate) async fn shutdown(&self) {
         let conn = self.state.lock().await.conn.take();
         if let Some(conn) = conn {
             if let Some(group) = &conn.group {
-                group.kill();
+                group.shutdown(self.spec.shutdown_grace_period()).await;
             }
             drop(conn);
         }
@@ -164,33 +185,31 @@ impl Server {
         let handler = Handler {
             shared: self.shared.clone(),
         };
-        let init_error = |e: &dyn std::fmt::Display, diagnostics: &Diagnostics| {
-            let message = match diagnostics.fault() {
-                Some(fault) => fault,
-                None => e.to_string(),
-            };
-            McpError::Initialize {
-                server: self.name.clone(),
-                message,
-                stderr: diagnostics.stderr_tail(),
-            }
+        let init_error = |message: String, diagnostics: &Diagnostics| McpError::Initialize {
+            server: self.name.clone(),
+            message: diagnostics.fault().unwrap_or(message),
+            stderr: diagnostics.stderr_tail(),
         };
         let (service, group) = if self.spec.is_http() {
             let transport = self.http_transport()?;
             let service = handler
                 .serve(transport)
                 .await
-                .map_err(|e| init_error(&e, &diagnostics))?;
+                .map_err(|e| init_error(init_failure(&e), &diagnostics))?;
             (service, None)
         } else {
             let (transport, group) = crate::stdio::spawn(&self.name, &self.spec, &diagnostics)?;
             match handler.serve(transport).await {
                 Ok(service) => (service, Some(group)),
                 Err(e) => {
-                    // The stderr of a server that exits at once says why.
-                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    // How it ended, and the stderr of a server that exits at once, say why.
+                    let mut message = init_failure(&e);
+                    if let Some(ended) = group.how_it_ended(EXIT_WAIT).await {
+                        message = format!("{ended} before answering `initialize`");
+                        diagnostics.stderr_settled(EXIT_WAIT).await;
+                    }
                     group.kill();
-                    return Err(init_error(&e, &diagnostics));
+                    return Err(init_error(message, &diagnostics));
                 }
             }
         };
@@ -198,6 +217,7 @@ impl Server {
             service,
             diagnostics,
             group,
+            ended: AtomicBool::new(false),
         };
         let version = conn
             .service
@@ -296,7 +316,7 @@ impl Server {
             Err(e) => return Err(self.service_error(&conn, &what, e).await),
         };
         let mut guard = InFlight {
-            peer: conn.peer().clone(),
+            conn: conn.clone(),
             id: Some(handle.id.clone()),
             shared: self.shared.clone(),
             token: None,
@@ -339,12 +359,11 @@ impl Server {
                 self.succeeded_if_needed().await;
                 Ok(result)
             }
-            Ok(Ok(other)) => Err(McpError::Protocol {
+            Ok(Ok(_)) => Err(McpError::Protocol {
                 server: self.name.clone(),
-                message: format!(
-                    "it answered `{what}` with something else than a tool result: {other:?}"
-                ),
+                message: format!("it answered `{what}` with something else than a tool result"),
                 stderr: String::new(),
+                process: !self.spec.is_http(),
             }),
             Ok(Err(e)) => Err(self.service_error(&conn, &what, e).await),
             Err(_closed) => Err(self.gone(&conn, &what, "the connection closed").await),
@@ -360,45 +379,113 @@ impl Server {
     }
 
     async fn service_error(&self, conn: &Arc<Connection>, what: &str, e: ServiceError) -> McpError {
-        match e {
-            ServiceError::McpError(data) => McpError::Server {
-                server: self.name.clone(),
-                what: what.to_string(),
-                message: data.message.to_string(),
-            },
-            ServiceError::Timeout { timeout } => McpError::Timeout {
-                server: self.name.clone(),
-                what: what.to_string(),
-                limit: timeout,
-            },
-            other => self.gone(conn, what, &other.to_string()).await,
-        }
+        let message = match e {
+            ServiceError::McpError(data) => {
+                return McpError::Server {
+                    server: self.name.clone(),
+                    what: what.to_string(),
+                    code: data.code.0,
+                    message: data.message.to_string(),
+                    data: data.data.as_ref().map(|d| shortened(&d.to_string())),
+                };
+            }
+            ServiceError::Timeout { timeout } => {
+                return McpError::Timeout {
+                    server: self.name.clone(),
+                    what: what.to_string(),
+                    limit: timeout,
+                };
+            }
+            ServiceError::UnexpectedResponse => {
+                return McpError::Protocol {
+                    server: self.name.clone(),
+                    message: format!("it answered `{what}` with a result of another request"),
+                    stderr: String::new(),
+                    process: !self.spec.is_http(),
+                };
+            }
+            // The transport's own error, without the wrapper that names its Rust type.
+            ServiceError::TransportSend(e) => format!("the request could not be sent: {}", e.error),
+            ServiceError::TransportClosed => "the connection closed".to_string(),
+            ServiceError::Cancelled { .. } => "the connection was shut down".to_string(),
+            other => other.to_string(),
+        };
+        self.gone(conn, what, &message).await
     }
 
-    /// The error of a connection that went away, after giving its stderr a moment to arrive.
+    /// The error of a connection that went away: how its process ended when it did, and its
+    /// stderr tail (given a moment to arrive).
     async fn gone(&self, conn: &Arc<Connection>, what: &str, message: &str) -> McpError {
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        let ended = match &conn.group {
+            Some(group) => group.how_it_ended(EXIT_WAIT).await,
+            None => None,
+        };
+        match ended {
+            Some(_) => conn.diagnostics.stderr_settled(EXIT_WAIT).await,
+            None => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
         self.went_away(conn).await;
+        let process = !self.spec.is_http();
         match conn.diagnostics.fault() {
             Some(fault) => McpError::Protocol {
                 server: self.name.clone(),
                 message: fault,
                 stderr: conn.diagnostics.stderr_tail(),
+                process,
             },
             None => McpError::Gone {
                 server: self.name.clone(),
                 what: what.to_string(),
-                message: message.to_string(),
+                message: ended.unwrap_or_else(|| message.to_string()),
                 stderr: conn.diagnostics.stderr_tail(),
+                process,
             },
         }
     }
 }
 
-/// A call in flight: when dropped before its answer, sends `notifications/cancelled`; always
-/// stops routing its progress.
+/// `text`, cut to a few hundred characters.
+fn shortened(text: &str) -> String {
+    const MAX: usize = 500;
+    if text.len() <= MAX {
+        return text.to_string();
+    }
+    let mut cut = MAX;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}…", &text[..cut])
+}
+
+/// Why initialization failed, in words (without the Rust types rmcp's messages show).
+fn init_failure(e: &rmcp::service::ClientInitializeError) -> String {
+    use rmcp::service::ClientInitializeError as E;
+    match e {
+        E::ConnectionClosed(_) => "the connection closed before it answered `initialize`".into(),
+        E::TransportError { error, .. } => {
+            format!("`initialize` could not be sent: {}", error.error)
+        }
+        E::JsonRpcError(data) => format!(
+            "it answered `initialize` with error {}: {}",
+            data.code.0, data.message
+        ),
+        E::ExpectedInitResponse(_) | E::ExpectedInitResult(_) => {
+            "it answered `initialize` with something else than an initialize result".into()
+        }
+        E::NoCompatibleProtocolVersion { .. } => format!(
+            "it speaks no protocol version this client speaks ({})",
+            PROTOCOL_VERSIONS.join(", ")
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// A call in flight: when dropped before its answer (a cancelled run, a time limit), sends
+/// `notifications/cancelled`, then a ping: a stdio server that does not answer it within
+/// [`HUNG_AFTER`] is hung, and its process group is ended (it starts again when next used).
+/// Always stops routing the call's progress.
 struct InFlight {
-    peer: Peer<RoleClient>,
+    conn: Arc<Connection>,
     id: Option<RequestId>,
     shared: Arc<Shared>,
     token: Option<String>,
@@ -410,16 +497,26 @@ impl Drop for InFlight {
             self.shared.watchers().remove(&token);
         }
         let Some(id) = self.id.take() else { return };
-        let peer = self.peer.clone();
+        let conn = self.conn.clone();
         let notification = ClientNotification::CancelledNotification(CancelledNotification::new(
             CancelledNotificationParam::new(
                 Some(id),
                 Some("the caller stopped waiting (cancelled or timed out)".into()),
             ),
         ));
+        let server = self.shared.server.clone();
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
             handle.spawn(async move {
+                let peer = conn.peer();
                 let _ = peer.send_notification(notification).await;
+                if conn.group.is_none() || !conn.is_live() {
+                    return;
+                }
+                let ping = peer.send_request(ClientRequest::PingRequest(Default::default()));
+                if !matches!(tokio::time::timeout(HUNG_AFTER, ping).await, Ok(Ok(_))) {
+                    tracing::warn!(%server, "MCP server did not answer a ping after a call was cancelled; its process is ended and it is started again when next used");
+                    conn.end_hung();
+                }
             });
         }
     }

@@ -12,10 +12,17 @@ use std::sync::{Arc, Mutex};
 
 /// MCP servers as a source of agentry tools named `mcp__<server>__<tool>`.
 ///
-/// Servers start on first use and their tools are listed (every page); a server that sends
-/// `notifications/tools/list_changed` is listed again before the run's next step, never during
-/// one. A server that exits or crashes is restarted with backoff on its next use. Dropping the
-/// last handle (or [`shutdown`](Self::shutdown)) kills every stdio server's process group.
+/// Servers start on first use (all at once) and their tools are listed (every page); a server
+/// that sends `notifications/tools/list_changed` is listed again before the run's next step,
+/// never during one. A server that exits or crashes is restarted with backoff on its next use.
+/// [`shutdown`](Self::shutdown) closes each stdio server's stdin and gives it its grace period
+/// before ending its process group; dropping the last handle kills them at once.
+///
+/// One server that cannot be started or listed does not sink a run: as a tool source, its tools
+/// are left out, a warning (`tracing`, and [`unavailable`](Self::unavailable)) says why, and
+/// it is tried again in the background (with backoff, never holding up a step); its tools are
+/// offered from the step after it answers. A server marked
+/// [`required`](ServerSpec::required) fails the run instead.
 ///
 /// Attach it to a run with `RunOptions::with_stored_tools` (its config is stored with the run's
 /// checkpoints, so a run resumed in another process reconnects, given
@@ -32,10 +39,13 @@ struct Inner {
     listed: Mutex<Listed>,
 }
 
-#[derive(Default)]
 struct Listed {
     per_server: Vec<Option<ToolSet>>,
     all: Option<ToolSet>,
+    /// Per server: why its last start or listing failed, while it has no list.
+    failed: Vec<Option<String>>,
+    /// Per server: a retry runs in the background.
+    retrying: Vec<bool>,
 }
 
 impl std::fmt::Debug for McpServers {
@@ -60,6 +70,8 @@ impl McpServers {
         let listed = Listed {
             per_server: vec![None; servers.len()],
             all: None,
+            failed: vec![None; servers.len()],
+            retrying: vec![false; servers.len()],
         };
         Ok(McpServers {
             inner: Arc::new(Inner {
@@ -88,12 +100,25 @@ impl McpServers {
     /// Starts every server and lists its tools: the first error (naming its server) is
     /// returned.
     pub async fn connect(&self) -> Result<(), McpError> {
-        self.list().await.map(|_| ())
+        self.list(true).await.map(|_| ())
     }
 
-    /// The tools of every server (starting those not running), after the allow and deny lists.
+    /// The tools of every server (starting those not running), after the allow and deny
+    /// lists; the first server that cannot be started or listed is an error.
     pub async fn tools(&self) -> Result<Vec<Arc<dyn Tool>>, McpError> {
-        Ok(self.list().await?.to_vec())
+        Ok(self.list(true).await?.to_vec())
+    }
+
+    /// The servers whose tools are left out now, each with why (the error of its last start or
+    /// listing); empty when every server is available.
+    pub fn unavailable(&self) -> Vec<(String, String)> {
+        let listed = self.listed();
+        self.inner
+            .servers
+            .iter()
+            .zip(&listed.failed)
+            .filter_map(|(server, why)| Some((server.name.clone(), why.clone()?)))
+            .collect()
     }
 
     /// The process id of stdio server `name`, while it runs.
@@ -102,36 +127,53 @@ impl McpServers {
         server.pid().await
     }
 
-    /// Stops every server (kills stdio servers' process groups); they start again on next use.
+    /// Stops every server (at once, each given its grace period); they start again on next
+    /// use.
     pub async fn shutdown(&self) {
-        for server in &self.inner.servers {
-            server.shutdown().await;
-        }
+        futures::future::join_all(self.inner.servers.iter().map(|s| s.shutdown())).await;
     }
 
-    /// Lists the tools of the servers whose list is unknown or stale; a server that cannot be
-    /// listed keeps its last list when it has one.
-    async fn list(&self) -> Result<ToolSet, McpError> {
+    /// Lists the tools of the servers whose list is unknown or stale, all at once; a server
+    /// that cannot be listed keeps its last list when it has one. `strict`: the first error of
+    /// a server without a list is returned; otherwise only a required server's is, and the
+    /// others are left out and retried in the background.
+    async fn list(&self, strict: bool) -> Result<ToolSet, McpError> {
+        let mut now = Vec::new();
         for (i, server) in self.inner.servers.iter().enumerate() {
-            let known = self.listed().per_server[i].is_some();
+            let (known, failed, retrying) = {
+                let listed = self.listed();
+                (
+                    listed.per_server[i].is_some(),
+                    listed.failed[i].is_some(),
+                    listed.retrying[i],
+                )
+            };
             if known && !server.shared.tools_stale.load(Ordering::Acquire) {
                 continue;
             }
-            match server.list_tools().await {
-                Ok(tools) => {
-                    let tools: ToolSet = tools
-                        .into_iter()
-                        .filter(|t| server.spec.offers(&t.name))
-                        .map(|t| Arc::new(McpTool::new(server, t)) as Arc<dyn Tool>)
-                        .collect();
-                    let mut listed = self.listed();
-                    listed.per_server[i] = Some(tools);
-                    listed.all = None;
-                }
-                Err(e) if known => {
+            if known || strict || server.spec.required || !failed {
+                now.push(async move { (i, server.list_tools().await) });
+            } else if !retrying {
+                self.retry(i);
+            }
+        }
+        for (i, result) in futures::future::join_all(now).await {
+            let server = &self.inner.servers[i];
+            match result {
+                Ok(tools) => self.listed_now(i, tools),
+                Err(e) if self.listed().per_server[i].is_some() => {
                     tracing::warn!(server = %server.name, error = %e, "MCP tools could not be listed again; the last list stays");
                 }
-                Err(e) => return Err(e),
+                Err(e) if strict || server.spec.required => {
+                    self.listed().failed[i] = Some(e.to_string());
+                    return Err(e);
+                }
+                Err(e) => {
+                    self.left_out(i, &e);
+                    if !self.listed().retrying[i] {
+                        self.retry(i);
+                    }
+                }
             }
         }
         let mut listed = self.listed();
@@ -148,6 +190,56 @@ impl McpServers {
         Ok(all)
     }
 
+    /// Keeps server `i`'s list (after the allow and deny lists).
+    fn listed_now(&self, i: usize, tools: Vec<rmcp::model::Tool>) {
+        let server = &self.inner.servers[i];
+        let tools: ToolSet = tools
+            .into_iter()
+            .filter(|t| server.spec.offers(&t.name))
+            .map(|t| Arc::new(McpTool::new(server, t)) as Arc<dyn Tool>)
+            .collect();
+        let mut listed = self.listed();
+        if listed.failed[i].take().is_some() {
+            tracing::info!(server = %server.name, "MCP server is available again; its tools are offered from the next step");
+        }
+        listed.per_server[i] = Some(tools);
+        listed.all = None;
+    }
+
+    /// Leaves server `i`'s tools out, saying why the first time.
+    fn left_out(&self, i: usize, error: &McpError) {
+        let server = &self.inner.servers[i];
+        let mut listed = self.listed();
+        if listed.failed[i].is_none() {
+            tracing::warn!(server = %server.name, %error, "MCP server unavailable: its tools are left out, and it is tried again before later steps (mark it `required` to fail the run instead)");
+        } else {
+            tracing::debug!(server = %server.name, %error, "MCP server still unavailable");
+        }
+        listed.failed[i] = Some(error.to_string());
+    }
+
+    /// Tries server `i` again in the background, after its backoff: its tools are offered from
+    /// the step after it answers. A retry that fails is not repeated until a later listing (the
+    /// next step of a run) asks again.
+    fn retry(&self, i: usize) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        self.listed().retrying[i] = true;
+        let server = self.inner.servers[i].clone();
+        let inner = Arc::downgrade(&self.inner);
+        runtime.spawn(async move {
+            let result = server.list_tools().await;
+            let Some(inner) = inner.upgrade() else { return };
+            let servers = McpServers { inner };
+            servers.listed().retrying[i] = false;
+            match result {
+                Ok(tools) => servers.listed_now(i, tools),
+                Err(e) => servers.left_out(i, &e),
+            }
+        });
+    }
+
     fn listed(&self) -> std::sync::MutexGuard<'_, Listed> {
         self.inner.listed.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -159,7 +251,16 @@ impl ToolSource for McpServers {
     }
 
     fn tools(&self) -> BoxFuture<'_, Result<ToolSet, BoxError>> {
-        Box::pin(async move { self.list().await.map_err(Into::into) })
+        Box::pin(async move { self.list(false).await.map_err(Into::into) })
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.unavailable()
+            .into_iter()
+            .map(|(_, why)| {
+                format!("{why}; its tools are left out until it answers (it is tried again before later steps)")
+            })
+            .collect()
     }
 }
 

@@ -2,15 +2,18 @@
 //! stderr tail, and a JSON-RPC transport over its stdin and stdout that reports output that is
 //! not JSON-RPC instead of skipping it.
 
-use crate::config::ServerSpec;
+use crate::config::{DEFAULT_INHERITED_ENV, ServerSpec};
 use crate::error::McpError;
 use crate::template::resolve;
 use rmcp::RoleClient;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use std::collections::VecDeque;
-use std::process::Stdio;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
@@ -25,6 +28,9 @@ const STDERR_LINE_CHARS: usize = 500;
 pub(crate) struct Diagnostics {
     stderr: Mutex<VecDeque<String>>,
     fault: Mutex<Option<String>>,
+    /// Set when the server's stderr reached its end.
+    stderr_closed: tokio::sync::Notify,
+    stderr_done: AtomicBool,
 }
 
 impl Diagnostics {
@@ -32,6 +38,21 @@ impl Diagnostics {
     pub(crate) fn stderr_tail(&self) -> String {
         let lines = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
         lines.iter().map(|l| format!("  {l}\n")).collect()
+    }
+
+    /// Waits up to `within` for the server's stderr to end (a server that exited has said
+    /// everything it will), so its tail is complete.
+    pub(crate) async fn stderr_settled(&self, within: Duration) {
+        let closed = self.stderr_closed.notified();
+        if self.stderr_done.load(Ordering::Acquire) {
+            return;
+        }
+        let _ = tokio::time::timeout(within, closed).await;
+    }
+
+    fn close_stderr(&self) {
+        self.stderr_done.store(true, Ordering::Release);
+        self.stderr_closed.notify_waiters();
     }
 
     /// The protocol fault that ended the connection, if one did.
@@ -66,30 +87,107 @@ impl Diagnostics {
 }
 
 /// A server's process group: killed (every process in it) when this is dropped or
-/// [`kill`](Self::kill)ed; the child is reaped, so no zombie is left.
+/// [`kill`](Self::kill)ed; the child is reaped, so no zombie is left, and how it ended is kept
+/// for error messages.
 pub(crate) struct ProcessGroup {
     pgid: Option<i32>,
     child: Mutex<Option<Child>>,
+    /// Its exit status, once it is known.
+    status: Arc<Mutex<Option<ExitStatus>>>,
+    /// True once this side sent SIGKILL (so a death by SIGKILL is not the server's own doing).
+    killed: AtomicBool,
+    stdin: Arc<tokio::sync::Mutex<Option<ChildStdin>>>,
 }
 
 impl ProcessGroup {
     /// Kills every process of the group and reaps the child.
     pub(crate) fn kill(&self) {
+        self.exited();
         let child = self.child.lock().unwrap_or_else(|p| p.into_inner()).take();
         let Some(mut child) = child else { return };
-        if let Some(pgid) = self.pgid {
-            let _ = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(pgid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-        }
+        self.killed.store(true, Ordering::Release);
+        self.signal(nix::sys::signal::Signal::SIGKILL);
         let _ = child.start_kill();
         // Reaped: on the runtime when there is one, else tokio's orphan reaping (kill_on_drop).
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            let status = self.status.clone();
             handle.spawn(async move {
-                let _ = child.wait().await;
+                if let Ok(s) = child.wait().await {
+                    status
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .get_or_insert(s);
+                }
             });
         }
+    }
+
+    /// Ends the server the way the MCP specification asks: its stdin is closed, it is given
+    /// `grace` to exit, then SIGTERM and `grace` again, then SIGKILL for whatever of its group
+    /// is left.
+    pub(crate) async fn shutdown(&self, grace: Duration) {
+        drop(self.stdin.lock().await.take());
+        if self.wait_exit(grace).await.is_none() {
+            self.signal(nix::sys::signal::Signal::SIGTERM);
+            self.wait_exit(grace).await;
+        }
+        self.kill();
+    }
+
+    fn signal(&self, signal: nix::sys::signal::Signal) {
+        if let Some(pgid) = self.pgid {
+            let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), signal);
+        }
+    }
+
+    /// Its exit status, when it has exited (reaping it).
+    fn exited(&self) -> Option<ExitStatus> {
+        let mut status = self.status.lock().unwrap_or_else(|p| p.into_inner());
+        if status.is_none()
+            && let Some(child) = self
+                .child
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .as_mut()
+            && let Ok(Some(s)) = child.try_wait()
+        {
+            *status = Some(s);
+        }
+        *status
+    }
+
+    /// Waits up to `within` for it to exit; its exit status when it did.
+    pub(crate) async fn wait_exit(&self, within: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + within;
+        loop {
+            if let Some(status) = self.exited() {
+                return Some(status);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// How the server's process ended, in words (`it exited with status 3`, `it was killed by
+    /// signal 11 (SIGSEGV)`), after waiting up to `within` for it to end; `None` while it runs
+    /// or when it was killed from this side.
+    pub(crate) async fn how_it_ended(&self, within: Duration) -> Option<String> {
+        let status = self.wait_exit(within).await?;
+        if let Some(code) = status.code() {
+            return Some(format!("it exited with status {code}"));
+        }
+        let signal = status.signal()?;
+        let ours = self.killed.load(Ordering::Acquire)
+            && signal == nix::sys::signal::Signal::SIGKILL as i32;
+        if ours {
+            return None;
+        }
+        let name = nix::sys::signal::Signal::try_from(signal)
+            .map(|s| format!(" ({})", s.as_str()))
+            .unwrap_or_default();
+        Some(format!("it was killed by signal {signal}{name}"))
     }
 
     /// The child's process id.
@@ -113,6 +211,18 @@ pub(crate) fn spawn(
     let command = spec.command.as_deref().unwrap_or_default();
     let command = resolve(command, server, "command")?;
     let mut cmd = tokio::process::Command::new(&command);
+    // Only a few variables of agentry's environment (no provider key, no token), the ones the
+    // spec names, then its own.
+    cmd.env_clear();
+    let inherited = DEFAULT_INHERITED_ENV
+        .iter()
+        .copied()
+        .chain(spec.inherit_env.iter().map(String::as_str));
+    for name in inherited {
+        if let Some(value) = std::env::var_os(name) {
+            cmd.env(name, value);
+        }
+    }
     for (i, arg) in spec.args.iter().enumerate() {
         cmd.arg(resolve(arg, server, &format!("argument {}", i + 1))?);
     }
@@ -143,14 +253,19 @@ pub(crate) fn spawn(
             while let Ok(Some(line)) = lines.next_line().await {
                 diagnostics.push_stderr(&line);
             }
+            diagnostics.close_stderr();
         });
     }
+    let stdin = Arc::new(tokio::sync::Mutex::new(Some(stdin)));
     let group = Arc::new(ProcessGroup {
         pgid: child.id().map(|p| p as i32),
         child: Mutex::new(Some(child)),
+        status: Arc::default(),
+        killed: AtomicBool::new(false),
+        stdin: stdin.clone(),
     });
     let transport = StdioTransport {
-        stdin: Arc::new(tokio::sync::Mutex::new(Some(stdin))),
+        stdin,
         stdout: BufReader::with_capacity(64 << 10, stdout),
         line: Vec::new(),
         // Far above the result cap, whose error is clearer (it names the tool).

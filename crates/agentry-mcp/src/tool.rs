@@ -19,8 +19,11 @@ pub fn tool_name(server: &str, tool: &str) -> String {
 
 /// A tool of an MCP server, callable like any agentry tool: its calls go through the run's
 /// hooks (BeforeTool, around-tool middleware, AfterTool, ToolFailed), its arguments are validated
-/// against the server's input schema, and its [`ToolInfo`] gives the server's name and the
-/// tool's annotations.
+/// against the server's input schema, and its [`ToolInfo`] gives the server's name, the tool's
+/// annotations (every hint filled in by the MCP specification's defaults, so a tool that says
+/// nothing counts as destructive) and its `outputSchema`. A result's `structuredContent` is
+/// validated against that schema; one that does not match, or is missing, is a tool failure
+/// naming the server, the tool and what is wrong.
 pub struct McpTool {
     server: Weak<Server>,
     server_name: String,
@@ -29,7 +32,7 @@ pub struct McpTool {
     info: Arc<ToolInfo>,
     timeout: Duration,
     cap: usize,
-    output_schema: Option<Value>,
+    output: Option<Arc<jsonschema::Validator>>,
 }
 
 impl McpTool {
@@ -39,12 +42,26 @@ impl McpTool {
         if parameters.get("type").is_none() {
             parameters["type"] = Value::String("object".into());
         }
-        let annotations = tool.annotations.as_ref().map(|a| ToolAnnotations {
-            title: a.title.clone(),
-            read_only_hint: a.read_only_hint,
-            destructive_hint: a.destructive_hint,
-            idempotent_hint: a.idempotent_hint,
-            open_world_hint: a.open_world_hint,
+        let annotations = match &tool.annotations {
+            Some(a) => ToolAnnotations {
+                title: a.title.clone(),
+                read_only_hint: a.read_only_hint,
+                destructive_hint: a.destructive_hint,
+                idempotent_hint: a.idempotent_hint,
+                open_world_hint: a.open_world_hint,
+            },
+            None => ToolAnnotations::default(),
+        }
+        .with_defaults();
+        let output_schema = tool.output_schema.map(|s| Value::Object((*s).clone()));
+        let output = output_schema.as_ref().and_then(|schema| {
+            match jsonschema::validator_for(schema) {
+                Ok(v) => Some(Arc::new(v)),
+                Err(e) => {
+                    tracing::warn!(server = %server.name, tool = %remote, error = %e, "the tool's outputSchema is not a valid JSON Schema; its structured results are not checked");
+                    None
+                }
+            }
         });
         McpTool {
             server: Arc::downgrade(server),
@@ -61,11 +78,12 @@ impl McpTool {
             },
             info: Arc::new(ToolInfo {
                 source: Some(server.name.clone()),
-                annotations,
+                annotations: Some(annotations),
+                output_schema,
             }),
             timeout: server.spec.call_timeout(&remote),
             cap: server.spec.result_cap(),
-            output_schema: tool.output_schema.map(|s| Value::Object((*s).clone())),
+            output,
             remote,
         }
     }
@@ -80,9 +98,35 @@ impl McpTool {
         &self.server_name
     }
 
-    /// The JSON Schema of its `structuredContent`, when the server gives one.
+    /// The JSON Schema of its `structuredContent`, when the server gives one (also on its
+    /// [`ToolInfo`]).
     pub fn output_schema(&self) -> Option<&Value> {
-        self.output_schema.as_ref()
+        self.info.output_schema.as_ref()
+    }
+
+    /// Checks a successful result's `structuredContent` against the tool's `outputSchema`.
+    fn check_structured(&self, result: &rmcp::model::CallToolResult) -> Result<(), ToolFailure> {
+        let Some(validator) = &self.output else {
+            return Ok(());
+        };
+        if result.is_error == Some(true) {
+            return Ok(());
+        }
+        let what = format!(
+            "tool `{}` of MCP server `{}`",
+            self.remote, self.server_name
+        );
+        let Some(structured) = &result.structured_content else {
+            return Err(ToolFailure::new(format!(
+                "{what} declares an outputSchema but returned no structuredContent; the server must give its result as structured content too"
+            )));
+        };
+        match agentry::schema_violations(validator, structured) {
+            None => Ok(()),
+            Some(violations) => Err(ToolFailure::new(format!(
+                "{what} returned structuredContent that does not match its outputSchema: {violations}"
+            ))),
+        }
     }
 }
 
@@ -119,8 +163,8 @@ impl Tool for McpTool {
             };
             let result = server
                 .call(&self.remote, arguments, &ctx, self.timeout)
-                .await
-                .map_err(|e| ToolFailure::new(e.to_string()))?;
+                .await?;
+            self.check_structured(&result)?;
             map_result(&self.server_name, &self.remote, result, self.cap)
         })
     }

@@ -272,6 +272,12 @@ impl Render for Live {
                 let text = format!("{p}  {}", self.paint(DIM, &format!("{what} (by {by})")));
                 self.line(text);
             }
+            RunEvent::Custom { name, data, .. } if name == agentry::TOOL_SOURCE_WARNING => {
+                let p = self.prefix(&path);
+                let message = data["message"].as_str().unwrap_or_default();
+                let text = format!("{p}{} {message}", self.paint(WAIT, "⚠ warning:"));
+                self.line(text);
+            }
             RunEvent::Custom { name, data, .. } => {
                 let p = self.prefix(&path);
                 let text = format!("{p}{}", self.paint(DIM, &format!("[{name}] {data}")));

@@ -124,3 +124,64 @@ fn agents_are_served_as_mcp_tools_over_stdio() {
     child.kill().ok();
     child.wait().unwrap();
 }
+
+#[test]
+fn a_server_that_cannot_start_is_a_warning_and_the_others_work() {
+    let Some(server) = everything() else { return };
+    let config = format!(
+        r#"
+[agents.helper]
+model = "scripted:turns.json"
+tools = []
+
+[mcp_servers.everything]
+command = "node"
+args = ["{server}"]
+
+[mcp_servers.broken]
+command = "/nonexistent/mcp-server"
+"#
+    );
+    let turns = json!([
+        {"tool_calls": [{"name": "mcp__everything__echo", "input": {"message": "still here"}}]},
+        {"text": "Echoed."}
+    ]);
+    let p = Project::new(&config, turns.clone());
+    let out = p
+        .agentry()
+        .args(["run", "echo something"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let shown = format!("{stdout}{stderr}");
+    assert!(
+        shown.contains("⚠ warning: MCP server `broken` could not be started")
+            && shown.contains("its tools are left out until it answers"),
+        "{shown}"
+    );
+    assert_eq!(
+        shown.matches("MCP server `broken`").count(),
+        1,
+        "said once: {shown}"
+    );
+    assert!(shown.contains("Echoed."), "{shown}");
+
+    // The same warning is an event for programs.
+    let p = Project::new(&config, turns);
+    let (lines, code) = p.json(&["run", "echo something"]);
+    assert_eq!(code, 0, "{lines:?}");
+    let warning = lines
+        .iter()
+        .find(|l| l["type"] == "custom" && l["name"] == "agentry.tool_source.warning")
+        .expect("a warning event");
+    assert_eq!(warning["data"]["source"], "MCP servers");
+    assert!(
+        warning["data"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`/nonexistent/mcp-server` could not be run"),
+        "{warning}"
+    );
+}

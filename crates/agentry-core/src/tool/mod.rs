@@ -7,7 +7,7 @@ mod struct_tool;
 mod typed;
 
 pub use info::{ToolAnnotations, ToolInfo};
-pub use source::{StoredToolSource, ToolSet, ToolSource};
+pub use source::{StoredToolSource, TOOL_SOURCE_WARNING, ToolSet, ToolSource};
 pub use struct_tool::StructTool;
 pub use typed::{TypedTool, schema_of, tool};
 

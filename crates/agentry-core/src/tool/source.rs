@@ -26,7 +26,19 @@ pub trait ToolSource: Send + Sync + 'static {
     /// The tools now. An error fails the run, naming the source; a source that can still offer
     /// the tools it had (a server that restarts) should return them rather than fail.
     fn tools(&self) -> BoxFuture<'_, Result<ToolSet, BoxError>>;
+
+    /// What it leaves out now and why, one sentence each (an MCP server that cannot be
+    /// started, say), asked after each [`tools`](Self::tools). The runtime reports each
+    /// sentence once per run as a warning: a [`TOOL_SOURCE_WARNING`] custom event on the run's
+    /// stream, with `{"source": name, "message": sentence}`. None by default.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
+
+/// The name of the custom run events that report a tool source's
+/// [`warnings`](ToolSource::warnings).
+pub const TOOL_SOURCE_WARNING: &str = "agentry.tool_source.warning";
 
 impl fmt::Debug for dyn ToolSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -246,7 +246,7 @@ fn approval_timeout_and_info_are_the_types_own() {
     let slow: Arc<dyn Tool> = Arc::new(Slow {
         info: Arc::new(ToolInfo {
             source: Some("here".into()),
-            annotations: None,
+            ..Default::default()
         }),
     });
     assert!(slow.needs_approval());

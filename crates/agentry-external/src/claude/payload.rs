@@ -36,13 +36,18 @@ pub(crate) fn common_fields(event: EventName, site: &Site<'_>, cwd: &Path) -> Ma
     m
 }
 
-/// Adds what a tool declares about itself (the MCP server that serves it, its annotations) to
-/// the payload's `agentry` object, when it declares anything: an extension Claude Code's
-/// scripts ignore and agentry-aware ones can read (`.agentry.tool.annotations.destructiveHint`).
+/// Adds what a tool declares about itself (the MCP server that serves it, its annotations with
+/// every hint filled in by the MCP specification's defaults, its `outputSchema`) to the
+/// payload's `agentry` object, when it declares anything: an extension Claude Code's scripts
+/// ignore and agentry-aware ones can read (`.agentry.tool.annotations.destructiveHint`).
 pub(super) fn with_tool_info(payload: &mut Map<String, Value>, info: Option<&ToolInfo>) {
     let Some(info) = info else { return };
+    let info = ToolInfo {
+        annotations: info.annotations.as_ref().map(|a| a.with_defaults()),
+        ..info.clone()
+    };
     if let Some(Value::Object(agentry)) = payload.get_mut("agentry")
-        && let Ok(value) = serde_json::to_value(info)
+        && let Ok(value) = serde_json::to_value(&info)
     {
         agentry.insert("tool".into(), value);
     }

@@ -469,6 +469,7 @@ async fn scripts_read_what_a_tool_declares_about_itself_under_agentry() {
                 destructive_hint: Some(true),
                 ..Default::default()
             }),
+            ..Default::default()
         }),
     };
     let model = ScriptedModel::new()

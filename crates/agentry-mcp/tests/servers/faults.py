@@ -36,7 +36,7 @@ def log(line: str) -> None:
             f.write(line + "\n")
 
 
-@server.tool()
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
 def echo(text: str) -> str:
     """Returns its input."""
     return text

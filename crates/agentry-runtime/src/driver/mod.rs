@@ -86,6 +86,8 @@ pub(crate) struct Driver {
     /// What each source offered when it was last asked, and the definition `def` was built
     /// from (the agent's own, without the sources' tools).
     pub source_tools: Option<Box<SourceTools>>,
+    /// The sources' warnings reported so far (each once per run).
+    pub source_warnings: Vec<String>,
 }
 
 /// The tools the run's sources offered when they were last asked.
@@ -192,6 +194,7 @@ impl Driver {
             model_open: false,
             tool_sources: Vec::new(),
             source_tools: None,
+            source_warnings: Vec::new(),
         }))
     }
 
@@ -210,6 +213,18 @@ impl Driver {
                 ))
             })?;
             now.push(tools);
+            for warning in source.warnings() {
+                if self.source_warnings.contains(&warning) {
+                    continue;
+                }
+                let name = source.name().to_string();
+                self.scope.engine.send_event(|p| RunEvent::Custom {
+                    name: agentry_core::TOOL_SOURCE_WARNING.to_string(),
+                    data: serde_json::json!({"source": name, "message": warning}),
+                    agent_path: p.clone(),
+                });
+                self.source_warnings.push(warning);
+            }
         }
         let base = match &self.source_tools {
             Some(known)

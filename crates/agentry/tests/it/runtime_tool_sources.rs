@@ -258,6 +258,7 @@ async fn hooks_see_a_tools_info_and_the_policy_asks_before_destructive_tools() {
                 destructive_hint: Some(true),
                 ..Default::default()
             }),
+            ..Default::default()
         }),
     };
     let sources: Arc<Mutex<Vec<Option<String>>>> = Arc::default();

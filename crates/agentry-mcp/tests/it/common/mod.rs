@@ -67,3 +67,38 @@ pub fn free_port() -> u16 {
         .unwrap()
         .port()
 }
+
+/// The raw JSON-RPC server (`tests/servers/raw.py`) over stdio, answering as `spec` says.
+pub fn raw(test: &str, spec: serde_json::Value) -> Option<ServerSpec> {
+    let python = python(test)?;
+    Some(
+        ServerSpec::stdio(python)
+            .arg(script("raw.py").display().to_string())
+            .arg(spec.to_string()),
+    )
+}
+
+/// A tool of the raw server: its name and an empty object schema.
+pub fn raw_tool(name: &str) -> serde_json::Value {
+    serde_json::json!({"name": name, "inputSchema": {"type": "object"}})
+}
+
+/// Fails when an error shown to the model or a hook carries Rust's own words: a type path, an
+/// `Option`'s debug form, rmcp's transport wrapper.
+pub fn no_rust_words(text: &str) {
+    for word in ["::", "Some(", "None", "Transport [", "Err(", "Ok("] {
+        assert!(!text.contains(word), "`{word}` in: {text}");
+    }
+}
+
+/// Waits up to `within` for process `pid` to be gone (and reaped).
+pub async fn gone(pid: u32, within: std::time::Duration) -> bool {
+    let deadline = std::time::Instant::now() + within;
+    while std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        if std::time::Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    true
+}
