@@ -299,9 +299,12 @@ impl ToolPolicyBuilder {
         self
     }
 
-    /// Calls of tools that say they are destructive (MCP's `destructiveHint: true`, and not
-    /// `readOnlyHint: true`; see [`ToolInfo`](agentry_core::ToolInfo)) wait for a person's
-    /// approval, whatever their names. [`ToolPolicy::for_mcp`] turns it on by default.
+    /// Calls of tools whose annotations make them destructive wait for a person's approval,
+    /// whatever their names: not `readOnlyHint: true` and not `destructiveHint: false`, so an
+    /// MCP tool that says nothing about itself counts, as the MCP specification's defaults
+    /// say (see [`ToolAnnotations`](agentry_core::ToolAnnotations)). A tool without annotations
+    /// at all (a Rust tool that declares none) does not. [`ToolPolicy::for_mcp`] turns it on
+    /// by default.
     pub fn approve_destructive(mut self, on: bool) -> Self {
         self.approve_destructive = on;
         self
