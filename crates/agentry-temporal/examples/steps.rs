@@ -74,7 +74,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(p) = pollers {
         worker = worker.pollers(p, p);
     }
-    let worker = worker.spawn();
+    let worker = worker.spawn()?;
     let client = Client::connect(server).await?.placement(placement);
     // Warm-up: the worker's first poll and the connection.
     let _: RunOutput<(), String> = client.run("bench", "go").await?;

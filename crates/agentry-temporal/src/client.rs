@@ -4,7 +4,11 @@
 use crate::TemporalError;
 use crate::connect::Server;
 use crate::reading::Reader;
-use crate::wire::{Limits, Placement, RunResult, WorkflowInput, default_continue_after};
+use crate::wire::{
+    DecideRequest, Limits, PENDING_MEMO, Placement, RunResult, WorkflowInput,
+    default_continue_after,
+};
+use crate::wording;
 use crate::workflow::{AgentRun, WORKFLOW_TYPE};
 use agentry_core::{Decision, PendingApproval, RunEvent, RunOptions, RunOutput};
 use futures::future::BoxFuture;
@@ -13,16 +17,28 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::future::IntoFuture;
 use std::marker::PhantomData;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
 use temporalio_client::errors::{WorkflowGetResultError, WorkflowUpdateError};
 use temporalio_client::{
-    WorkflowCancelOptions, WorkflowExecuteUpdateOptions, WorkflowExecutionStatus,
-    WorkflowGetResultOptions, WorkflowHandle, WorkflowListOptions, WorkflowQueryOptions,
-    WorkflowStartOptions,
+    WorkflowCancelOptions, WorkflowDescribeOptions, WorkflowExecuteUpdateOptions,
+    WorkflowExecutionStatus, WorkflowGetResultOptions, WorkflowHandle, WorkflowListOptions,
+    WorkflowQueryOptions, WorkflowStartOptions,
 };
+use temporalio_common::protos::temporal::api::enums::v1::{TaskQueueKind, TaskQueueType};
+use temporalio_common::protos::temporal::api::taskqueue::v1::TaskQueue;
+use temporalio_common::protos::temporal::api::workflowservice::v1::DescribeTaskQueueRequest;
 
 /// The most media bytes a run's input carries to Temporal inline: well under the server's
 /// default 2 MB payload limit once base64 and the rest of the workflow's input are added.
 pub const MAX_INLINE_MEDIA: u64 = 1024 * 1024;
+
+/// How long [`Client::run`]'s start waits to see a worker poll the task queue, by default.
+pub const DEFAULT_WORKER_WAIT: Duration = Duration::from_secs(5);
+/// How long [`RunHandle::decide`] waits for a worker to take decisions up, by default.
+pub const DEFAULT_DECISION_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a worker seen polling counts as there, before the next start asks again.
+const WORKERS_SEEN_FOR: Duration = Duration::from_secs(30);
 
 /// A client of the runs on one Temporal server's task queue. Cheap to clone.
 #[derive(Clone)]
@@ -32,6 +48,10 @@ pub struct Client {
     limits: Limits,
     placement: Placement,
     continue_after: u32,
+    worker_wait: Duration,
+    decision_timeout: Duration,
+    /// When a worker was last seen polling the task queue.
+    workers_seen: Arc<Mutex<Option<Instant>>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -41,6 +61,8 @@ impl std::fmt::Debug for Client {
             .field("limits", &self.limits)
             .field("placement", &self.placement)
             .field("continue_after", &self.continue_after)
+            .field("worker_wait", &self.worker_wait)
+            .field("decision_timeout", &self.decision_timeout)
             .finish()
     }
 }
@@ -76,7 +98,83 @@ impl Client {
             limits: Limits::default(),
             placement: Placement::default(),
             continue_after: default_continue_after(),
+            worker_wait: DEFAULT_WORKER_WAIT,
+            decision_timeout: DEFAULT_DECISION_TIMEOUT,
+            workers_seen: Arc::default(),
         })
+    }
+
+    /// How long starting a run waits to see a worker poll the task queue before it fails with
+    /// [`TemporalError::NoWorker`] ([`DEFAULT_WORKER_WAIT`] by default), so a client pointed at
+    /// a task queue no worker polls says so instead of waiting forever. A worker seen counts
+    /// for 30 s; the server remembers pollers for minutes, so workers that come and go still
+    /// count. `Duration::ZERO` starts runs without asking (to queue them before any worker is
+    /// up).
+    pub fn worker_wait(mut self, wait: Duration) -> Self {
+        self.worker_wait = wait;
+        self
+    }
+
+    /// How long [`RunHandle::decide`] waits for a worker to take decisions up
+    /// ([`DEFAULT_DECISION_TIMEOUT`] by default) before it fails with
+    /// [`TemporalError::DecisionsNotTaken`]; decisions no worker took up in time are never
+    /// applied later.
+    pub fn decision_timeout(mut self, timeout: Duration) -> Self {
+        self.decision_timeout = timeout;
+        self
+    }
+
+    /// Waits (up to [`worker_wait`](Self::worker_wait)) to see a worker poll the task queue.
+    async fn check_workers(&self, run_id: &str) -> Result<(), TemporalError> {
+        if self.worker_wait.is_zero() {
+            return Ok(());
+        }
+        let seen = *self.workers_seen.lock().unwrap_or_else(|p| p.into_inner());
+        if seen.is_some_and(|at| at.elapsed() < WORKERS_SEEN_FOR) {
+            return Ok(());
+        }
+        let deadline = Instant::now() + self.worker_wait;
+        loop {
+            let request = DescribeTaskQueueRequest {
+                namespace: self.server.namespace.clone(),
+                task_queue: Some(TaskQueue {
+                    name: self.server.task_queue.clone(),
+                    kind: TaskQueueKind::Normal as i32,
+                    ..Default::default()
+                }),
+                task_queue_type: TaskQueueType::Workflow as i32,
+                ..Default::default()
+            };
+            let answer = self
+                .inner
+                .connection()
+                .workflow_service()
+                .describe_task_queue(temporalio_client::tonic::Request::new(request))
+                .await;
+            match answer {
+                Ok(answer) if !answer.get_ref().pollers.is_empty() => {
+                    *self.workers_seen.lock().unwrap_or_else(|p| p.into_inner()) =
+                        Some(Instant::now());
+                    return Ok(());
+                }
+                Ok(_) => {}
+                Err(status) => {
+                    // A server that will not say (an older one, a narrow permission) is not
+                    // a reason to refuse the run.
+                    tracing::debug!(error = %wording::status(&status), "the task queue's pollers could not be read");
+                    return Ok(());
+                }
+            }
+            if Instant::now() >= deadline {
+                return Err(TemporalError::NoWorker {
+                    run_id: run_id.to_string(),
+                    task_queue: self.server.task_queue.clone(),
+                    namespace: self.server.namespace.clone(),
+                    waited: self.worker_wait,
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     /// The activity time limits of the runs this client starts from now on.
@@ -141,6 +239,7 @@ impl Client {
         let run_id = options
             .run_id
             .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        self.check_workers(&run_id).await?;
         let request = WorkflowInput {
             agent,
             input,
@@ -162,7 +261,7 @@ impl Client {
             .await
             .map_err(|e| TemporalError::Start {
                 run_id: run_id.clone(),
-                message: e.to_string(),
+                message: wording::start(&e, &run_id),
             })?;
         Ok(self.handle(&run_id))
     }
@@ -173,6 +272,8 @@ impl Client {
             run_id: run_id.to_string(),
             handle: self.inner.get_workflow_handle::<AgentRun>(run_id),
             client: self.inner.clone(),
+            task_queue: self.server.task_queue.clone(),
+            decision_timeout: self.decision_timeout,
         }
     }
 
@@ -187,7 +288,7 @@ impl Client {
         while let Some(item) = stream.next().await {
             let execution = item.map_err(|e| TemporalError::Interaction {
                 run_id: String::new(),
-                message: format!("listing runs failed: {e}"),
+                message: format!("listing runs failed: {}", wording::client(&e)),
             })?;
             let status = match execution.status() {
                 // An execution the run continued from: the run is listed by its latest.
@@ -213,6 +314,8 @@ pub struct RunHandle {
     run_id: String,
     handle: WorkflowHandle<temporalio_client::Client, AgentRun>,
     client: temporalio_client::Client,
+    task_queue: String,
+    decision_timeout: Duration,
 }
 
 impl std::fmt::Debug for RunHandle {
@@ -250,9 +353,9 @@ impl RunHandle {
                     WorkflowGetResultError::Terminated { .. }
                     | WorkflowGetResultError::TimedOut => TemporalError::Ended {
                         run_id: self.run_id.clone(),
-                        message: e.to_string(),
+                        message: wording::result(&e),
                     },
-                    other => self.interaction(other),
+                    other => self.interaction(wording::result(&other)),
                 })?;
         match result.unwrapped() {
             RunResult::Finished(run) => self.typed(*run),
@@ -295,15 +398,26 @@ impl RunHandle {
         self.handle
             .cancel(WorkflowCancelOptions::default())
             .await
-            .map_err(|e| self.interaction(e))
+            .map_err(|e| self.interaction(wording::interaction(&e)))
     }
 
-    /// The calls waiting for a person's decision (none while the run is not waiting).
+    /// The calls waiting for a person's decision (none while the run is not waiting). Read
+    /// from what the server keeps of the run's workflow (its memo), so it answers at once
+    /// whether workers run or not.
     pub async fn pending(&self) -> Result<Vec<PendingApproval>, TemporalError> {
-        self.handle
-            .query(AgentRun::pending, (), WorkflowQueryOptions::default())
+        let description = self
+            .handle
+            .describe(WorkflowDescribeOptions::default())
             .await
-            .map_err(|e| self.interaction(e))
+            .map_err(|e| self.interaction(wording::interaction(&e)))?;
+        if description.status() != WorkflowExecutionStatus::Running {
+            return Ok(Vec::new());
+        }
+        description
+            .memo()
+            .get::<Vec<PendingApproval>>(PENDING_MEMO)
+            .map(Option::unwrap_or_default)
+            .map_err(|e| self.interaction(format!("its waiting calls could not be read: {e}")))
     }
 
     /// The run's events, as the in-process runtime streams them, from its first: read from the
@@ -329,7 +443,7 @@ impl RunHandle {
                 WorkflowQueryOptions::default(),
             )
             .await
-            .map_err(|e| self.interaction(e))?;
+            .map_err(|e| self.interaction(wording::query(&e)))?;
         Ok(page.from)
     }
 
@@ -365,7 +479,8 @@ impl RunHandle {
                     Err(e) => {
                         // An error reading them is the stream's last item.
                         reader.end();
-                        return Some((Err(self.interaction(e)), (reader, false)));
+                        let e = self.interaction(wording::query(&e));
+                        return Some((Err(e), (reader, false)));
                     }
                 }
                 // The sub-agents' runs under way, read from their own workflows: a child not
@@ -386,25 +501,42 @@ impl RunHandle {
     /// Decides the waiting calls, one decision each, and the run goes on with them (on whichever
     /// worker picks it up). Decisions that do not fit (a call that does not wait, one decided
     /// twice, one left out) are refused with [`TemporalError::Decisions`], changing nothing.
+    ///
+    /// A worker takes the decisions up (a Temporal update); with none running, this waits
+    /// the client's [`decision_timeout`](Client::decision_timeout) and fails with
+    /// [`TemporalError::DecisionsNotTaken`]. Such decisions are never applied: a worker that
+    /// starts later refuses them (by the server's clock, so keep clocks in step).
     pub async fn decide(
         &self,
         decisions: impl IntoIterator<Item = Decision>,
     ) -> Result<(), TemporalError> {
-        let decisions: Vec<Decision> = decisions.into_iter().collect();
-        self.handle
-            .execute_update(
-                AgentRun::decide,
-                decisions,
-                WorkflowExecuteUpdateOptions::default(),
-            )
-            .await
-            .map_err(|e| match e {
-                WorkflowUpdateError::Failed(failure) => TemporalError::Decisions {
-                    run_id: self.run_id.clone(),
-                    message: failure.message,
-                },
-                other => self.interaction(other),
-            })
+        let not_after = SystemTime::now() + self.decision_timeout;
+        let request = DecideRequest {
+            decisions: decisions.into_iter().collect(),
+            not_after_ms: not_after
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok()
+                .map(|d| d.as_millis() as u64),
+        };
+        let update = self.handle.execute_update(
+            AgentRun::decide,
+            request,
+            WorkflowExecuteUpdateOptions::default(),
+        );
+        let refused = |message: String| TemporalError::Decisions {
+            run_id: self.run_id.clone(),
+            message,
+        };
+        match tokio::time::timeout(self.decision_timeout, update).await {
+            Err(_) => Err(TemporalError::DecisionsNotTaken {
+                run_id: self.run_id.clone(),
+                task_queue: self.task_queue.clone(),
+                waited: self.decision_timeout,
+            }),
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(WorkflowUpdateError::Failed(failure))) => Err(refused(failure.message)),
+            Ok(Err(other)) => Err(self.interaction(wording::update(&other))),
+        }
     }
 }
 

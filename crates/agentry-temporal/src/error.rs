@@ -53,6 +53,32 @@ pub enum TemporalError {
         /// What failed.
         message: String,
     },
+    /// No worker polls the task queue a client starts runs on.
+    #[error(
+        "no worker polls task queue `{task_queue}` on namespace `{namespace}` (none seen within {waited:?}), so run `{run_id}` would wait for one forever; start a worker on that task queue (`agentry worker`, or a `Worker` in your program), or point the client at the task queue your workers poll"
+    )]
+    NoWorker {
+        /// The run that was about to start.
+        run_id: String,
+        /// The task queue.
+        task_queue: String,
+        /// The namespace.
+        namespace: String,
+        /// How long pollers were waited for.
+        waited: std::time::Duration,
+    },
+    /// No worker took decisions up in time: they were not applied, and never will be.
+    #[error(
+        "run `{run_id}`: no worker took the decisions up within {waited:?}, so they were not applied (a worker that starts later refuses them); start a worker on task queue `{task_queue}` and decide again"
+    )]
+    DecisionsNotTaken {
+        /// The run.
+        run_id: String,
+        /// The task queue.
+        task_queue: String,
+        /// How long the client waited.
+        waited: std::time::Duration,
+    },
     /// Decisions that do not fit the run's pending calls.
     #[error("run `{run_id}` refused the decisions: {message}")]
     Decisions {

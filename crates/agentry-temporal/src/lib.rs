@@ -102,10 +102,14 @@ mod reading;
 mod recent;
 mod scopes;
 mod wire;
+mod wording;
 mod worker;
 mod workflow;
 
-pub use client::{Client, MAX_INLINE_MEDIA, RunHandle, RunRequest, RunState, RunSummary};
+pub use client::{
+    Client, DEFAULT_DECISION_TIMEOUT, DEFAULT_WORKER_WAIT, MAX_INLINE_MEDIA, RunHandle, RunRequest,
+    RunState, RunSummary,
+};
 pub use connect::Server;
 pub use error::TemporalError;
 pub use wire::{Limits, Placement};

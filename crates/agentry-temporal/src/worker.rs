@@ -18,8 +18,9 @@ use temporalio_sdk::runtime::{PollerBehavior, RuntimeOptions};
 /// A worker: the agents it hosts and the [`Runtime`] whose runtime-scope hooks, default model
 /// and time limits their runs use (its store, if any, is not used: Temporal records the runs).
 ///
-/// [`run`](Self::run) polls the server's task queue until [`WorkerStop::stop`] is called;
-/// [`spawn`](Self::spawn) does so on a thread of its own.
+/// [`run`](Self::run) polls the server's task queue until [`WorkerStop::stop`] is called,
+/// connecting with backoff while the server is not up yet; [`spawn`](Self::spawn) does so on a
+/// thread of its own, after a first connection it reports at once.
 pub struct Worker {
     runtime: Runtime,
     agents: HashMap<String, Arc<AgentDef>>,
@@ -97,10 +98,34 @@ impl Worker {
     }
 
     /// Connects and polls the task queue until stopped through `stop` (made by
-    /// [`WorkerStop::new`]). The future is not `Send`: await it on the thread that made it (in
-    /// `main`), or use [`spawn`](Self::spawn).
+    /// [`WorkerStop::new`]). A server that cannot be reached yet is tried again with backoff
+    /// (0.2 s doubling to 10 s, each failure a warning), so a worker may start before its
+    /// server; a stop while it waits ends it. The future is not `Send`: await it on the
+    /// thread that made it (in `main`), or use [`spawn`](Self::spawn).
     pub async fn run(self, stop: WorkerStop) -> Result<(), TemporalError> {
-        let client = self.server.connect().await?;
+        let mut backoff = Duration::from_millis(200);
+        let client = loop {
+            match self.server.connect().await {
+                Ok(client) => break client,
+                Err(e) => {
+                    tracing::warn!(error = %e, retry_in = ?backoff, "the Temporal worker cannot connect yet");
+                    tokio::select! {
+                        _ = stop.0.notified() => return Ok(()),
+                        _ = tokio::time::sleep(backoff) => {}
+                    }
+                    backoff = (backoff * 2).min(Duration::from_secs(10));
+                }
+            }
+        };
+        self.serve(client, stop).await
+    }
+
+    /// Polls the task queue with `client` until stopped.
+    async fn serve(
+        self,
+        client: temporalio_client::Client,
+        stop: WorkerStop,
+    ) -> Result<(), TemporalError> {
         let runtime = temporalio_sdk::Runtime::from_current_tokio(RuntimeOptions::default())
             .map_err(|e| TemporalError::Worker(e.to_string()))?;
         let activities = AgentActivities {
@@ -145,24 +170,53 @@ impl Worker {
         outcome
     }
 
-    /// Runs the worker on a thread of its own, with a multi-threaded tokio runtime of its own.
-    /// The returned handle stops it (and waits for it) when told to or dropped.
-    pub fn spawn(self) -> SpawnedWorker {
+    /// Runs the worker on a thread of its own, with a multi-threaded tokio runtime of its own,
+    /// once it has connected: a server that cannot be reached is an error at once (use
+    /// [`run`](Self::run) for a worker that waits for its server). The returned handle stops
+    /// it (and waits for it) when told to or dropped.
+    pub fn spawn(self) -> Result<SpawnedWorker, TemporalError> {
         let stop = WorkerStop::new();
         let handle = stop.clone();
+        let (connected, outcome) = std::sync::mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("agentry-temporal-worker".into())
             .spawn(move || {
-                let rt = tokio::runtime::Builder::new_multi_thread()
+                let rt = match tokio::runtime::Builder::new_multi_thread()
                     .enable_all()
                     .build()
-                    .map_err(|e| TemporalError::Worker(e.to_string()))?;
-                rt.block_on(self.run(handle))
+                {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        let _ = connected.send(Err(TemporalError::Worker(e.to_string())));
+                        return Ok(());
+                    }
+                };
+                rt.block_on(async move {
+                    match self.server.connect().await {
+                        Ok(client) => {
+                            let _ = connected.send(Ok(()));
+                            self.serve(client, handle).await
+                        }
+                        Err(e) => {
+                            let _ = connected.send(Err(e));
+                            Ok(())
+                        }
+                    }
+                })
             })
-            .expect("a worker thread can be spawned");
-        SpawnedWorker {
-            stop,
-            thread: Some(thread),
+            .map_err(|e| TemporalError::Worker(format!("its thread could not start: {e}")))?;
+        match outcome.recv() {
+            Ok(Ok(())) => Ok(SpawnedWorker {
+                stop,
+                thread: Some(thread),
+            }),
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                Err(e)
+            }
+            Err(_) => Err(TemporalError::Worker(
+                "its thread ended before it connected".into(),
+            )),
         }
     }
 }

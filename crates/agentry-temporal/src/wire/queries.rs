@@ -109,3 +109,19 @@ pub(crate) struct EventPage {
     /// The events.
     pub events: Vec<WireEvent>,
 }
+
+/// Decisions for a run's waiting calls, as a client sends them (the `decide` update).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct DecideRequest {
+    /// One decision per waiting call.
+    pub decisions: Vec<agentry_core::Decision>,
+    /// When the client stops waiting for them, in milliseconds since the Unix epoch: a worker
+    /// that takes them up later refuses them, so a decision its client gave up on never
+    /// applies.
+    #[serde(default)]
+    pub not_after_ms: Option<u64>,
+}
+
+/// The memo key under which a run's workflow keeps its waiting calls, readable with no worker
+/// running (a workflow's memo is kept by the server).
+pub(crate) const PENDING_MEMO: &str = "agentry.pending";

@@ -6,8 +6,8 @@
 use crate::events::WireEvent;
 use crate::ledger::Ledger;
 use crate::wire::{
-    Carried, Deadline, Done, Effect, Ending, EventPage, Failure, Identity, Limits, Placement,
-    RunPlan, RunResult, RunView, WorkflowInput, carried_deadline,
+    Carried, Deadline, DecideRequest, Done, Effect, Ending, EventPage, Failure, Identity, Limits,
+    Placement, RunPlan, RunResult, RunView, WorkflowInput, carried_deadline,
 };
 use agentry_core::hooks::Events;
 use agentry_core::{
@@ -184,24 +184,37 @@ impl AgentRun {
 
     /// Checks decisions before they are accepted: one for each waiting call, nothing else.
     #[update_validator(decide)]
-    // The SDK's macro passes the update's input type by reference.
-    #[allow(clippy::ptr_arg)]
     fn validate_decide(
         &self,
         _ctx: &WorkflowContextView,
-        decisions: &Vec<Decision>,
+        request: &DecideRequest,
     ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-        check_decisions(&self.awaiting, decisions).map_err(Into::into)
+        check_decisions(&self.awaiting, &request.decisions).map_err(Into::into)
     }
 
-    /// Decides the waiting calls; the run goes on with them.
+    /// Decides the waiting calls; the run goes on with them. Decisions taken up after their
+    /// client stopped waiting (no worker ran then) are refused: they never apply late.
     #[update]
     pub(crate) fn decide(
         &mut self,
-        _ctx: &mut SyncWorkflowContext<Self>,
-        decisions: Vec<Decision>,
-    ) {
-        self.decisions = Some(decisions);
+        ctx: &mut SyncWorkflowContext<Self>,
+        request: DecideRequest,
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        let now = ctx
+            .workflow_time()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| d.as_millis() as u64);
+        if let (Some(limit), Some(now)) = (request.not_after_ms, now)
+            && now > limit
+        {
+            return Err(format!(
+                "the decisions reached a worker {} ms after their client stopped waiting for them, so they were not applied; decide again",
+                now - limit
+            )
+            .into());
+        }
+        self.decisions = Some(request.decisions);
+        Ok(())
     }
 }
 

@@ -3,11 +3,12 @@
 
 use super::{Exit, Loop};
 use crate::activities::AgentActivities;
-use crate::wire::{BatchInput, ToolInput};
+use crate::wire::{BatchInput, PENDING_MEMO, ToolInput};
 use agentry_core::hooks::Events;
 use agentry_core::machine::ToolsRan;
 use agentry_core::{Decision, PendingApproval, RunEvent, ToolResult};
 use agentry_runtime::effects::CallOutcome;
+use temporalio_sdk::MemoValue;
 
 impl Loop {
     /// Runs the calls of the pending turn, each an activity (concurrently when the agent allows
@@ -190,6 +191,10 @@ impl Loop {
         &mut self,
         waiting: Vec<PendingApproval>,
     ) -> Result<Vec<Decision>, Exit> {
+        // Kept in the workflow's memo too, which the server answers for with no worker running.
+        let _ = self
+            .ctx
+            .upsert_memo([(PENDING_MEMO, Some(MemoValue::new(waiting.clone())))]);
         self.ctx.state_mut(|s| {
             s.awaiting = waiting;
             s.decisions = None;
@@ -197,12 +202,12 @@ impl Loop {
             // call returns: a deadline hooks set no longer applies (they may set another).
             s.deadline = None;
         });
-        if self
-            .ctx
-            .wait_condition(|s| s.decisions.is_some())
-            .await
-            .is_err()
-        {
+        let waited = self.ctx.wait_condition(|s| s.decisions.is_some()).await;
+        let _ = self.ctx.upsert_memo([(
+            PENDING_MEMO,
+            Some(MemoValue::new(Vec::<PendingApproval>::new())),
+        )]);
+        if waited.is_err() {
             return Err(Exit::Cancelled);
         }
         Ok(self.ctx.state_mut(|s| {

@@ -102,7 +102,8 @@ async fn batch_hooks_block_reorder_and_rewrite_as_in_process() {
     let recorder = Recorder::new();
     let worker = Worker::new(dev.server("batches"), Runtime::new())
         .agent(&planner(&log, &recorder))
-        .spawn();
+        .spawn()
+        .unwrap();
     let remote: RunOutput<(), String> = dev
         .client("batches")
         .await
@@ -195,7 +196,8 @@ async fn an_agent_that_compacts_its_history_runs_as_in_process() {
     let recorder = Recorder::new();
     let worker = Worker::new(dev.server("compaction"), Runtime::new())
         .agent(&researcher(&recorder))
-        .spawn();
+        .spawn()
+        .unwrap();
     let client = dev.client("compaction").await;
     let handle = client.run("researcher", "Research.").start().await.unwrap();
     let mut compactions = Vec::new();

@@ -96,7 +96,8 @@ async fn stops_alike(queue: &str, noticed: Noticed, runtime: impl Fn(&Log) -> Ru
     let waits = Waits::default();
     let worker = Worker::new(dev.server(queue), runtime(&log))
         .agent(&waiter(&waits))
-        .spawn();
+        .spawn()
+        .unwrap();
     let client = dev.client(queue).await;
     let started = Instant::now();
     let remote: RunOutput<(), String> = client
@@ -167,7 +168,8 @@ async fn a_run_that_ends_before_its_deadline_is_not_stopped_by_it() {
     let runtime = Runtime::new().with(Guards::none().max_wall_time(Duration::from_secs(600)));
     let worker = Worker::new(dev.server("in-time"), runtime)
         .agent(&agent)
-        .spawn();
+        .spawn()
+        .unwrap();
     let out: RunOutput<(), String> = dev
         .client("in-time")
         .await
@@ -214,7 +216,8 @@ async fn a_deadline_does_not_run_while_the_run_waits_for_a_person() {
     }));
     let worker = Worker::new(dev.server("paused"), runtime)
         .agent(&agent)
-        .spawn();
+        .spawn()
+        .unwrap();
     let client = dev.client("paused").await;
     let handle = client
         .run("signer", "sign it")
@@ -280,7 +283,8 @@ async fn a_parents_deadline_interrupts_its_sub_agent_as_in_process() {
     let waits = Waits::default();
     let worker = Worker::new(dev.server("parent-deadline"), boss_budget())
         .agent(&boss(&waits))
-        .spawn();
+        .spawn()
+        .unwrap();
     let started = Instant::now();
     let remote: RunOutput<(), String> = dev
         .client("parent-deadline")

@@ -126,7 +126,8 @@ async fn a_run_that_continues_as_new_ends_as_an_uninterrupted_run() {
     let ran = Ran::default();
     let worker = Worker::new(dev.server("can"), recording_runtime(&log))
         .agent(&stepper(steps, &ran, None))
-        .spawn();
+        .spawn()
+        .unwrap();
     // A threshold this low continues the run after every step or two.
     let client = dev.client("can").await.continue_as_new_after(20);
     let handle = client
@@ -207,7 +208,8 @@ async fn a_stateful_run_carries_its_state_across_continue_as_new() {
 
     let worker = Worker::new(dev.server("can-state"), Runtime::new())
         .agent(&tallier(steps))
-        .spawn();
+        .spawn()
+        .unwrap();
     let client = dev.client("can-state").await.continue_as_new_after(20);
     let handle = client
         .run("tallier", "go")
@@ -240,7 +242,8 @@ async fn a_server_restart_mid_run_loses_nothing_and_redoes_no_completed_step() {
     let gate = Gate::new("s3");
     let worker = Worker::new(dev.server("restart"), Runtime::new())
         .agent(&stepper(steps, &ran, Some(gate.clone())))
-        .spawn();
+        .spawn()
+        .unwrap();
     let client = dev.client("restart").await;
     let handle = client
         .run("stepper", "go")
@@ -315,7 +318,8 @@ async fn thousand_runs(queue: &str, placement: Placement) {
     let ran = Ran::default();
     let worker = Worker::new(dev.server(queue), Runtime::new())
         .agent(&stepper(2, &ran, None))
-        .spawn();
+        .spawn()
+        .unwrap();
     let client = dev.client(queue).await.placement(placement);
     let start = Instant::now();
     let mut handles = Vec::new();
@@ -394,7 +398,8 @@ async fn a_stopping_worker_does_not_wait_for_a_hung_call_and_another_takes_it_up
     let first = Worker::new(dev.server("grace"), Runtime::new())
         .agent(&agent())
         .shutdown_grace(Duration::from_secs(1))
-        .spawn();
+        .spawn()
+        .unwrap();
     let client = dev.client("grace").await;
     let handle = client
         .run("hanger", "go")
@@ -417,7 +422,8 @@ async fn a_stopping_worker_does_not_wait_for_a_hung_call_and_another_takes_it_up
     // Another worker takes the call up at once, with the same key, and the run ends.
     let second = Worker::new(dev.server("grace"), Runtime::new())
         .agent(&agent())
-        .spawn();
+        .spawn()
+        .unwrap();
     let out: RunOutput<(), String> = handle.result().await.unwrap();
     second.stop().unwrap();
     assert_eq!(out.output.as_deref(), Some("done"));
@@ -462,7 +468,8 @@ async fn a_deadline_carries_across_continue_as_new() {
     }));
     let worker = Worker::new(dev.server("dcan"), runtime)
         .agent(&agent)
-        .spawn();
+        .spawn()
+        .unwrap();
     // Continued as a new execution after every step or so.
     let client = dev.client("dcan").await.continue_as_new_after(20);
     let out: RunOutput<(), String> = client

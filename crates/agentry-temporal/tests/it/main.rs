@@ -5,6 +5,7 @@ mod support;
 mod batches_and_compaction;
 mod deadlines;
 mod durability;
+mod no_worker;
 mod runs;
 mod sub_agents;
 mod worker_killed;

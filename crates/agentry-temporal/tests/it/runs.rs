@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// Waits until `done` holds, for at most 60 s.
-async fn until(what: &str, mut done: impl AsyncFnMut() -> bool) {
+pub(crate) async fn until(what: &str, mut done: impl AsyncFnMut() -> bool) {
     let start = Instant::now();
     while !done().await {
         assert!(
@@ -43,7 +43,8 @@ async fn a_run_with_tools_hooks_and_a_sub_agent_matches_the_in_process_run() {
     let (agent, runtime) = assistant(&log, &calls);
     let worker = Worker::new(dev.server("parity"), runtime)
         .agent(&agent)
-        .spawn();
+        .spawn()
+        .unwrap();
     let client = dev.client("parity").await;
     let handle = client
         .run("assistant", "What is 2 + 3?")
@@ -202,7 +203,10 @@ async fn a_run_on_temporal_streams_the_events_of_the_in_process_run() {
     ] {
         let log = Log::default();
         let (agent, runtime) = assistant(&log, &Arc::new(AtomicUsize::new(0)));
-        let worker = Worker::new(dev.server(name), runtime).agent(&agent).spawn();
+        let worker = Worker::new(dev.server(name), runtime)
+            .agent(&agent)
+            .spawn()
+            .unwrap();
         let client = dev.client(name).await.placement(placement);
         let handle = client
             .run("assistant", "What is 2 + 3?")
@@ -236,7 +240,10 @@ async fn each_placement_gives_the_in_process_run_and_records_its_activities_as_i
         let log = Log::default();
         let calls = Arc::new(AtomicUsize::new(0));
         let (agent, runtime) = assistant(&log, &calls);
-        let worker = Worker::new(dev.server(name), runtime).agent(&agent).spawn();
+        let worker = Worker::new(dev.server(name), runtime)
+            .agent(&agent)
+            .spawn()
+            .unwrap();
         let client = dev.client(name).await.placement(placement);
         let id = format!("placement-{name}");
         let remote: RunOutput<(), String> = client
@@ -320,7 +327,8 @@ async fn a_cancelled_run_stops_mid_tool_call_and_ends_cancelled() {
         .unwrap();
     let worker = Worker::new(dev.server("cancel"), recording_runtime(&log))
         .agent(&agent)
-        .spawn();
+        .spawn()
+        .unwrap();
     let client = dev.client("cancel").await;
     let handle = client.run("waiter", "wait").start().await.unwrap();
     until("the tool to start", async || {
@@ -352,7 +360,7 @@ struct Days {
     days: u32,
 }
 
-fn cleaner(deletes: &Arc<AtomicUsize>) -> Agent {
+pub(crate) fn cleaner(deletes: &Arc<AtomicUsize>) -> Agent {
     let model = ScriptedModel::from_fn(|_, req| {
         match req.messages.iter().rev().find_map(|m| match m {
             Message::Tool(r) => Some(r.content.text().into_owned()),
@@ -388,7 +396,8 @@ async fn an_approval_waits_across_a_worker_restart_and_the_call_runs_once_decide
     let agent = cleaner(&deletes);
     let worker = Worker::new(dev.server("approval"), Runtime::new())
         .agent(&agent)
-        .spawn();
+        .spawn()
+        .unwrap();
     let client = dev.client("approval").await;
     let handle = client.run("cleaner", "clean up").start().await.unwrap();
     let mut pending = Vec::new();
@@ -409,7 +418,8 @@ async fn an_approval_waits_across_a_worker_restart_and_the_call_runs_once_decide
     // worker, so start the next one first).
     let worker = Worker::new(dev.server("approval"), Runtime::new())
         .agent(&agent)
-        .spawn();
+        .spawn()
+        .unwrap();
     let refused = handle
         .decide([Decision::Approve {
             call_id: "nope".into(),
@@ -448,7 +458,8 @@ async fn a_rejected_call_gives_the_model_the_reason() {
     let agent = cleaner(&deletes);
     let _worker = Worker::new(dev.server("reject"), Runtime::new())
         .agent(&agent)
-        .spawn();
+        .spawn()
+        .unwrap();
     let client = dev.client("reject").await;
     let handle = client.run("cleaner", "clean up").start().await.unwrap();
     until("the call to wait for approval", async || {
@@ -506,7 +517,8 @@ async fn a_long_streamed_answer_reaches_the_stream_whole() {
         .unwrap();
     let worker = Worker::new(dev.server("long"), Runtime::new())
         .agent(&agent)
-        .spawn();
+        .spawn()
+        .unwrap();
     let client = dev.client("long").await;
     let handle = client.run("talker", "talk").start().await.unwrap();
     let mut streamed = String::new();
@@ -538,7 +550,8 @@ async fn an_image_reaches_the_model_on_temporal_and_one_too_large_for_its_histor
         .unwrap();
     let _worker = Worker::new(dev.server("media"), Runtime::new())
         .agent(&agent)
-        .spawn();
+        .spawn()
+        .unwrap();
     let client = dev.client("media").await;
     let small = agentry::Part::image(vec![7u8; 20_000], "image/png");
     let handle = client

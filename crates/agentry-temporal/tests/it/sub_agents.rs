@@ -121,7 +121,8 @@ async fn sub_agents_run_as_child_workflows_and_end_as_in_process() {
     let log = Arc::default();
     let worker = Worker::new(dev.server("children"), logging(&log))
         .agent(&boss())
-        .spawn();
+        .spawn()
+        .unwrap();
     let client = dev.client("children").await;
     let remote: RunOutput<(), String> = client
         .run("boss", "go")
@@ -186,7 +187,8 @@ fn tower() -> Agent {
 async fn tower_fails(dev: &DevServer, queue: &str, runtime: Runtime) -> TemporalError {
     let worker = Worker::new(dev.server(queue), runtime)
         .agent(&tower())
-        .spawn();
+        .spawn()
+        .unwrap();
     let failed = dev.client(queue).await.run("top", "go").await.unwrap_err();
     worker.stop().unwrap();
     failed
@@ -200,7 +202,8 @@ async fn nesting_past_the_limit_and_a_sub_agent_hook_failure_fail_the_parent() {
     // Two levels deep is within the default limit: the answer comes up from the bottom.
     let worker = Worker::new(dev.server("tower"), Runtime::new())
         .agent(&tower())
-        .spawn();
+        .spawn()
+        .unwrap();
     let out: RunOutput<(), String> = dev
         .client("tower")
         .await
@@ -274,7 +277,8 @@ async fn cancelling_a_run_cancels_its_sub_agent_mid_call() {
         .unwrap();
     let worker = Worker::new(dev.server("child-cancel"), Runtime::new())
         .agent(&parent)
-        .spawn();
+        .spawn()
+        .unwrap();
     let handle = dev
         .client("child-cancel")
         .await
@@ -376,7 +380,8 @@ async fn stored_run_scope_hooks_travel_to_the_workers_and_to_sub_agents() {
 
     let worker = Worker::new(dev.server("stored"), Runtime::new().restores::<Suffix>())
         .agent(&agent)
-        .spawn();
+        .spawn()
+        .unwrap();
     let client = dev.client("stored").await;
     let remote: RunOutput<(), String> = client
         .run("asks", "go")
@@ -441,7 +446,8 @@ async fn a_sub_agents_events_reach_its_parents_stream_as_they_happen_and_once() 
     let gate = Arc::new(tokio::sync::Semaphore::new(0));
     let worker = Worker::new(dev.server("live"), Runtime::new())
         .agent(&lead(&gate))
-        .spawn();
+        .spawn()
+        .unwrap();
     let client = dev.client("live").await;
     let handle = client
         .run("lead", "lead on")

@@ -36,7 +36,7 @@ pub fn temporal_cli(test: &str) -> Option<PathBuf> {
     }
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -65,6 +65,20 @@ impl DevServer {
                 Err(log) => panic!("the dev server exited: {log}"),
             }
         }
+        Some(server)
+    }
+
+    /// Starts a dev server on `port` (a worker may be waiting for it there), or `None` when
+    /// the CLI is not configured.
+    pub async fn start_at(test: &str, port: u16) -> Option<DevServer> {
+        let cli = temporal_cli(test)?;
+        let mut server = DevServer {
+            child: None,
+            cli,
+            port,
+            dir: tempfile::tempdir().unwrap(),
+        };
+        server.launch().await;
         Some(server)
     }
 
