@@ -447,8 +447,9 @@ impl AgentActivities {
         .await
     }
 
-    /// The end of a run: MessageAdded for what the workflow added, Stop hooks for a reason they
-    /// have not seen, RunFailed hooks for a failure (which may recover), RunEnd.
+    /// The end of a run, or of its course until a person decides: MessageAdded for what the
+    /// workflow added, Stop hooks for a reason they have not seen, RunFailed hooks for a failure
+    /// (which may recover), RunEnd.
     #[activity(name = "agentry.finish")]
     pub(crate) async fn finish(
         self: Arc<Self>,
@@ -457,8 +458,10 @@ impl AgentActivities {
     ) -> Result<Effect<Finish>, ActivityError> {
         let run_id = input.run.snapshot.run_id.clone();
         let (mut effects, _given, mut events) = self.open(input.run).await?;
-        self.cache.forget(&run_id);
-        self.scopes.forget(&run_id);
+        if !input.paused {
+            self.cache.forget(&run_id);
+            self.scopes.forget(&run_id);
+        }
         let run = effects.engine().clone();
         heartbeating(&ctx, run, Ends::WithEffect, async move {
             effects.report_added(input.report_from).await?;

@@ -339,24 +339,30 @@ impl RunHandle {
         }
     }
 
-    /// Waits for the run's end and returns what the in-process runtime's `run` returns for it:
-    /// output, state, history, usage, steps and stop reason, typed as the agent's state `S` and
-    /// output `O`. A run that failed is [`TemporalError::RunFailed`] with its error.
+    /// Waits for the run's end, or its pause for a person, and returns what the in-process
+    /// runtime's `run` returns for it: output, state, history, usage, steps and stop reason,
+    /// typed as the agent's state `S` and output `O`. A run that waits for a decision returns
+    /// with [`StopReason::AwaitingApproval`](agentry_core::StopReason::AwaitingApproval) and
+    /// its pending calls (read from the run's workflow, which takes a worker); once decided,
+    /// `result` waits for what comes next. A run that failed is [`TemporalError::RunFailed`]
+    /// with its error.
     pub async fn result<S: DeserializeOwned, O: DeserializeOwned>(
         &self,
     ) -> Result<RunOutput<S, O>, TemporalError> {
-        let result =
-            self.handle
-                .get_result(WorkflowGetResultOptions::default())
-                .await
-                .map_err(|e| match e {
-                    WorkflowGetResultError::Terminated { .. }
-                    | WorkflowGetResultError::TimedOut => TemporalError::Ended {
-                        run_id: self.run_id.clone(),
-                        message: wording::result(&e),
-                    },
-                    other => self.interaction(wording::result(&other)),
-                })?;
+        let ended = self.handle.get_result(WorkflowGetResultOptions::default());
+        let result = tokio::select! {
+            result = ended => result,
+            paused = self.paused() => return self.typed(paused?),
+        };
+        let result = result.map_err(|e| match e {
+            WorkflowGetResultError::Terminated { .. } | WorkflowGetResultError::TimedOut => {
+                TemporalError::Ended {
+                    run_id: self.run_id.clone(),
+                    message: wording::result(&e),
+                }
+            }
+            other => self.interaction(wording::result(&other)),
+        })?;
         match result.unwrapped() {
             RunResult::Finished(run) => self.typed(*run),
             RunResult::Failed(error) | RunResult::FailedWithParent(error) => {
@@ -366,6 +372,29 @@ impl RunHandle {
                 })
             }
             RunResult::Child { .. } => unreachable!("unwrapped"),
+        }
+    }
+
+    /// Resolves once the run waits for a person, with what its caller gets then: its pending
+    /// calls are looked for after 0.5 s, then less and less often (every 5 s at most), so a
+    /// run that ends soon costs no more than its result.
+    async fn paused(&self) -> Result<RunOutput<Value, Value>, TemporalError> {
+        let mut every = Duration::from_millis(500);
+        loop {
+            tokio::time::sleep(every).await;
+            every = (every * 2).min(Duration::from_secs(5));
+            if self.pending().await?.is_empty() {
+                continue;
+            }
+            let asked = self
+                .handle
+                .query(AgentRun::paused, (), WorkflowQueryOptions::default());
+            match asked.await {
+                Ok(Some(output)) => return Ok(output),
+                // Decided meanwhile: wait on.
+                Ok(None) => continue,
+                Err(e) => return Err(self.interaction(wording::query(&e))),
+            }
         }
     }
 

@@ -96,14 +96,16 @@ impl From<RunEvent> for WireEvent {
 }
 
 impl WireEvent {
-    /// True for the end (finished or failed) of run `run_id`.
+    /// True for the end (finished or failed) of run `run_id`; a pause for a person is not.
     pub(crate) fn ends(&self, run_id: &str) -> bool {
-        matches!(
-            self,
-            WireEvent::Run(
-                RunEvent::RunFinished { run_id: id, .. } | RunEvent::RunFailed { run_id: id, .. }
-            ) if id == run_id
-        )
+        match self {
+            // A pause for a person ends the run's course until it is decided, not the run.
+            WireEvent::Run(RunEvent::RunFinished {
+                run_id: id, stop, ..
+            }) => id == run_id && !stop.is_paused(),
+            WireEvent::Run(RunEvent::RunFailed { run_id: id, .. }) => id == run_id,
+            _ => false,
+        }
     }
 
     /// The run event; `None` for a marker.

@@ -62,7 +62,10 @@
 //!
 //! A call that needs approval makes the run wait in its workflow, costing no worker, until
 //! [`RunHandle::decide`] delivers a decision for each waiting call (a Temporal update, checked
-//! before it is accepted); [`RunHandle::pending`] lists them.
+//! before it is accepted, refused when it comes after its client stopped waiting);
+//! [`RunHandle::pending`] lists them from the workflow's memo, with or without workers. The
+//! pause runs Stop and RunEnd hooks with `AwaitingApproval` (in `agentry.finish`), as
+//! in-process, and [`RunHandle::result`] returns the run paused.
 //!
 //! An activity gets the run's history as a delta, completed from the worker's cache of the
 //! run's history or, on a miss, from the workflow by query, and checked against digests, so a

@@ -64,6 +64,10 @@ pub(crate) struct FinishInput {
     pub stop_event: Option<StopReason>,
     /// How it ends.
     pub ending: Ending,
+    /// True when the run only pauses (it waits for a person) and goes on afterwards: its
+    /// worker keeps what it has of the run.
+    #[serde(default)]
+    pub paused: bool,
 }
 
 /// How a run ended after its last hooks (its final state is the [`Done`]'s).

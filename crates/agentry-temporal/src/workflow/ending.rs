@@ -1,13 +1,12 @@
 //! How a run ends in the workflow: the finish activity (Stop, RunFailed, RunEnd), a failure, a
 //! cancellation, a deadline.
 
-use super::{Exit, Loop};
+use super::{Exit, Loop, RunOutput};
 use crate::activities::AgentActivities;
 use crate::wire::{Done, Ending, Finish, FinishInput, RunResult};
-use agentry_core::RunOutput;
 use agentry_core::hooks::Events;
 use agentry_core::machine::Interruption;
-use agentry_core::{RunEvent, StopReason};
+use agentry_core::{PendingApproval, RunEvent, StopReason};
 use temporalio_sdk::WorkflowCancellationToken;
 
 impl Loop {
@@ -49,6 +48,7 @@ impl Loop {
                 report_from: self.reported,
                 stop_event,
                 ending,
+                paused: false,
             };
             let outcome = self
                 .activity(
@@ -90,10 +90,15 @@ impl Loop {
             stop: finish.stop.clone(),
             agent_path: self.id.agent.as_str().into(),
         });
-        RunResult::Finished(Box::new(RunOutput {
+        RunResult::Finished(Box::new(self.output(finish.stop, finish.output)))
+    }
+
+    /// What the run's caller gets when it stops with `stop`.
+    fn output(&self, stop: StopReason, output: Option<serde_json::Value>) -> RunOutput {
+        RunOutput {
             run_id: self.id.run_id.clone(),
             session_id: self.id.session_id.clone(),
-            output: finish.output,
+            output,
             text: self.machine.last_text(),
             state: self.state.clone(),
             messages: self.machine.messages.clone(),
@@ -101,8 +106,57 @@ impl Loop {
             retried_usage: self.machine.retried_usage,
             steps: self.machine.step,
             model_calls: self.machine.model_calls,
-            stop: finish.stop,
-        }))
+            stop,
+        }
+    }
+
+    /// The run pauses for a person, as in-process, where the paused run's call returns: Stop
+    /// and RunEnd hooks see `AwaitingApproval` (in the finish activity, when some hook wants
+    /// them), the stream gets `RunFinished` with that reason, and what the run's caller gets is
+    /// kept for [`AgentRun::paused`](super::AgentRun::paused). The run goes on when decided.
+    pub(super) async fn pause(&mut self, waiting: &[PendingApproval]) -> Result<(), Exit> {
+        let stop = StopReason::AwaitingApproval {
+            pending: waiting.to_vec(),
+        };
+        if self.wants(Events::STOP | Events::RUN_END) {
+            let input = FinishInput {
+                run: self.view(),
+                report_from: self.machine.messages.len(),
+                stop_event: Some(stop.clone()),
+                ending: Ending::Stopped {
+                    stop: stop.clone(),
+                    output: None,
+                },
+                paused: true,
+            };
+            let outcome = self
+                .activity(
+                    AgentActivities::finish,
+                    input,
+                    self.limits.hooks,
+                    true,
+                    None,
+                )
+                .await;
+            self.accept(Self::settle(outcome)?);
+        }
+        let paused = self.output(stop.clone(), None);
+        self.ctx.state_mut(|s| s.paused = Some(Box::new(paused)));
+        self.emit(RunEvent::RunFinished {
+            run_id: self.id.run_id.clone(),
+            stop,
+            agent_path: self.id.agent.as_str().into(),
+        });
+        Ok(())
+    }
+
+    /// The run goes on after a person decided, as an in-process resume does.
+    pub(super) fn unpause(&mut self) {
+        self.ctx.state_mut(|s| s.paused = None);
+        self.emit(RunEvent::RunStarted {
+            run_id: self.id.run_id.clone(),
+            agent_path: self.id.agent.as_str().into(),
+        });
     }
 
     /// Ends the run failed with `error`, recorded.

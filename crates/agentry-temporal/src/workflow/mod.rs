@@ -13,6 +13,9 @@ use agentry_core::hooks::Events;
 use agentry_core::{
     Decision, History, Message, PendingApproval, RunEvent, RunMachine, StopReason, match_decisions,
 };
+
+/// A run's output as the workflow gives it: state and output as JSON.
+pub(crate) type RunOutput = agentry_core::RunOutput<Value, Value>;
 use futures::future::Either;
 use serde_json::Value;
 use std::sync::Arc;
@@ -50,6 +53,8 @@ pub(crate) struct AgentRun {
     events_base: usize,
     /// The earliest deadline a hook set on the run (`RunContext::stop_at`).
     deadline: Option<Deadline>,
+    /// What the run's caller gets while it waits for a person.
+    paused: Option<Box<RunOutput>>,
 }
 
 #[workflow_methods]
@@ -152,6 +157,13 @@ impl AgentRun {
             },
             false => result,
         })
+    }
+
+    /// What the run's caller gets while it waits for a person (stop `AwaitingApproval`), as
+    /// in-process `run` returns it; `None` while it does not wait.
+    #[query]
+    pub(crate) fn paused(&self, _ctx: &WorkflowContextView) -> Option<RunOutput> {
+        self.paused.as_deref().cloned()
     }
 
     /// The calls waiting for a person's decision.

@@ -148,7 +148,9 @@ impl Loop {
                 pending: waiting.clone(),
                 agent_path: self.id.agent.as_str().into(),
             });
+            self.pause(&waiting).await?;
             let decisions = self.wait_for_decisions(waiting.clone()).await?;
+            self.unpause();
             for pending in waiting {
                 let index = calls
                     .iter()

@@ -235,3 +235,79 @@ async fn errors_name_the_run_in_words() {
     in_words(&missing);
     handle.cancel().await.unwrap();
 }
+
+/// One rule for a pause on both runtimes: Stop and RunEnd hooks see `awaiting approval` when
+/// the run pauses, and the final reason when it ends; the hook-call record of a run paused,
+/// decided and finished on Temporal is the in-process one, and `result()` of a paused run
+/// returns it paused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pause_for_approval_runs_the_same_hooks_as_in_process_and_result_says_it_waits() {
+    let Some(dev) = DevServer::start("pause_parity").await else {
+        return;
+    };
+    let decision = || Decision::Approve {
+        call_id: "d1".into(),
+    };
+
+    // In-process, with a store to decide from.
+    let local_log = crate::support::agents::Log::default();
+    let deletes = Arc::new(AtomicUsize::new(0));
+    let agent = cleaner(&deletes);
+    let runtime =
+        crate::support::agents::recording_runtime(&local_log).store(agentry::MemoryStore::new());
+    let paused = runtime.run(&agent, "clean up").await.unwrap();
+    assert!(paused.stop.is_paused(), "{:?}", paused.stop);
+    let local_at_pause = local_log.lock().unwrap().len();
+    let local = runtime
+        .decide(&agent, paused.run_id.clone(), [decision()])
+        .await
+        .unwrap();
+
+    // On Temporal.
+    let remote_log = crate::support::agents::Log::default();
+    let remote_deletes = Arc::new(AtomicUsize::new(0));
+    let remote_agent = cleaner(&remote_deletes);
+    let worker = Worker::new(
+        dev.server("pause"),
+        crate::support::agents::recording_runtime(&remote_log),
+    )
+    .agent(&remote_agent)
+    .spawn()
+    .unwrap();
+    let client = dev.client("pause").await;
+    let handle = client.run("cleaner", "clean up").start().await.unwrap();
+    // Its result says it waits, as in-process `run` does, instead of blocking.
+    let waiting: RunOutput<(), String> =
+        tokio::time::timeout(Duration::from_secs(30), handle.result())
+            .await
+            .expect("result() returns while the run waits")
+            .unwrap();
+    assert_eq!(waiting.stop, paused.stop);
+    assert_eq!(waiting.output, None);
+    assert_eq!(waiting.messages.len(), paused.messages.len());
+    assert_eq!(waiting.steps, paused.steps);
+    let remote_at_pause = remote_log.lock().unwrap().len();
+    handle.decide([decision()]).await.unwrap();
+    let remote: RunOutput<(), String> = handle.result().await.unwrap();
+    worker.stop().unwrap();
+
+    assert_eq!(remote.output, local.output);
+    assert_eq!(remote.stop, local.stop);
+    let local_log = local_log.lock().unwrap().clone();
+    let remote_log = remote_log.lock().unwrap().clone();
+    assert_eq!(
+        remote_at_pause, local_at_pause,
+        "the same hooks up to the pause"
+    );
+    assert_eq!(remote_log, local_log);
+    let ends: Vec<&String> = local_log
+        .iter()
+        .filter(|l| l.starts_with("RunEnd"))
+        .collect();
+    assert_eq!(
+        ends.len(),
+        2,
+        "RunEnd at the pause and at the end: {local_log:#?}"
+    );
+    assert!(ends[0].contains("awaiting approval"), "{}", ends[0]);
+}

@@ -479,7 +479,8 @@ async fn a_rejected_call_gives_the_model_the_reason() {
         Some("done: the call was rejected: not today")
     );
     assert_eq!(deletes.load(Ordering::SeqCst), 0);
-    // The events tell the wait and the person's decision, in order.
+    // The events tell the wait (the run's course ends there, as in-process, and the stream goes
+    // on past it) and the person's decision, in order.
     let kinds: Vec<&str> = handle
         .events()
         .map(|e| e.unwrap())
@@ -496,7 +497,12 @@ async fn a_rejected_call_gives_the_model_the_reason() {
         .collect();
     assert_eq!(
         kinds,
-        ["awaiting_approval", "approval_resolved", "run_finished"]
+        [
+            "awaiting_approval",
+            "run_finished",
+            "approval_resolved",
+            "run_finished"
+        ]
     );
 }
 

@@ -62,6 +62,7 @@ fn agent(dir: &Path, hang_at: Option<u32>) -> Agent {
             _ => ScriptedTurn::text("all 4 steps done"),
         }
     });
+    let hooks = dir.join("hooks.log");
     let dir = dir.to_path_buf();
     let work = tool("work", "Does one step.", move |a: Step, ctx: ToolCtx| {
         let dir = dir.clone();
@@ -80,6 +81,13 @@ fn agent(dir: &Path, hang_at: Option<u32>) -> Agent {
     Agent::builder("stepper")
         .model(model)
         .tool(work)
+        .before_tool(move |ev, _ctx| {
+            let hooks = hooks.clone();
+            async move {
+                append(&hooks, ev.call_id());
+                Ok(ev)
+            }
+        })
         .build()
         .unwrap()
 }
@@ -237,6 +245,12 @@ async fn a_worker_killed_mid_tool_call_is_replaced_and_no_completed_step_runs_ag
             "3 killed-1:c3",
             "4 killed-1:c4",
         ]
+    );
+    // BeforeTool decides with its call, in the call's activity: the call that ran again was
+    // decided again, with the same call id (a hook that must count a call once keys on it).
+    assert_eq!(
+        lines(&dir.join("hooks.log")),
+        ["c1", "c2", "c3", "c3", "c4"]
     );
     let results: Vec<String> = out
         .messages
