@@ -353,6 +353,20 @@ async fn a_cancelled_run_stops_mid_tool_call_and_ends_cancelled() {
         ["Stop waiter cancelled", "RunEnd waiter cancelled"]
     );
     worker.stop().unwrap();
+
+    // The same run cancelled at the same point in-process runs the same hooks.
+    let local_log = Log::default();
+    started.store(0, Ordering::SeqCst);
+    let mut local = recording_runtime(&local_log).run(&agent, "wait").start();
+    until("the local tool to start", async || {
+        started.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    local.cancel();
+    let local = local.result().await.unwrap();
+    assert_eq!(local.stop, out.stop);
+    assert_eq!(local.steps, out.steps);
+    assert_eq!(*local_log.lock().unwrap(), log);
 }
 
 #[derive(Deserialize, JsonSchema)]
