@@ -43,23 +43,11 @@ impl Loop {
             wanted |= Events::RUN_FAILED;
         }
         let finish = if self.wants(wanted) {
-            let input = FinishInput {
-                run: self.view(),
-                report_from: self.reported,
-                stop_event,
-                ending,
-                paused: false,
-            };
+            let report_from = self.reported;
             let outcome = self
-                .activity(
-                    AgentActivities::finish,
-                    input,
-                    self.limits.hooks,
-                    true,
-                    token,
-                )
+                .finish_activity(report_from, stop_event, ending, false, token)
                 .await;
-            match Self::settle(outcome) {
+            match outcome {
                 Ok(finish) => finish,
                 Err(Exit::Failed(failure)) => {
                     self.fails_parent |= failure.fails_parent;
@@ -93,6 +81,30 @@ impl Loop {
         RunResult::Finished(Box::new(self.output(finish.stop, finish.output)))
     }
 
+    /// The `agentry.finish` activity: MessageAdded from `report_from`, Stop hooks for
+    /// `stop_event`, RunFailed, RunEnd; `paused` when the run goes on afterwards.
+    async fn finish_activity(
+        &mut self,
+        report_from: usize,
+        stop_event: Option<StopReason>,
+        ending: Ending,
+        paused: bool,
+        token: Option<WorkflowCancellationToken>,
+    ) -> Result<Done<Finish>, Exit> {
+        let input = FinishInput {
+            run: self.view(),
+            report_from,
+            stop_event,
+            ending,
+            paused,
+        };
+        let limit = self.limits.hooks;
+        let outcome = self
+            .activity(AgentActivities::finish, input, limit, true, token)
+            .await;
+        Self::settle(outcome)
+    }
+
     /// What the run's caller gets when it stops with `stop`.
     fn output(&self, stop: StopReason, output: Option<serde_json::Value>) -> RunOutput {
         RunOutput {
@@ -119,26 +131,15 @@ impl Loop {
             pending: waiting.to_vec(),
         };
         if self.wants(Events::STOP | Events::RUN_END) {
-            let input = FinishInput {
-                run: self.view(),
-                report_from: self.machine.messages.len(),
-                stop_event: Some(stop.clone()),
-                ending: Ending::Stopped {
-                    stop: stop.clone(),
-                    output: None,
-                },
-                paused: true,
+            let ending = Ending::Stopped {
+                stop: stop.clone(),
+                output: None,
             };
-            let outcome = self
-                .activity(
-                    AgentActivities::finish,
-                    input,
-                    self.limits.hooks,
-                    true,
-                    None,
-                )
-                .await;
-            self.accept(Self::settle(outcome)?);
+            let report_from = self.machine.messages.len();
+            let done = self
+                .finish_activity(report_from, Some(stop.clone()), ending, true, None)
+                .await?;
+            self.accept(done);
         }
         let paused = self.output(stop.clone(), None);
         self.ctx.state_mut(|s| s.paused = Some(Box::new(paused)));

@@ -357,7 +357,7 @@ async fn a_cancelled_run_stops_mid_tool_call_and_ends_cancelled() {
     // The same run cancelled at the same point in-process runs the same hooks.
     let local_log = Log::default();
     started.store(0, Ordering::SeqCst);
-    let mut local = recording_runtime(&local_log).run(&agent, "wait").start();
+    let local = recording_runtime(&local_log).run(&agent, "wait").start();
     until("the local tool to start", async || {
         started.load(Ordering::SeqCst) == 1
     })
