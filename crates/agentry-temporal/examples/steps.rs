@@ -1,12 +1,14 @@
 //! Per-step cost on Temporal against in-process: one run of `S` steps (one `echo` tool call
 //! each, then a final answer) with a scripted model, timed both ways, and `R` such runs at once
 //! on Temporal; `PLACEMENT` (`scheduled`, the default, `local_hooks` or `local`) says where the
-//! runs' activities run (`Client::placement`), and `P`, if given, sets the worker's pollers
-//! (`Worker::pollers(P, P)`). Needs a Temporal server:
+//! runs' activities run (`Client::placement`), `P`, if given and not `default`, sets the
+//! workers' pollers (`Worker::pollers(P, P)`), and `W` (1 by default) how many workers run, in
+//! this process. The `R` runs are started and awaited all at once, as the `bare` example (the
+//! same shape without agentry) does. Needs a Temporal server:
 //!
 //! ```sh
 //! temporal server start-dev --ip 127.0.0.1 --headless --port 7233 &
-//! cargo run --release -p agentry-temporal --example steps -- http://127.0.0.1:7233 50 100 [PLACEMENT [P]]
+//! cargo run --release -p agentry-temporal --example steps -- http://127.0.0.1:7233 50 100 [PLACEMENT [P [W]]]
 //! ```
 
 use agentry::RunOutput;
@@ -61,7 +63,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(name) => serde_json::from_value(json!(name))?,
         None => Placement::Scheduled,
     };
-    let pollers: Option<usize> = args.next().map(|s| s.parse()).transpose()?;
+    let pollers: Option<usize> = match args.next().as_deref() {
+        None | Some("default") => None,
+        Some(p) => Some(p.parse()?),
+    };
+    let workers: usize = args.next().map_or(Ok(1), |s| s.parse())?;
     let agent = agent(steps);
 
     let start = Instant::now();
@@ -70,11 +76,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     assert_eq!(local.output.as_deref(), Some("done"));
 
     let server = Server::new(target).task_queue(format!("bench-{}", std::process::id()));
-    let mut worker = Worker::new(server.clone(), Runtime::new()).agent(&agent);
-    if let Some(p) = pollers {
-        worker = worker.pollers(p, p);
+    let mut spawned = Vec::with_capacity(workers);
+    for _ in 0..workers {
+        let mut worker = Worker::new(server.clone(), Runtime::new()).agent(&agent);
+        if let Some(p) = pollers {
+            worker = worker.pollers(p, p);
+        }
+        spawned.push(worker.spawn()?);
     }
-    let worker = worker.spawn()?;
     let client = Client::connect(server).await?.placement(placement);
     // Warm-up: the worker's first poll and the connection.
     let _: RunOutput<(), String> = client.run("bench", "go").await?;
@@ -87,21 +96,23 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let history_bytes = serde_json::to_vec(&out.messages)?.len();
 
     let start = Instant::now();
-    let mut handles = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        handles.push(client.run("bench", "go").start().await?);
-    }
-    for handle in &handles {
-        let out: RunOutput<(), String> = handle.result().await?;
+    let all = (0..runs).map(|_| async {
+        let out: RunOutput<(), String> = client.run("bench", "go").await?;
         assert_eq!(out.output.as_deref(), Some("done"));
+        Ok::<(), agentry_temporal::TemporalError>(())
+    });
+    for outcome in futures::future::join_all(all).await {
+        outcome?;
     }
     let wall = start.elapsed().as_secs_f64();
     println!(
-        "{{\"steps\": {steps}, \"in_process_us_per_step\": {local_us:.1}, \"temporal_us_per_step\": {remote_us:.0}, \"concurrent_runs\": {runs}, \"concurrent_wall_s\": {wall:.2}, \"runs_per_s\": {:.1}, \"history_bytes_at_end\": {history_bytes}, \"placement\": {}, \"pollers\": {}}}",
+        "{{\"steps\": {steps}, \"in_process_us_per_step\": {local_us:.1}, \"temporal_us_per_step\": {remote_us:.0}, \"concurrent_runs\": {runs}, \"workers\": {workers}, \"concurrent_wall_s\": {wall:.2}, \"runs_per_s\": {:.1}, \"history_bytes_at_end\": {history_bytes}, \"placement\": {}, \"pollers\": {}}}",
         runs as f64 / wall,
         serde_json::to_string(&placement)?,
         pollers.map_or("\"sdk default\"".to_string(), |p| p.to_string())
     );
-    worker.stop()?;
+    for worker in spawned {
+        worker.stop()?;
+    }
     Ok(())
 }

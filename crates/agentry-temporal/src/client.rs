@@ -37,6 +37,8 @@ pub const MAX_INLINE_MEDIA: u64 = 1024 * 1024;
 pub const DEFAULT_WORKER_WAIT: Duration = Duration::from_secs(5);
 /// How long [`RunHandle::decide`] waits for a worker to take decisions up, by default.
 pub const DEFAULT_DECISION_TIMEOUT: Duration = Duration::from_secs(10);
+/// The longest wait between two looks for a pause while [`RunHandle::result`] waits, by default.
+pub const DEFAULT_PAUSE_CHECK: Duration = Duration::from_secs(10);
 /// How long a worker seen polling counts as there, before the next start asks again.
 const WORKERS_SEEN_FOR: Duration = Duration::from_secs(30);
 
@@ -50,6 +52,7 @@ pub struct Client {
     continue_after: u32,
     worker_wait: Duration,
     decision_timeout: Duration,
+    pause_check: Duration,
     /// When a worker was last seen polling the task queue.
     workers_seen: Arc<Mutex<Option<Instant>>>,
 }
@@ -100,6 +103,7 @@ impl Client {
             continue_after: default_continue_after(),
             worker_wait: DEFAULT_WORKER_WAIT,
             decision_timeout: DEFAULT_DECISION_TIMEOUT,
+            pause_check: DEFAULT_PAUSE_CHECK,
             workers_seen: Arc::default(),
         })
     }
@@ -121,6 +125,16 @@ impl Client {
     /// applied later.
     pub fn decision_timeout(mut self, timeout: Duration) -> Self {
         self.decision_timeout = timeout;
+        self
+    }
+
+    /// How often, at most, [`RunHandle::result`] looks whether its run paused for a person
+    /// ([`DEFAULT_PAUSE_CHECK`] by default): it looks after 1 s, then twice as long each time up
+    /// to this. Each look is one request to the server; thousands of results waiting at once on
+    /// a busy server are cheaper with a longer one, a caller that wants to hear of a pause sooner
+    /// sets a shorter one (or follows [`RunHandle::events`], which tells a pause at once).
+    pub fn pause_check(mut self, every: Duration) -> Self {
+        self.pause_check = every.max(Duration::from_millis(100));
         self
     }
 
@@ -274,6 +288,7 @@ impl Client {
             client: self.inner.clone(),
             task_queue: self.server.task_queue.clone(),
             decision_timeout: self.decision_timeout,
+            pause_check: self.pause_check,
         }
     }
 
@@ -316,6 +331,7 @@ pub struct RunHandle {
     client: temporalio_client::Client,
     task_queue: String,
     decision_timeout: Duration,
+    pause_check: Duration,
 }
 
 impl std::fmt::Debug for RunHandle {
@@ -343,8 +359,9 @@ impl RunHandle {
     /// runtime's `run` returns for it: output, state, history, usage, steps and stop reason,
     /// typed as the agent's state `S` and output `O`. A run that waits for a decision returns
     /// with [`StopReason::AwaitingApproval`](agentry_core::StopReason::AwaitingApproval) and
-    /// its pending calls (read from the run's workflow, which takes a worker); once decided,
-    /// `result` waits for what comes next. A run that failed is [`TemporalError::RunFailed`]
+    /// its pending calls (read from the run's workflow, which takes a worker), noticed within
+    /// the client's [`pause_check`](Client::pause_check); once decided, `result` waits for what
+    /// comes next. A run that failed is [`TemporalError::RunFailed`]
     /// with its error.
     pub async fn result<S: DeserializeOwned, O: DeserializeOwned>(
         &self,
@@ -376,13 +393,14 @@ impl RunHandle {
     }
 
     /// Resolves once the run waits for a person, with what its caller gets then: its pending
-    /// calls are looked for after 0.5 s, then less and less often (every 5 s at most), so a
-    /// run that ends soon costs no more than its result.
+    /// calls are looked for after 1 s, then less and less often (every
+    /// [`pause_check`](Client::pause_check) at most), so a run that ends soon costs no more
+    /// than its result.
     async fn paused(&self) -> Result<RunOutput<Value, Value>, TemporalError> {
-        let mut every = Duration::from_millis(500);
+        let mut every = Duration::from_secs(1).min(self.pause_check);
         loop {
             tokio::time::sleep(every).await;
-            every = (every * 2).min(Duration::from_secs(5));
+            every = (every * 2).min(self.pause_check);
             if self.pending().await?.is_empty() {
                 continue;
             }

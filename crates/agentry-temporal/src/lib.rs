@@ -110,8 +110,8 @@ mod worker;
 mod workflow;
 
 pub use client::{
-    Client, DEFAULT_DECISION_TIMEOUT, DEFAULT_WORKER_WAIT, MAX_INLINE_MEDIA, RunHandle, RunRequest,
-    RunState, RunSummary,
+    Client, DEFAULT_DECISION_TIMEOUT, DEFAULT_PAUSE_CHECK, DEFAULT_WORKER_WAIT, MAX_INLINE_MEDIA,
+    RunHandle, RunRequest, RunState, RunSummary,
 };
 pub use connect::Server;
 pub use error::TemporalError;
