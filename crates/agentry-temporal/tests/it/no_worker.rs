@@ -44,12 +44,14 @@ async fn a_start_on_a_task_queue_no_worker_polls_is_an_error_within_the_wait() {
     );
     in_words(&text);
 
-    // A worker on the right queue is seen, and the same client then starts runs there.
+    // A worker on that queue is seen (within the default wait, which covers the moment between
+    // its connection and its first poll), and runs start there.
     let deletes = Arc::new(AtomicUsize::new(0));
     let _worker = Worker::new(dev.server("nobody-polls-this"), Runtime::new())
         .agent(&cleaner(&deletes))
         .spawn()
         .unwrap();
+    let client = dev.client("nobody-polls-this").await;
     let handle = client.run("cleaner", "clean up").start().await.unwrap();
     until("the call to wait for approval", async || {
         !handle.pending().await.unwrap().is_empty()
