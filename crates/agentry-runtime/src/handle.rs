@@ -6,6 +6,7 @@ use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -20,6 +21,7 @@ pub struct RunHandle<S, O> {
     pub(crate) cancel: CancellationToken,
     pub(crate) leave: Arc<AtomicBool>,
     pub(crate) join: JoinHandle<Result<RunOutput<S, O>, Error>>,
+    pub(crate) stored: watch::Receiver<Option<bool>>,
 }
 
 /// Where a run started on a task reports: its event stream and its cancellation.
@@ -29,6 +31,9 @@ pub(crate) struct Observe {
     pub(crate) cancel: Option<CancellationToken>,
     /// Set by [`RunHandle::leave`] before it cancels: the driver leaves the run instead.
     pub(crate) leave: Option<Arc<AtomicBool>>,
+    /// Told whether the run is in the store: at its first checkpoint written, or (`false`)
+    /// when the runtime has no store.
+    pub(crate) stored: Option<watch::Sender<Option<bool>>>,
 }
 
 impl<S: Send + 'static, O: Send + 'static> RunHandle<S, O> {
@@ -41,10 +46,12 @@ impl<S: Send + 'static, O: Send + 'static> RunHandle<S, O> {
         let (tx, events) = unbounded();
         let cancel = CancellationToken::new();
         let leave = Arc::new(AtomicBool::new(false));
+        let (told, stored) = watch::channel(None);
         let join = tokio::spawn(run(Observe {
             events: Some(tx),
             cancel: Some(cancel.clone()),
             leave: Some(Arc::clone(&leave)),
+            stored: Some(told),
         }));
         RunHandle {
             run_id,
@@ -52,6 +59,7 @@ impl<S: Send + 'static, O: Send + 'static> RunHandle<S, O> {
             cancel,
             leave,
             join,
+            stored,
         }
     }
 }
@@ -89,6 +97,25 @@ impl<S, O> RunHandle<S, O> {
     /// The run's cancellation token.
     pub fn cancellation(&self) -> CancellationToken {
         self.cancel.clone()
+    }
+
+    /// Waits until the run is in the runtime's store, so that any process opening that store
+    /// finds it (its first checkpoint written, or at once for a run that was stored already),
+    /// and says whether it is: `false` when the runtime has no store, or when the run ended
+    /// before anything of it was written (its error is [`result`](Self::result)'s).
+    ///
+    /// A service that hands out a run's id before the run ends awaits this first, so the id
+    /// it hands out names a run that survives the process.
+    ///
+    /// The future borrows nothing: take it, then hand the handle on.
+    pub fn stored(&self) -> impl Future<Output = bool> + Send + 'static {
+        let mut told = self.stored.clone();
+        async move {
+            matches!(
+                told.wait_for(Option::is_some).await.as_deref(),
+                Ok(Some(true))
+            )
+        }
     }
 
     /// Waits for the run to end.

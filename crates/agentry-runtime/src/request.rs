@@ -196,7 +196,7 @@ impl<'a, S: AgentState, O: DeserializeOwned> RunRequest<'a, S, O> {
             let driver = runtime
                 .driver(def, options, observe.events, observe.cancel)
                 .map(|mut d| {
-                    d.leaving = observe.leave;
+                    d.watched_by(observe.leave, observe.stored);
                     d
                 });
             async move { typed(driver?.drive(Start::New(input)).await?) }

@@ -172,7 +172,7 @@ impl Runtime {
             compact_first: false,
         };
         let mut driver = self.driver(def, options, observe.events, observe.cancel)?;
-        driver.leaving = observe.leave;
+        driver.watched_by(observe.leave, observe.stored);
         if let (Some(store), Some(stored)) = (&self.inner.store, stored) {
             let status = stored.snapshot.status();
             driver.lease = store
@@ -182,6 +182,7 @@ impl Runtime {
             // first checkpoint, which follows the stored revision. (A run stored before
             // histories were logged writes it whole.)
             driver.log = MessageLog::of_stored(stored);
+            driver.tell_stored();
         }
         driver.scope.engine.take_state(state);
         driver.machine = RunMachine::restore(&snapshot);

@@ -38,6 +38,8 @@ pub(crate) enum Go {
 pub(crate) struct Driven {
     pub(crate) cancel: CancellationToken,
     pub(crate) done: BoxFuture<'static, Result<(), agentry::Error>>,
+    /// Whether the run reached the store ([`agentry::RunHandle::stored`]).
+    pub(crate) stored: BoxFuture<'static, bool>,
 }
 
 /// An agent as a server drives it.
@@ -85,6 +87,7 @@ where
         };
         Driven {
             cancel: handle.cancellation(),
+            stored: Box::pin(handle.stored()),
             done: Box::pin(pump(handle, hub)),
         }
     }

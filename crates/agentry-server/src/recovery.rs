@@ -52,14 +52,23 @@ async fn adopt_orphans(
             .last()
             .map_or(0, |e| e.seq);
         tracing::info!(run_id = run.run_id, "resuming a run whose process died");
-        state.launch(
-            agent,
-            &run.run_id,
-            Go::Resume {
-                run_id: run.run_id.clone(),
-            },
-            base,
-        );
+        let resumed = state
+            .launch(
+                agent,
+                &run.run_id,
+                Go::Resume {
+                    run_id: run.run_id.clone(),
+                },
+                base,
+            )
+            .await;
+        if let Err(error) = resumed {
+            tracing::warn!(
+                run_id = run.run_id,
+                error = error.message(),
+                "a run whose process died could not be resumed"
+            );
+        }
     }
     Ok(())
 }

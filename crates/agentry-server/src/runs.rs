@@ -22,7 +22,7 @@ pub(crate) const MAX_PAGE: u32 = 500;
     post, path = "/v1/runs", tag = "runs",
     request_body = StartRun,
     responses(
-        (status = 202, description = "Started (or, with `wait`, 200: ended or paused)", body = RunView),
+        (status = 202, description = "Started, and in the store: any server on it finds the run (or, with `wait`, 200: ended or paused)", body = RunView),
         (status = 400, body = ErrorBody), (status = 404, description = "No such agent", body = ErrorBody),
     ),
 )]
@@ -65,15 +65,17 @@ pub(crate) async fn start(
     let run_id = uuid::Uuid::new_v4().to_string();
     let session = session.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let options = options.run_id(run_id.clone()).session(session.clone());
-    let hub = state.launch(
-        agent,
-        &run_id,
-        Go::Start {
-            input,
-            options: Box::new(options),
-        },
-        0,
-    );
+    let hub = state
+        .launch(
+            agent,
+            &run_id,
+            Go::Start {
+                input,
+                options: Box::new(options),
+            },
+            0,
+        )
+        .await?;
     if wait {
         return finished(state, &run_id, &hub).await;
     }
@@ -286,14 +288,16 @@ pub(crate) async fn resume(
     }
     let agent = state.agent(Some(&stored.snapshot.agent))?;
     let base = state.last_seq(&run_id).await?;
-    state.launch(
-        agent,
-        &run_id,
-        Go::Resume {
-            run_id: run_id.clone(),
-        },
-        base,
-    );
+    state
+        .launch(
+            agent,
+            &run_id,
+            Go::Resume {
+                run_id: run_id.clone(),
+            },
+            base,
+        )
+        .await?;
     let mut view = RunView::of(&stored);
     view.status = RunStatus::Running.as_str().to_owned();
     view.stop = None;

@@ -11,9 +11,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-/// How long a request waits for a run this process started to reach the store.
-const FIRST_SAVE: Duration = Duration::from_secs(5);
-
 /// The server's shared state (cheap to clone).
 #[derive(Clone)]
 pub(crate) struct AppState(pub(crate) Arc<Inner>);
@@ -57,23 +54,12 @@ impl AppState {
         })
     }
 
-    /// The stored run `run_id`, or 404. A run this process has just started and not yet
-    /// checkpointed (a client that asks right after the start's answer) is waited for, up to
-    /// [`FIRST_SAVE`].
+    /// The stored run `run_id`, or 404.
     pub(crate) async fn load(&self, run_id: &str) -> Result<StoredRun, ApiError> {
-        let deadline = tokio::time::Instant::now() + FIRST_SAVE;
-        loop {
-            if let Some(stored) = self.store.load(run_id).await? {
-                return Ok(stored);
-            }
-            let starting = self.hubs.get(run_id).is_some_and(|h| !h.is_done());
-            if !starting || tokio::time::Instant::now() >= deadline {
-                return Err(ApiError::not_found(format!(
-                    "no run `{run_id}` in the store"
-                )));
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        self.store
+            .load(run_id)
+            .await?
+            .ok_or_else(|| ApiError::not_found(format!("no run `{run_id}` in the store")))
     }
 
     /// The number of `run_id`'s last recorded event.
@@ -82,27 +68,40 @@ impl AppState {
     }
 
     /// Starts a drive of `run_id` on a task, with a hub that holds its events (after the
-    /// recorded event `base`).
-    pub(crate) fn launch(
+    /// recorded event `base`), and returns once the run is in the store, so the id a client is
+    /// given names a run that any server on the store finds and that outlives this process.
+    /// A run that ended before it could be stored is an error that says why.
+    pub(crate) async fn launch(
         &self,
         agent: &Arc<dyn ServedAgent>,
         run_id: &str,
         go: Go,
         base: u64,
-    ) -> Arc<RunHub> {
+    ) -> Result<Arc<RunHub>, ApiError> {
         let hub = RunHub::new(base);
         self.hubs.insert(run_id, Arc::clone(&hub));
         let driven = agent.go(&self.runtime, go, Arc::clone(&hub));
         hub.set_cancel(driven.cancel);
-        let (hubs, run_id, held) = (Arc::clone(&self.hubs), run_id.to_owned(), Arc::clone(&hub));
+        let (failed, failure) = tokio::sync::oneshot::channel();
+        let (hubs, id, held) = (Arc::clone(&self.hubs), run_id.to_owned(), Arc::clone(&hub));
         tokio::spawn(async move {
             if let Err(error) = driven.done.await {
-                tracing::warn!(run_id, %error, "a served run ended with an error");
+                tracing::warn!(run_id = id, %error, "a served run ended with an error");
+                let _ = failed.send(error.to_string());
             }
             held.finish();
-            hubs.release_later(run_id, held);
+            hubs.release_later(id, held);
         });
-        hub
+        if driven.stored.await {
+            return Ok(hub);
+        }
+        let why = failure
+            .await
+            .unwrap_or_else(|_| "it ended before its first checkpoint".to_owned());
+        Err(ApiError::internal(format!(
+            "run `{run_id}` could not be stored: {}",
+            self.redact_text(&why)
+        )))
     }
 
     /// The pending calls of the stored run, when it waits for approval.
@@ -135,7 +134,7 @@ impl AppState {
             run_id: run_id.clone(),
             decisions,
         };
-        Ok(self.launch(&agent, run_id, go, base))
+        self.launch(&agent, run_id, go, base).await
     }
 
     /// The run of `session` that waits for approval (`what` names the session to the client:
@@ -159,5 +158,13 @@ impl AppState {
             agentry::redact::redact_value(&**r, &mut value);
         }
         value
+    }
+
+    /// `text` with the server's redactor applied.
+    pub(crate) fn redact_text(&self, text: &str) -> String {
+        match &self.redactor {
+            Some(r) => r.redact(text).into_owned(),
+            None => text.to_owned(),
+        }
     }
 }

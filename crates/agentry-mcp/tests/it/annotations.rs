@@ -5,7 +5,6 @@
 
 use crate::common;
 
-use agentry::RunOptions;
 use agentry::ScriptedModel;
 use agentry::ToolAnnotations;
 use agentry::builtins::ToolPolicy;
@@ -79,11 +78,7 @@ async fn unannotated_tools_are_destructive_and_each_hint_combination_is_judged_b
         .with(ToolPolicy::for_mcp().build().unwrap())
         .build()
         .unwrap();
-    let out = Runtime::new()
-        .run(&agent, "go")
-        .with(RunOptions::new().with_tools(servers.clone()))
-        .await
-        .unwrap();
+    let out = common::run_on(&agent, &servers).await.unwrap();
     let StopReason::AwaitingApproval { pending } = &out.stop else {
         panic!("destructive calls wait for approval: {:?}", out.stop);
     };

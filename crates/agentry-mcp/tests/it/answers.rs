@@ -5,7 +5,6 @@
 
 use crate::common;
 
-use agentry::RunOptions;
 use agentry::ScriptedModel;
 use agentry::prelude::*;
 use agentry_mcp::McpServers;
@@ -57,11 +56,7 @@ async fn run(servers: &McpServers, calls: &[(&str, Value)]) -> Arc<Seen> {
         })
         .build()
         .unwrap();
-    let out = Runtime::new()
-        .run(&agent, "go")
-        .with(RunOptions::new().with_tools(servers.clone()))
-        .await
-        .unwrap();
+    let out = common::run_on(&agent, servers).await.unwrap();
     assert_eq!(out.output.as_deref(), Some("done"));
     let last = model.requests().pop().unwrap();
     *seen.sent.lock().unwrap() = last

@@ -300,11 +300,7 @@ async fn the_tool_policy_asks_before_destructive_tools() {
         .build()
         .unwrap();
     let _ = &seen;
-    let out = Runtime::new()
-        .run(&agent, "go")
-        .with(RunOptions::new().with_tools(servers.clone()))
-        .await
-        .unwrap();
+    let out = common::run_on(&agent, &servers).await.unwrap();
     let StopReason::AwaitingApproval { pending } = &out.stop else {
         panic!("the destructive call waits for approval: {:?}", out.stop);
     };

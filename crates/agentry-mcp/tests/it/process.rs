@@ -36,11 +36,7 @@ async fn call_once(servers: &McpServers, tool: &str) -> String {
         })
         .build()
         .unwrap();
-    Runtime::new()
-        .run(&agent, "go")
-        .with(RunOptions::new().with_tools(servers.clone()))
-        .await
-        .unwrap();
+    common::run_on(&agent, servers).await.unwrap();
     let seen = seen.lock().unwrap();
     seen.first().cloned().expect("the call was seen")
 }
@@ -257,7 +253,16 @@ async fn the_allowlist_holds_no_secret_and_more_is_passed_by_name() {
     for secret in ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AGENTRY_API_TOKEN"] {
         assert!(!DEFAULT_INHERITED_ENV.contains(&secret), "{secret}");
     }
-    let spec = ServerSpec::stdio("server").inherit_env("HTTPS_PROXY");
-    let text = serde_json::to_value(&spec).unwrap();
-    assert_eq!(text["inheritEnv"], json!(["HTTPS_PROXY"]));
+    // A config file names more, as `inheritEnv`; what it names is kept through the config's
+    // round trip (a run's stored tool sources), and an unknown spelling is refused.
+    let spec: ServerSpec =
+        serde_json::from_value(json!({"command": "server", "inheritEnv": ["HTTPS_PROXY"]}))
+            .unwrap();
+    assert_eq!(spec, ServerSpec::stdio("server").inherit_env("HTTPS_PROXY"));
+    let again: ServerSpec = serde_json::from_value(serde_json::to_value(&spec).unwrap()).unwrap();
+    assert_eq!(again, spec);
+    let wrong = serde_json::from_value::<ServerSpec>(
+        json!({"command": "server", "inheritEnv": "HTTPS_PROXY"}),
+    );
+    assert!(wrong.is_err(), "a single name, not a list, is refused");
 }

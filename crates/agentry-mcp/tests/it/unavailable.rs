@@ -4,7 +4,6 @@
 
 use crate::common;
 
-use agentry::RunOptions;
 use agentry::ScriptedModel;
 use agentry::prelude::*;
 use agentry_mcp::{McpConfig, McpServers, ServerSpec};
@@ -42,11 +41,7 @@ async fn a_server_that_cannot_start_or_answers_garbage_leaves_the_others_working
         .model(model.clone())
         .build()
         .unwrap();
-    let out = Runtime::new()
-        .run(&agent, "go")
-        .with(RunOptions::new().with_tools(servers.clone()))
-        .await
-        .unwrap();
+    let out = common::run_on(&agent, &servers).await.unwrap();
     assert_eq!(out.output.as_deref(), Some("done"));
     let requests = model.requests();
     assert_eq!(tool_names(&requests[0]), ["mcp__good__echo"]);
@@ -121,11 +116,7 @@ async fn a_server_that_comes_up_later_is_offered_from_a_later_step() {
         })
         .build()
         .unwrap();
-    let out = Runtime::new()
-        .run(&agent, "go")
-        .with(RunOptions::new().with_tools(servers.clone()))
-        .await
-        .unwrap();
+    let out = common::run_on(&agent, &servers).await.unwrap();
     assert_eq!(out.output.as_deref(), Some("done"));
     let requests = model.requests();
     assert_eq!(
@@ -162,9 +153,7 @@ async fn a_required_server_that_cannot_start_fails_the_run_naming_it() {
         .build()
         .unwrap();
     let started = std::time::Instant::now();
-    let e = Runtime::new()
-        .run(&agent, "go")
-        .with(RunOptions::new().with_tools(servers.clone()))
+    let e = common::run_on(&agent, &servers)
         .await
         .unwrap_err()
         .to_string();

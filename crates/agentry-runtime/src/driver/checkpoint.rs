@@ -3,8 +3,36 @@
 
 use super::{Driver, Handed};
 use crate::lease::LeaseKeeper;
-use agentry_core::{Checkpoint, Error, RunSnapshot, SNAPSHOT_VERSION, StopReason};
+use agentry_core::{
+    Checkpoint, Error, QueuedSave, RunSnapshot, SNAPSHOT_VERSION, StopReason, StoreError,
+};
 use serde_json::Value;
+use tokio::sync::watch;
+
+/// The outcome of a checkpoint handed over without waiting, which tells `told` as soon as it
+/// is written (on a task of its own: the driver learns the outcome only at its next save).
+fn told_when_written(
+    outcome: QueuedSave,
+    told: watch::Sender<Option<bool>>,
+    store: &str,
+) -> QueuedSave {
+    let store = store.to_owned();
+    let written = tokio::spawn(async move {
+        let outcome = outcome.await;
+        if outcome.is_ok() {
+            told.send_replace(Some(true));
+        }
+        outcome
+    });
+    Box::pin(async move {
+        written.await.unwrap_or_else(|e| {
+            Err(StoreError::backend(
+                store,
+                format!("a checkpoint's write ended: {e}"),
+            ))
+        })
+    })
+}
 
 impl Driver {
     /// Marks the run failed with `error` at its last checkpoint (or where it stands, when it
@@ -156,13 +184,19 @@ impl Driver {
                 unwritten.extend(handed.events);
                 Err(e)
             }
-            (Ok(handed), None) if queued => {
+            (Ok(mut handed), None) if queued => {
+                if let Some(told) = self.stored.take() {
+                    handed.outcome = told_when_written(handed.outcome, told, store.name());
+                }
                 *durable.pending() = Some(handed);
                 Ok(())
             }
             (Ok(Handed { outcome, events }), None) => match outcome.await {
                 Ok(()) => {
                     self.log.written();
+                    if let Some(told) = self.stored.take() {
+                        told.send_replace(Some(true));
+                    }
                     Ok(())
                 }
                 Err(e) => {

@@ -88,6 +88,9 @@ pub(crate) struct Driver {
     pub source_tools: Option<Box<SourceTools>>,
     /// The sources' warnings reported so far (each once per run).
     pub source_warnings: Vec<String>,
+    /// Where to tell a [`RunHandle`](crate::RunHandle) that the run is in the store (taken
+    /// when told).
+    pub stored: Option<watch::Sender<Option<bool>>>,
 }
 
 /// The tools the run's sources offered when they were last asked.
@@ -195,7 +198,31 @@ impl Driver {
             tool_sources: Vec::new(),
             source_tools: None,
             source_warnings: Vec::new(),
+            stored: None,
         }))
+    }
+
+    /// Takes what a run's handle watches besides its events and cancellation: the flag that
+    /// makes a cancellation leave the run, and where to tell that the run is stored (at once,
+    /// `false`, when the runtime has no store).
+    pub(crate) fn watched_by(
+        &mut self,
+        leaving: Option<Arc<std::sync::atomic::AtomicBool>>,
+        stored: Option<watch::Sender<Option<bool>>>,
+    ) {
+        self.leaving = leaving;
+        self.stored = stored;
+        if self.durable.is_none() {
+            self.tell_stored();
+        }
+    }
+
+    /// Tells the run's handle, once, that the run is in the store (or, without a store, that
+    /// it will not be).
+    pub(crate) fn tell_stored(&mut self) {
+        if let Some(told) = self.stored.take() {
+            told.send_replace(Some(self.durable.is_some()));
+        }
     }
 
     /// Asks the run's tool sources for their tools (between steps, never during one) and, when

@@ -323,7 +323,9 @@ async fn send(
                 input,
                 Some(context.clone()),
                 state.options.clone(),
-            );
+            )
+            .await
+            .map_err(|e| RpcError(INTERNAL, e.message().to_owned()))?;
             (started.run_id, started.hub, context)
         }
     };
@@ -331,7 +333,7 @@ async fn send(
         return Ok(Sent::Streaming(run_id, hub, context));
     }
     if params["configuration"]["returnImmediately"] == true {
-        // Under way: it may not have reached the store yet.
+        // Under way (and in the store).
         let status = json!({"state": "TASK_STATE_WORKING"});
         return Ok(Sent::Now(
             json!({"task": {"id": run_id, "contextId": context, "status": status}}),

@@ -84,7 +84,8 @@ pub(crate) async fn run(
             text,
             Some(input.thread_id.clone()),
             state.options.clone(),
-        );
+        )
+        .await?;
         (started.run_id, started.hub, served.initial_state())
     } else {
         let paused = state.paused_in(&input.thread_id, "thread").await?;

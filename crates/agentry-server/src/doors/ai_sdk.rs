@@ -71,7 +71,7 @@ pub(crate) async fn chat(
             }
             let input = super::media::with_media(media, input);
             let started =
-                super::start(&state, &served, input, Some(session), state.options.clone());
+                super::start(&state, &served, input, Some(session), state.options.clone()).await?;
             let message_id = format!("msg-{}", started.run_id);
             (started.run_id, started.hub, message_id)
         }

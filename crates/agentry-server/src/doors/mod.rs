@@ -11,6 +11,7 @@ pub(crate) use media::with_media;
 pub(crate) mod openai;
 
 use crate::agents::{Go, ServedAgent};
+use crate::error::ApiError;
 use crate::hub::{HubEvent, RunHub};
 use crate::state::AppState;
 use agentry::{RunEvent, RunOptions, StoredRun};
@@ -24,26 +25,28 @@ pub(crate) struct Started {
 }
 
 /// Starts a run of `agent` on `input` in `session` (a new one when `None`).
-pub(crate) fn start(
+pub(crate) async fn start(
     state: &AppState,
     agent: &Arc<dyn ServedAgent>,
     input: impl Into<agentry::Content>,
     session: Option<String>,
     options: RunOptions,
-) -> Started {
+) -> Result<Started, ApiError> {
     let run_id = uuid::Uuid::new_v4().to_string();
     let session = session.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let options = options.run_id(run_id.clone()).session(session);
-    let hub = state.launch(
-        agent,
-        &run_id,
-        Go::Start {
-            input: input.into(),
-            options: Box::new(options),
-        },
-        0,
-    );
-    Started { run_id, hub }
+    let hub = state
+        .launch(
+            agent,
+            &run_id,
+            Go::Start {
+                input: input.into(),
+                options: Box::new(options),
+            },
+            0,
+        )
+        .await?;
+    Ok(Started { run_id, hub })
 }
 
 /// The events of a drive as they come, until it ends (or the server shuts down).

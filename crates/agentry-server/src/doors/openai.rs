@@ -112,7 +112,7 @@ fn agent_for(state: &AppState, model: &str) -> Result<Arc<dyn ServedAgent>, Box<
 /// Starts a run of `agent` on a conversation's `turns`: in `session`, the last user turn (the
 /// session holds the rest); else the whole conversation as a transcript. `field` names what
 /// held the turns, for the error when there is no user turn.
-fn begin(
+async fn begin(
     state: &AppState,
     agent: &Arc<dyn ServedAgent>,
     turns: &[(String, String)],
@@ -148,13 +148,9 @@ fn begin(
     if let Some(user) = user {
         options = options.user(user.clone());
     }
-    Ok(start(
-        state,
-        agent,
-        with_media(media, input),
-        session,
-        options,
-    ))
+    start(state, agent, with_media(media, input), session, options)
+        .await
+        .map_err(|e| Box::new(error(e.status(), e.code(), e.message())))
 }
 
 /// Waits for a run a door started to end: its outcome and usage, or a 500 that says why it
@@ -211,7 +207,9 @@ pub(crate) async fn chat_completions(
         session,
         req.user.as_ref(),
         "messages",
-    ) {
+    )
+    .await
+    {
         Ok(started) => started,
         Err(response) => return *response,
     };
@@ -399,7 +397,9 @@ pub(crate) async fn responses(
         session,
         req.user.as_ref(),
         "input",
-    ) {
+    )
+    .await
+    {
         Ok(started) => started,
         Err(response) => return *response,
     };

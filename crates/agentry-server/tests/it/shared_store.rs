@@ -15,6 +15,18 @@ async fn share(a: Arc<dyn RunStore>, b: Arc<dyn RunStore>) {
     let one = TestServer::start(server_on(a, LEASE)).await;
     let two = TestServer::start(server_on(b, LEASE)).await;
 
+    // A run one has answered for is in the store: two finds it at once, every time, on every
+    // door a client would follow it by.
+    for i in 0..20 {
+        let run_id = one
+            .start_run(json!({"agent": "echo", "input": format!("go {i}")}))
+            .await;
+        let (status, body) = two.get(&format!("/v1/runs/{run_id}")).await;
+        assert_eq!(status, 200, "run {i} on the other server: {body}");
+        let events = all_events(&two.at(&format!("/v1/runs/{run_id}/events")), None).await;
+        assert_eq!(events.last().unwrap().kind, "run_finished", "run {i}");
+    }
+
     // Driven by one, streamed by two (from the store, as one saves it).
     let run_id = one.start_run(json!({"agent": "slow", "input": "go"})).await;
     let seen_by_two = all_events(&two.at(&format!("/v1/runs/{run_id}/events")), None).await;

@@ -7,6 +7,7 @@ mod support;
 mod memory;
 mod postgres;
 mod runtime_approval;
+mod runtime_handle;
 mod runtime_leases;
 mod runtime_processes;
 mod runtime_store_faults;

@@ -166,12 +166,6 @@ impl AgentRun {
         self.paused.as_deref().cloned()
     }
 
-    /// The calls waiting for a person's decision.
-    #[query]
-    pub(crate) fn pending(&self, _ctx: &WorkflowContextView) -> Vec<PendingApproval> {
-        self.awaiting.clone()
-    }
-
     /// The first `upto` messages of the run's history: what an activity whose worker does not
     /// have the run's history asks for ([`crate::ledger`]).
     #[query]

@@ -102,3 +102,18 @@ pub async fn gone(pid: u32, within: std::time::Duration) -> bool {
     }
     true
 }
+
+/// Runs `agent` on "go" with `servers` as its tool source, on a runtime of its own.
+pub async fn run_on<S, O>(
+    agent: &agentry::Agent<S, O>,
+    servers: &agentry_mcp::McpServers,
+) -> Result<agentry::RunOutput<S, O>, agentry::Error>
+where
+    S: agentry::AgentState,
+    O: serde::de::DeserializeOwned,
+{
+    agentry::Runtime::new()
+        .run(agent, "go")
+        .with(agentry::RunOptions::new().with_tools(servers.clone()))
+        .await
+}
