@@ -83,6 +83,21 @@ impl Project {
         if let Some(n) = limits.max_depth {
             runtime = runtime.max_depth(n);
         }
+        let positive = |name: &str, n: Option<usize>| match n {
+            Some(0) => Err(file.error(format!(
+                "limits.{name}: must be more than zero (leave it out for the default)"
+            ))),
+            other => Ok(other),
+        };
+        if let Some(n) = positive("max_tool_input_bytes", limits.max_tool_input_bytes)? {
+            runtime = runtime.max_tool_input_bytes(n);
+        }
+        if let Some(n) = positive("max_tool_result_bytes", limits.max_tool_result_bytes)? {
+            runtime = runtime.max_tool_result_bytes(n);
+        }
+        if let Some(n) = positive("max_tool_calls_per_turn", limits.max_tool_calls_per_turn)? {
+            runtime = runtime.max_tool_calls_per_turn(n);
+        }
         if let Some(r) = &config.hooks.redaction {
             runtime = runtime.redact(
                 hooks::redactor(r).map_err(|e| file.error(format!("hooks.redaction: {e}")))?,

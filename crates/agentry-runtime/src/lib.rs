@@ -32,6 +32,9 @@ mod sub_agent;
 mod tool_call;
 
 pub use handle::{RunEvents, RunHandle};
+pub use limits::{
+    DEFAULT_MAX_TOOL_CALLS_PER_TURN, DEFAULT_MAX_TOOL_INPUT_BYTES, DEFAULT_MAX_TOOL_RESULT_BYTES,
+};
 pub use request::{ResumeFrom, ResumeRequest, RunRequest};
 
 use agentry_core::hooks::{
@@ -288,6 +291,49 @@ impl Runtime {
     /// deep, nested runs do not grow the stack: each is driven on a task of its own.
     pub fn max_depth(mut self, levels: u32) -> Self {
         Arc::make_mut(&mut self.inner).limits.max_depth = levels;
+        self
+    }
+
+    /// How many bytes of arguments one tool call may have
+    /// ([`DEFAULT_MAX_TOOL_INPUT_BYTES`], 1 MiB, by default). A call over it is not parsed or
+    /// run: the model gets an error result that says so and names this limit, and the run
+    /// goes on.
+    ///
+    /// # Panics
+    /// When `bytes` is zero.
+    pub fn max_tool_input_bytes(mut self, bytes: usize) -> Self {
+        assert!(bytes > 0, "a tool input limit must be more than zero bytes");
+        Arc::make_mut(&mut self.inner).limits.max_tool_input_bytes = bytes;
+        self
+    }
+
+    /// How many bytes of text one tool result keeps ([`DEFAULT_MAX_TOOL_RESULT_BYTES`], 1 MiB,
+    /// by default): a tool (a Rust tool, a built-in, an MCP server's) that returns more has its
+    /// text cut there, with a note to the model that says how long it was and names this limit,
+    /// before any AfterTool hook sees it or the history keeps it. Media parts are not counted.
+    ///
+    /// # Panics
+    /// When `bytes` is zero.
+    pub fn max_tool_result_bytes(mut self, bytes: usize) -> Self {
+        assert!(
+            bytes > 0,
+            "a tool result limit must be more than zero bytes"
+        );
+        Arc::make_mut(&mut self.inner).limits.max_tool_result_bytes = bytes;
+        self
+    }
+
+    /// How many tool calls of one model turn run ([`DEFAULT_MAX_TOOL_CALLS_PER_TURN`], 64, by
+    /// default): the calls past it are not run, each answered with an error result that names
+    /// this limit, and the run goes on.
+    ///
+    /// # Panics
+    /// When `calls` is zero.
+    pub fn max_tool_calls_per_turn(mut self, calls: usize) -> Self {
+        assert!(calls > 0, "a turn must be allowed at least one tool call");
+        Arc::make_mut(&mut self.inner)
+            .limits
+            .max_tool_calls_per_turn = calls;
         self
     }
 

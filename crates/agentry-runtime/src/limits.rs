@@ -1,5 +1,5 @@
-//! The time and nesting limits every run of a runtime has by default, so that nothing waits
-//! forever and nothing nests without end.
+//! The limits every run of a runtime has by default, so that nothing waits forever, nothing
+//! nests without end, and no model or tool makes a run hold as much as it likes.
 
 use std::time::Duration;
 
@@ -13,6 +13,12 @@ pub(crate) const DEFAULT_MODEL_IDLE_TIMEOUT: Duration = Duration::from_secs(120)
 pub(crate) const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(300);
 /// How deep runs may nest.
 pub(crate) const DEFAULT_MAX_DEPTH: u32 = 8;
+/// How many bytes of arguments one tool call may have.
+pub const DEFAULT_MAX_TOOL_INPUT_BYTES: usize = 1 << 20;
+/// How many bytes of text one tool result may keep.
+pub const DEFAULT_MAX_TOOL_RESULT_BYTES: usize = 1 << 20;
+/// How many tool calls of one model turn run.
+pub const DEFAULT_MAX_TOOL_CALLS_PER_TURN: usize = 64;
 
 /// A runtime's limits.
 #[derive(Clone, Copy, Debug)]
@@ -22,6 +28,9 @@ pub(crate) struct Limits {
     pub model_idle_timeout: Duration,
     pub tool_timeout: Duration,
     pub max_depth: u32,
+    pub max_tool_input_bytes: usize,
+    pub max_tool_result_bytes: usize,
+    pub max_tool_calls_per_turn: usize,
 }
 
 impl Default for Limits {
@@ -32,6 +41,9 @@ impl Default for Limits {
             model_idle_timeout: DEFAULT_MODEL_IDLE_TIMEOUT,
             tool_timeout: DEFAULT_TOOL_TIMEOUT,
             max_depth: DEFAULT_MAX_DEPTH,
+            max_tool_input_bytes: DEFAULT_MAX_TOOL_INPUT_BYTES,
+            max_tool_result_bytes: DEFAULT_MAX_TOOL_RESULT_BYTES,
+            max_tool_calls_per_turn: DEFAULT_MAX_TOOL_CALLS_PER_TURN,
         }
     }
 }

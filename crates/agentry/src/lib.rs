@@ -93,7 +93,10 @@ pub use agentry_models::Anthropic;
 pub use agentry_models::{self as models, RetryPolicy};
 #[cfg(feature = "openai")]
 pub use agentry_models::{OpenAi, OpenAiResponses};
-pub use agentry_runtime::{ResumeFrom, ResumeRequest, RunEvents, RunHandle, RunRequest, Runtime};
+pub use agentry_runtime::{
+    DEFAULT_MAX_TOOL_CALLS_PER_TURN, DEFAULT_MAX_TOOL_INPUT_BYTES, DEFAULT_MAX_TOOL_RESULT_BYTES,
+    ResumeFrom, ResumeRequest, RunEvents, RunHandle, RunRequest, Runtime,
+};
 
 // The README and the book's chapters whose samples need only this crate (and its
 // dev-dependencies), compiled and run as doc tests by `cargo test --doc`.

@@ -459,4 +459,16 @@ pub(crate) struct LimitsConfig {
     /// How deep sub-agents may nest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_depth: Option<u32>,
+    /// The most bytes of arguments one tool call may have (default 1 MiB); a call over it is
+    /// not run and the model is told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tool_input_bytes: Option<usize>,
+    /// The most bytes of text one tool result keeps (default 1 MiB); the rest is cut, and the
+    /// model is told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tool_result_bytes: Option<usize>,
+    /// The most tool calls of one model turn that run (default 64); the rest are answered with
+    /// an error result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tool_calls_per_turn: Option<usize>,
 }

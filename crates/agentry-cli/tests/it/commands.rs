@@ -281,6 +281,21 @@ fn config_errors_give_file_line_column_and_what_is_allowed() {
 }
 
 #[test]
+fn a_size_limit_of_zero_is_a_config_error_that_names_it() {
+    let p = Project::new(
+        "[agents.helper]\nmodel = \"scripted:turns.json\"\n[limits]\nmax_tool_calls_per_turn = 0\n",
+        json!([{"text": "hi"}]),
+    );
+    p.agentry()
+        .args(["run", "go"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "limits.max_tool_calls_per_turn: must be more than zero",
+        ));
+}
+
+#[test]
 fn init_writes_a_starter_that_checks() {
     let dir = tempfile::tempdir().unwrap();
     agentry_in(dir.path()).arg("init").assert().code(0);

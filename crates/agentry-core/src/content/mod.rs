@@ -17,6 +17,7 @@
 //! ```
 
 mod blob;
+mod cut;
 mod media_type;
 mod part;
 

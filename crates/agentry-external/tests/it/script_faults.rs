@@ -168,6 +168,8 @@ async fn multi_line_json_unknown_keys_and_stdin_never_read() {
         .text("ok");
     let (log, failed) = (new_log(), new_log());
     Runtime::new()
+        // Past the default input limit: the payload must outgrow the pipe's buffer.
+        .max_tool_input_bytes(4 << 20)
         .with(p.hooks(one("PreToolUse", "Bash", &script.display().to_string())))
         .with(failures(&failed))
         .run(&agent(&model, &log), "go")

@@ -14,8 +14,8 @@ use agentry_core::hooks::{
 };
 use agentry_core::machine::ToolsRan;
 use agentry_core::{
-    AgentDef, AgentTool, Decision, Error, Message, PendingApproval, RunMachine, Tool, ToolCall,
-    ToolCallRef, ToolCtx, ToolFailure, ToolInfo, ToolResult, ToolSource, panic_message,
+    AgentDef, AgentTool, Content, Decision, Error, Message, PendingApproval, RunMachine, Tool,
+    ToolCall, ToolCallRef, ToolCtx, ToolFailure, ToolInfo, ToolResult, ToolSource, panic_message,
     schema_violations,
 };
 use futures::FutureExt;
@@ -137,11 +137,38 @@ impl ToolCalls<'_> {
             }
             None => false,
         };
+        let limits = &self.rt.limits;
+        if index >= limits.max_tool_calls_per_turn {
+            self.tool_started(call, &Value::Null);
+            let result = ToolResult::error(
+                &call.id,
+                &call.name,
+                format!(
+                    "not run: the model asked for {} tool calls in one turn and at most {} run (`max_tool_calls_per_turn` under `[limits]` in agentry.toml, `Runtime::max_tool_calls_per_turn` in code); make this call again in a later turn",
+                    turn.tool_calls().len(),
+                    limits.max_tool_calls_per_turn
+                ),
+            );
+            self.tool_finished(&result);
+            return Ok(Settled::Done(result));
+        }
         let raw = call.arguments.trim();
-        let parsed = if raw.is_empty() {
+        let parsed = if raw.len() > limits.max_tool_input_bytes {
+            Err(format!(
+                "the arguments of `{}` are {} bytes, over the limit of {} (`max_tool_input_bytes` under `[limits]` in agentry.toml, `Runtime::max_tool_input_bytes` in code); it was not called. Call it again with smaller arguments",
+                call.name,
+                raw.len(),
+                limits.max_tool_input_bytes
+            ))
+        } else if raw.is_empty() {
             Ok(Value::Object(Default::default()))
         } else {
-            serde_json::from_str::<Value>(raw).map_err(|e| e.to_string())
+            serde_json::from_str::<Value>(raw).map_err(|e| {
+                format!(
+                    "the arguments of `{}` are not valid JSON ({e}); call it again with a JSON object that matches its schema",
+                    call.name
+                )
+            })
         };
         let settled = self.settle(turn, index, parsed, approved).await;
         if self.scope.wants(Events::BEFORE_TOOL | Events::TOOL_FAILED) {
@@ -196,7 +223,7 @@ impl ToolCalls<'_> {
         let Some(tool) = self.def.find_tool(&call.name) else {
             match &parsed {
                 Ok(input) => self.tool_started(call, input),
-                Err(_) => self.tool_started(call, &Value::String(call.arguments.clone())),
+                Err(_) => self.tool_started(call, &self.unparsed_input(call)),
             }
             let known: Vec<&str> = self.def.specs.iter().map(|s| s.name.as_str()).collect();
             let known = if known.is_empty() {
@@ -214,12 +241,8 @@ impl ToolCalls<'_> {
         };
         let mut input = match parsed {
             Ok(v) => v,
-            Err(e) => {
-                self.tool_started(call, &Value::String(call.arguments.clone()));
-                let content = format!(
-                    "the arguments of `{}` are not valid JSON ({e}); call it again with a JSON object that matches its schema",
-                    call.name
-                );
+            Err(content) => {
+                self.tool_started(call, &self.unparsed_input(call));
                 return Ok(Settled::Done(ToolResult::error(
                     &call.id, &call.name, content,
                 )));
@@ -334,7 +357,9 @@ impl ToolCalls<'_> {
                             };
                             self.invoke_within_limit(tool, turn, index, arg)
                                 .await
-                                .map(|out| ToolResult::ok(&call.id, &call.name, out.content))
+                                .map(|out| {
+                                    ToolResult::ok(&call.id, &call.name, self.capped(out.content))
+                                })
                         }
                         AgentTool::SubAgent { agent, .. } if self.delegate_sub_agents => {
                             match self.open_sub_agent(agent, call, &input).await? {
@@ -419,6 +444,32 @@ impl ToolCalls<'_> {
 
     /// Calls a tool within its time limit (its own, or the runtime's default): a call that
     /// overruns it is dropped and fails with an error that names the limit.
+    /// A tool's output with its text cut at the result limit, and a note to the model.
+    fn capped(&self, mut content: Content) -> Content {
+        let max = self.rt.limits.max_tool_result_bytes;
+        if content.text_len() > max {
+            let len = content.text_len();
+            content.cut_text(
+                max,
+                &format!(
+                    "[the result was {len} bytes and was cut at {max} (`max_tool_result_bytes` under `[limits]` in agentry.toml, `Runtime::max_tool_result_bytes` in code); ask for less, or for a part at a time]"
+                ),
+            );
+        }
+        content
+    }
+
+    /// What ToolStarted reports as the input of a call whose arguments were not parsed: the
+    /// arguments as the model sent them, or, over the input limit, how long they were.
+    fn unparsed_input(&self, call: &ToolCall) -> Value {
+        let len = call.arguments.len();
+        if len > self.rt.limits.max_tool_input_bytes {
+            Value::String(format!("({len} bytes of arguments, over the input limit)"))
+        } else {
+            Value::String(call.arguments.clone())
+        }
+    }
+
     async fn invoke_within_limit(
         &self,
         tool: &Arc<dyn Tool>,

@@ -29,6 +29,7 @@ mod runtime_lifecycle;
 mod runtime_limits;
 mod runtime_media;
 mod runtime_output;
+mod runtime_size_limits;
 mod runtime_snapshot;
 mod runtime_streamed_continue;
 mod runtime_tool_sources;
