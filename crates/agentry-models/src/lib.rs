@@ -54,7 +54,7 @@ mod tiktoken;
 #[cfg(feature = "anthropic")]
 pub use anthropic::{Anthropic, AnthropicBuilder};
 pub use error::Error;
-pub use http::RetryPolicy;
+pub use http::{DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES, RetryPolicy};
 #[cfg(feature = "openai")]
 pub use openai::{OpenAi, OpenAiBuilder, OpenAiResponses, OpenAiResponsesBuilder};
 pub use spec::from_spec;

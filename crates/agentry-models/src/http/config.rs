@@ -30,6 +30,7 @@ pub(crate) struct HttpConfig {
     pub(crate) connect_timeout: Duration,
     pub(crate) read_timeout: Duration,
     pub(crate) retry: RetryPolicy,
+    pub(crate) limits: super::BodyLimits,
     pub(crate) client: Option<reqwest::Client>,
     /// A header that could not be used, reported by `build`.
     pub(crate) bad_header: Option<String>,
@@ -47,6 +48,7 @@ impl HttpConfig {
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(300),
             retry: RetryPolicy::default(),
+            limits: super::BodyLimits::default(),
             client: None,
             bad_header: None,
         }
@@ -180,6 +182,30 @@ macro_rules! shared_builder_methods {
         /// Sets the retry policy for rate limits, server errors and dropped connections.
         pub fn retry(mut self, policy: $crate::RetryPolicy) -> Self {
             self.http.retry = policy;
+            self
+        }
+
+        /// Sets the most bytes one server-sent event of a response may have (default
+        /// [`DEFAULT_MAX_EVENT_BYTES`](crate::DEFAULT_MAX_EVENT_BYTES), 16 MiB): a longer one
+        /// ends the turn with a stream error that names this limit, before it is held whole.
+        ///
+        /// # Panics
+        /// When `bytes` is zero.
+        pub fn max_event_bytes(mut self, bytes: usize) -> Self {
+            assert!(bytes > 0, "an event limit must be more than zero bytes");
+            self.http.limits.max_event_bytes = bytes;
+            self
+        }
+
+        /// Sets the most bytes one streamed response may have (default
+        /// [`DEFAULT_MAX_RESPONSE_BYTES`](crate::DEFAULT_MAX_RESPONSE_BYTES), 256 MiB): past
+        /// it the turn ends with a stream error that names this limit.
+        ///
+        /// # Panics
+        /// When `bytes` is zero.
+        pub fn max_response_bytes(mut self, bytes: usize) -> Self {
+            assert!(bytes > 0, "a response limit must be more than zero bytes");
+            self.http.limits.max_response_bytes = bytes;
             self
         }
 

@@ -23,6 +23,8 @@ pub(crate) struct Endpoint {
     pub(crate) url: reqwest::Url,
     pub(crate) env: EnvNames,
     pub(crate) retry: RetryPolicy,
+    /// What one response may hold.
+    pub(crate) limits: super::BodyLimits,
     client: reqwest::Client,
     headers: HeaderMap,
     /// Kept only to scrub the key from messages a server echoes back.
@@ -86,6 +88,7 @@ impl Endpoint {
             url,
             env,
             retry: http.retry.clone(),
+            limits: http.limits,
             client,
             headers,
             api_key: http.api_key.clone(),

@@ -1,6 +1,7 @@
 //! One streamed model turn over HTTP: post, retry what may be retried, read server-sent events,
 //! decode them into [`ModelEvent`]s, and say what had arrived when a stream breaks.
 
+use super::bounded::{BodyError, bounded, error_body};
 use super::endpoint::Endpoint;
 use super::failure::ProviderMessage;
 use super::failure::{error_chain, status_error, transport_error};
@@ -185,13 +186,22 @@ where
             let mut decoder = decoder();
             let mut progress = Progress::default();
             let mut out = Vec::new();
-            let mut events = response.bytes_stream().eventsource();
+            let mut events = bounded(response.bytes_stream(), endpoint.limits).eventsource();
             // Read until the decoder has the whole turn, the server closes the stream, or the
             // connection breaks (`cut` then says how).
             let cut = loop {
                 let event = match events.next().await {
                     None => break None,
-                    Some(Err(error)) => break Some(stream_failure(endpoint, &error)),
+                    Some(Err(error)) => {
+                        let (kind, message) = stream_failure(endpoint, &error);
+                        if !matches!(error, EventStreamError::Transport(BodyError::TooLarge(_))) {
+                            break Some((kind, message));
+                        }
+                        // The same request would bring the same: not retried.
+                        let error = DecodeError { kind, message };
+                        Err::<(), _>(broken(endpoint, error, &progress, decoder.partial()))?;
+                        unreachable!("an error was returned");
+                    }
                     Some(Ok(event)) => event,
                 };
                 let flow = match decoder.event(&event, &mut out) {
@@ -267,7 +277,7 @@ async fn open(
         }
         let retryable = status_is_retryable(status, response.headers());
         let asked = retry_after(response.headers());
-        let text = response.text().await.unwrap_or_default();
+        let text = error_body(response).await;
         let wait = match retryable {
             true => attempts.next_wait(&endpoint.retry, asked),
             false => None,
@@ -294,7 +304,7 @@ async fn expect_event_stream(
     if content_type.is_empty() || content_type.contains("event-stream") {
         return Ok(response);
     }
-    let body = response.text().await.unwrap_or_default();
+    let body = error_body(response).await;
     let shown: String = body.chars().take(200).collect();
     Err(ModelError::new(
         endpoint.name.clone(),
@@ -320,17 +330,21 @@ async fn backoff(endpoint: &Endpoint, what: &str, detail: &str, wait: Duration) 
 
 fn stream_failure(
     endpoint: &Endpoint,
-    error: &EventStreamError<reqwest::Error>,
+    error: &EventStreamError<BodyError>,
 ) -> (ModelErrorKind, String) {
     match error {
-        EventStreamError::Transport(e) if e.is_timeout() => (
+        EventStreamError::Transport(BodyError::TooLarge(why)) => (
+            ModelErrorKind::Stream,
+            format!("{why}; raise it on the model client if this provider's answers are that large"),
+        ),
+        EventStreamError::Transport(BodyError::Transport(e)) if e.is_timeout() => (
             ModelErrorKind::Timeout,
             format!(
                 "no data within the read timeout: {}",
                 endpoint.scrub(&error_chain(e))
             ),
         ),
-        EventStreamError::Transport(e) => (
+        EventStreamError::Transport(BodyError::Transport(e)) => (
             ModelErrorKind::Stream,
             format!("the connection broke: {}", endpoint.scrub(&error_chain(e))),
         ),

@@ -115,6 +115,7 @@ fn chat_turn(said: &str) -> Reply {
 mod anthropic;
 mod chat;
 mod faults;
+mod limits;
 mod media;
 mod responses;
 mod server;
