@@ -66,6 +66,7 @@
 mod claude;
 mod command;
 mod condition;
+mod config_file;
 mod error;
 mod handler;
 mod hooks;
@@ -79,6 +80,9 @@ pub use claude::{
     agentry_home, claude_config_dir, enabled_plugins, installed_plugin,
 };
 pub use command::{CommandHook, CommandSpec, PersistentSpec, Shell};
+pub use config_file::{
+    DEFAULT_MAX_CONFIG_BYTES, MAX_CONFIG_BYTES_VAR, max_config_bytes, read_config_file,
+};
 pub use error::SettingsError;
 pub use handler::HandlerSpec;
 pub use hooks::{CommandHooks, SettingsWatch};

@@ -315,7 +315,7 @@ impl StdioTransport {
             self.stdout.consume(len);
             if self.line.len() > self.max_line {
                 self.diagnostics.set_fault(format!(
-                    "it wrote a message of more than {} bytes on stdout",
+                    "it wrote a message of more than {} bytes on stdout, the limit on one message (16 times the server's `maxResultBytes`, at least 64 MiB)",
                     self.max_line
                 ));
                 return false;

@@ -117,7 +117,7 @@ pub(crate) fn local_config_path(project: &LoadedConfig) -> PathBuf {
 
 /// Adds `tool` to the `allowed_tools` of the local settings file `path` (created when absent).
 pub(crate) fn allow_always(path: &std::path::Path, tool: &str) -> Result<(), String> {
-    let mut table = match std::fs::read_to_string(path) {
+    let mut table = match agentry_external::read_config_file(path) {
         Ok(text) => {
             toml::from_str::<toml::Table>(&text).map_err(|e| format!("{}: {e}", path.display()))?
         }

@@ -142,10 +142,11 @@ impl LoadedConfig {
 
     /// Reads and parses one file.
     pub(crate) fn read(path: &Path) -> Result<LoadedConfig, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.to_owned(),
-            source,
-        })?;
+        let text =
+            agentry_external::read_config_file(path).map_err(|source| ConfigError::Read {
+                path: path.to_owned(),
+                source,
+            })?;
         let base_dir = path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())

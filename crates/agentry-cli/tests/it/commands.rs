@@ -296,6 +296,24 @@ fn a_size_limit_of_zero_is_a_config_error_that_names_it() {
 }
 
 #[test]
+fn a_config_file_past_the_size_limit_is_refused_before_it_is_read() {
+    let p = Project::new(
+        "[agents.helper]\nmodel = \"scripted:turns.json\"\ninstructions = \"be brief\"\n",
+        json!([{"text": "hi"}]),
+    );
+    p.agentry()
+        .env("AGENTRY_MAX_CONFIG_BYTES", "40")
+        .args(["config", "check"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "over the limit of 40 for a config file",
+        ))
+        .stderr(predicate::str::contains("AGENTRY_MAX_CONFIG_BYTES"));
+    p.agentry().args(["config", "check"]).assert().code(0);
+}
+
+#[test]
 fn init_writes_a_starter_that_checks() {
     let dir = tempfile::tempdir().unwrap();
     agentry_in(dir.path()).arg("init").assert().code(0);

@@ -35,7 +35,7 @@ pub fn enabled_plugins(
     let mut enabled: Vec<(String, bool)> = Vec::new();
     for path in settings_files {
         let path = path.as_ref();
-        let text = match std::fs::read_to_string(path) {
+        let text = match crate::read_config_file(path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => {
@@ -74,7 +74,7 @@ pub fn enabled_plugins(
 /// the cache, else the marketplace's own copy (`marketplaces/<marketplace>/plugins/<name>`).
 pub fn installed_plugin(id: &str) -> Option<PathBuf> {
     let plugins = claude_config_dir().join("plugins");
-    if let Ok(text) = std::fs::read_to_string(plugins.join("installed_plugins.json"))
+    if let Ok(text) = crate::read_config_file(&plugins.join("installed_plugins.json"))
         && let Ok(registry) = serde_json::from_str::<Value>(&text)
         && let Some(entry) = registry.get("plugins").and_then(|p| p.get(id))
     {
@@ -112,7 +112,7 @@ pub fn installed_plugin(id: &str) -> Option<PathBuf> {
 /// The name a plugin at `root` goes by: its manifest's (`.claude-plugin/plugin.json`), else its
 /// directory's.
 pub(crate) fn plugin_name(root: &Path) -> String {
-    std::fs::read_to_string(root.join(".claude-plugin").join("plugin.json"))
+    crate::read_config_file(&root.join(".claude-plugin").join("plugin.json"))
         .ok()
         .and_then(|text| serde_json::from_str::<Value>(&text).ok())
         .and_then(|m| m.get("name").and_then(Value::as_str).map(str::to_owned))
@@ -126,7 +126,7 @@ pub(crate) fn plugin_name(root: &Path) -> String {
 /// The hooks file of the plugin at `root`: the one its manifest names (`"hooks":
 /// "./config/hooks.json"`), else `hooks/hooks.json`.
 pub(crate) fn plugin_hooks_file(root: &Path) -> PathBuf {
-    std::fs::read_to_string(root.join(".claude-plugin").join("plugin.json"))
+    crate::read_config_file(&root.join(".claude-plugin").join("plugin.json"))
         .ok()
         .and_then(|text| serde_json::from_str::<Value>(&text).ok())
         .and_then(|m| m.get("hooks").and_then(Value::as_str).map(|p| root.join(p)))

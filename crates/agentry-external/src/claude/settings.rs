@@ -90,7 +90,7 @@ impl HookSettings {
     /// Reads settings from a file.
     pub fn load(path: impl AsRef<Path>) -> Result<HookSettings, SettingsError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let text = crate::read_config_file(path).map_err(|e| {
             SettingsError::new(path.display().to_string(), format!("cannot read it: {e}"))
         })?;
         let value: Value = serde_json::from_str(&text).map_err(|e| {

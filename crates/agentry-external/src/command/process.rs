@@ -49,7 +49,7 @@ pub(crate) enum RunFailure {
     #[error("timed out after {0:?} (the hook's timeout); its process group was killed")]
     Timeout(Duration),
     #[error(
-        "printed more than {0} bytes on stdout; its process group was killed (hook output is capped)"
+        "printed more than {0} bytes on stdout, the limit on a hook's output (`CommandHooks::output_limits`); its process group was killed"
     )]
     StdoutTooLarge(usize),
     #[error("reading its output failed: {0}")]

@@ -110,7 +110,7 @@ async fn attempt(
                 if bytes.len() + chunk.len() > limit {
                     return Err(Failed {
                         message: format!(
-                            "answered with more than {limit} bytes (hook output is capped)"
+                            "answered with more than {limit} bytes, the limit on a hook's output (`CommandHooks::output_limits`)"
                         ),
                         retry: false,
                     });

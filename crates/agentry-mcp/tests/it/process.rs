@@ -266,3 +266,25 @@ async fn the_allowlist_holds_no_secret_and_more_is_passed_by_name() {
     );
     assert!(wrong.is_err(), "a single name, not a list, is refused");
 }
+
+#[tokio::test]
+async fn a_message_past_the_limit_ends_the_server_before_it_is_held_whole() {
+    let Some(spec) = common::raw(
+        "a_message_past_the_limit_ends_the_server_before_it_is_held_whole",
+        json!({"tools": [common::raw_tool("flood")], "answers": {"flood": {"flood": 80}}}),
+    ) else {
+        return;
+    };
+    let servers = McpServers::single("flood", spec).unwrap();
+    servers.connect().await.unwrap();
+    let pid = servers.pid("flood").await.unwrap();
+    let error = call_once(&servers, "mcp__flood__flood").await;
+    for words in ["more than 67108864 bytes", "maxResultBytes"] {
+        assert!(error.contains(words), "{words:?} in {error}");
+    }
+    assert!(
+        common::gone(pid, Duration::from_secs(6)).await,
+        "process {pid} of the flooding server is still there"
+    );
+    servers.shutdown().await;
+}

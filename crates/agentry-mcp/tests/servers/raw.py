@@ -82,6 +82,13 @@ def call(request):
     if "block" in answer:
         time.sleep(answer["block"])
         return {"result": text("woke up")}
+    if "flood" in answer:
+        # `flood` MiB on one line that never ends.
+        chunk = "x" * (1 << 20)
+        for _ in range(answer["flood"]):
+            sys.stdout.write(chunk)
+        sys.stdout.flush()
+        time.sleep(3600)
     if answer.get("ignore"):
         return None
     if answer.get("env"):
