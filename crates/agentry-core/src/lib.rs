@@ -62,8 +62,9 @@ pub use run::output::RunOutput;
 pub use run::stop::{Limit, StopReason};
 pub use state::{AgentState, ErasedState, StateError, StateSource};
 pub use store::{
-    Checkpoint, LogLayout, LogSpan, MemoryStore, MessageLog, QueuedSave, RecordedEvent, Renewal,
-    RunQuery, RunStatus, RunStore, RunSummary, StoreError, StoredEvent, StoredRun,
+    Checkpoint, DEFAULT_EVENTS_PAGE, LogLayout, LogSpan, MemoryStore, MessageLog, QueuedSave,
+    RecordedEvent, Renewal, RunQuery, RunStatus, RunStore, RunSummary, StoreError, StoredEvent,
+    StoredRun,
 };
 pub use tokens::{
     EstimateCounter, IMAGE_TOKENS, MESSAGE_OVERHEAD, TokenCounter, content_tokens, message_tokens,

@@ -45,12 +45,7 @@ async fn adopt_orphans(
             }
             continue;
         };
-        let base = state
-            .store
-            .events_after(&run.run_id, 0)
-            .await?
-            .last()
-            .map_or(0, |e| e.seq);
+        let base = state.store.last_event_seq(&run.run_id).await?;
         tracing::info!(run_id = run.run_id, "resuming a run whose process died");
         let resumed = state
             .launch(

@@ -67,6 +67,7 @@ pub struct ServerBuilder {
     max_body: usize,
     max_headers: usize,
     poll: Duration,
+    events_page: usize,
     options: RunOptions,
     hook_timings: bool,
     session_end: Option<SessionEnd>,
@@ -164,6 +165,18 @@ impl ServerBuilder {
         self
     }
 
+    /// How many stored events an event stream reads from the store at once
+    /// ([`agentry::DEFAULT_EVENTS_PAGE`], 1,000, by default), so a client that follows a long
+    /// run from its start never makes the server hold its whole history.
+    ///
+    /// # Panics
+    /// When `events` is zero.
+    pub fn events_page(mut self, events: usize) -> Self {
+        assert!(events > 0, "a page must hold at least one event");
+        self.events_page = events;
+        self
+    }
+
     /// The server.
     ///
     /// # Errors
@@ -195,6 +208,7 @@ impl ServerBuilder {
                 redactor,
                 shutdown: CancellationToken::new(),
                 poll: self.poll,
+                events_page: self.events_page,
                 options: self.options,
                 token_required: self.token.is_some(),
                 session_end: self.session_end,
@@ -274,6 +288,7 @@ impl Server {
             max_body: DEFAULT_MAX_BODY,
             max_headers: DEFAULT_MAX_HEADERS,
             poll: Duration::from_millis(250),
+            events_page: agentry::DEFAULT_EVENTS_PAGE,
             options: RunOptions::new(),
             hook_timings: true,
             session_end: None,

@@ -26,6 +26,8 @@ pub(crate) struct Inner {
     pub(crate) shutdown: CancellationToken,
     /// How often a stream of a run driven elsewhere looks for new events.
     pub(crate) poll: Duration,
+    /// How many stored events a stream reads at once.
+    pub(crate) events_page: usize,
     /// What every served run starts with.
     pub(crate) options: agentry::RunOptions,
     /// True when requests must carry a bearer token.

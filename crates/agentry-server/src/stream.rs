@@ -110,12 +110,16 @@ fn follow(
             if let Some(hub) = &hub {
                 // What the store holds from before this drive began (a pause or a cancel the
                 // run went on from, so no end of it).
-                if after.seq < hub.base {
-                    match state.store.events_after(&run_id, after.seq).await {
+                while after.seq < hub.base {
+                    match state.store.events_page(&run_id, after.seq, state.events_page).await {
                         Ok(events) => {
+                            let last_page = events.len() < state.events_page;
                             for e in events.iter().filter(|e| e.seq <= hub.base) {
                                 after = EventId::recorded(e.seq);
                                 yield Ok(stored_sse(&state, e).0);
+                            }
+                            if last_page {
+                                break;
                             }
                         }
                         Err(error) => {
@@ -123,8 +127,8 @@ fn follow(
                             break 'follow;
                         }
                     }
-                    after = after.max(EventId::recorded(hub.base));
                 }
+                after = after.max(EventId::recorded(hub.base));
                 let mut changed = hub.watch();
                 let mut at = hub.position_after(after);
                 loop {
@@ -150,22 +154,29 @@ fn follow(
             }
             // No drive here, or it ended without ending the run (it paused): what the store
             // holds beyond it (another process may drive the run).
-            match state.store.events_after(&run_id, after.seq).await {
-                Ok(events) => {
-                    let mut ended = false;
-                    for e in &events {
-                        let (event, ends) = stored_sse(&state, e);
-                        ended |= ends;
-                        after = EventId::recorded(e.seq);
-                        yield Ok(event);
+            // A page at a time, so a long history is never held whole.
+            loop {
+                match state.store.events_page(&run_id, after.seq, state.events_page).await {
+                    Ok(events) => {
+                        let last_page = events.len() < state.events_page;
+                        let mut ended = false;
+                        for e in &events {
+                            let (event, ends) = stored_sse(&state, e);
+                            ended |= ends;
+                            after = EventId::recorded(e.seq);
+                            yield Ok(event);
+                        }
+                        if ended {
+                            break 'follow;
+                        }
+                        if last_page {
+                            break;
+                        }
                     }
-                    if ended {
+                    Err(error) => {
+                        tracing::warn!(run_id, %error, "a run's events could not be read");
                         break 'follow;
                     }
-                }
-                Err(error) => {
-                    tracing::warn!(run_id, %error, "a run's events could not be read");
-                    break 'follow;
                 }
             }
             // Nothing new: wait for a new drive of the run here, or look in the store again.

@@ -364,6 +364,10 @@ impl RunQuery {
 /// The outcome of a checkpoint handed over with [`RunStore::save_queued`].
 pub type QueuedSave = BoxFuture<'static, Result<(), StoreError>>;
 
+/// How many stored events a reader of a run's history takes at once, by default
+/// ([`RunStore::events_page`]).
+pub const DEFAULT_EVENTS_PAGE: usize = 1000;
+
 /// Persists runs: their checkpoints, leases and event histories. See the module docs for the
 /// contract; `agentry-store` has SQLite and Postgres implementations.
 pub trait RunStore: Send + Sync + 'static {
@@ -445,6 +449,23 @@ pub trait RunStore: Send + Sync + 'static {
         Box::pin(async move {
             let mut events = self.events(run_id).await?;
             events.retain(|e| e.seq > after);
+            Ok(events)
+        })
+    }
+    /// At most `limit` events of a run's history after the one numbered `after`, oldest first:
+    /// one page of what a reader that follows a run has not seen yet, so that a reader of a
+    /// long history holds a page at a time (see [`DEFAULT_EVENTS_PAGE`]). The default reads
+    /// [`events_after`](Self::events_after) and keeps the page; stores with an index read only
+    /// the page.
+    fn events_page<'a>(
+        &'a self,
+        run_id: &'a str,
+        after: u64,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Vec<StoredEvent>, StoreError>> {
+        Box::pin(async move {
+            let mut events = self.events_after(run_id, after).await?;
+            events.truncate(limit);
             Ok(events)
         })
     }

@@ -201,3 +201,40 @@ async fn every_doors_stream_carries_media_by_reference() {
     assert_eq!(result["content"], "a drawing:\n[image image/png, 3.0 KB]");
     server.shut_down().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_history_longer_than_a_page_streams_whole_from_the_store_a_page_at_a_time() {
+    let (store, _dir, path) = sqlite().await;
+    // One server drives the runs; another, reading two events at a time, streams them from
+    // the store (late, and while they run).
+    let driver = TestServer::start(server_on(store, Duration::from_secs(30))).await;
+    let reader = TestServer::start(
+        builder_on(
+            agentry_store::SqliteStore::open(&path).await.unwrap(),
+            Duration::from_secs(30),
+        )
+        .events_page(2)
+        .build()
+        .unwrap(),
+    )
+    .await;
+    let run_id = driver
+        .start_run(json!({"agent": "slow", "input": "go"}))
+        .await;
+    let live = all_events(&reader.at(&format!("/v1/runs/{run_id}/events")), None).await;
+    let late = all_events(&reader.at(&format!("/v1/runs/{run_id}/events")), None).await;
+    let whole = all_events(&driver.at(&format!("/v1/runs/{run_id}/events")), None).await;
+    let recorded = |events: &[Sse]| {
+        events
+            .iter()
+            .filter(|e| !e.id.contains('.'))
+            .map(|e| (e.id.clone(), e.kind.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert!(recorded(&whole).len() > 6, "longer than a few pages");
+    assert_eq!(recorded(&live), recorded(&whole));
+    assert_eq!(recorded(&late), recorded(&whole));
+    assert_eq!(late.last().unwrap().kind, "run_finished");
+    driver.shut_down().await;
+    reader.shut_down().await;
+}

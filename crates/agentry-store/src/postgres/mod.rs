@@ -431,13 +431,21 @@ impl PostgresStore {
             .collect()
     }
 
-    async fn run_events(&self, run_id: &str, after: u64) -> Result<Vec<StoredEvent>, StoreError> {
+    async fn run_events(
+        &self,
+        run_id: &str,
+        after: u64,
+        limit: Option<usize>,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        // Postgres reads a NULL limit as none.
+        let limit = limit.map(|n| i64::try_from(n).unwrap_or(i64::MAX));
         let found: Vec<rows::EventColumns> = sqlx::query_as(
             "SELECT seq, at_ms, kind, data::text FROM run_events WHERE run_id = $1 AND seq > $2 \
-             ORDER BY seq",
+             ORDER BY seq LIMIT $3",
         )
         .bind(run_id)
         .bind(i64::try_from(after).unwrap_or(i64::MAX))
+        .bind(limit)
         .fetch_all(&self.pool)
         .await
         .map_err(|e| {
@@ -542,7 +550,7 @@ impl RunStore for PostgresStore {
         &'a self,
         run_id: &'a str,
     ) -> BoxFuture<'a, Result<Vec<StoredEvent>, StoreError>> {
-        Box::pin(self.run_events(run_id, 0))
+        Box::pin(self.run_events(run_id, 0, None))
     }
 
     fn events_after<'a>(
@@ -550,7 +558,16 @@ impl RunStore for PostgresStore {
         run_id: &'a str,
         after: u64,
     ) -> BoxFuture<'a, Result<Vec<StoredEvent>, StoreError>> {
-        Box::pin(self.run_events(run_id, after))
+        Box::pin(self.run_events(run_id, after, None))
+    }
+
+    fn events_page<'a>(
+        &'a self,
+        run_id: &'a str,
+        after: u64,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Vec<StoredEvent>, StoreError>> {
+        Box::pin(self.run_events(run_id, after, Some(limit)))
     }
 
     fn blob<'a>(

@@ -502,7 +502,7 @@ impl RunStore for SqliteStore {
         &'a self,
         run_id: &'a str,
     ) -> BoxFuture<'a, Result<Vec<StoredEvent>, StoreError>> {
-        Box::pin(self.run_events(run_id, 0))
+        Box::pin(self.run_events(run_id, 0, None))
     }
 
     fn events_after<'a>(
@@ -510,7 +510,16 @@ impl RunStore for SqliteStore {
         run_id: &'a str,
         after: u64,
     ) -> BoxFuture<'a, Result<Vec<StoredEvent>, StoreError>> {
-        Box::pin(self.run_events(run_id, after))
+        Box::pin(self.run_events(run_id, after, None))
+    }
+
+    fn events_page<'a>(
+        &'a self,
+        run_id: &'a str,
+        after: u64,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Vec<StoredEvent>, StoreError>> {
+        Box::pin(self.run_events(run_id, after, Some(limit)))
     }
 
     fn last_event_seq<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<u64, StoreError>> {

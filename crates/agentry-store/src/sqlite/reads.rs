@@ -156,19 +156,22 @@ impl SqliteStore {
         &self,
         run_id: &str,
         after: u64,
+        limit: Option<usize>,
     ) -> Result<Vec<StoredEvent>, StoreError> {
         let (name, id) = (self.name.clone(), run_id.to_string());
         let after = i64::try_from(after).unwrap_or(i64::MAX);
+        // SQLite reads a negative limit as none.
+        let limit = limit.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
         let found: Vec<rows::EventColumns> = self
             .worker
             .call(move |conn| {
                 conn.prepare_cached(
                     "SELECT seq, at_ms, kind, data FROM run_events \
                      WHERE run_no = (SELECT position FROM runs WHERE run_id = ?1) AND seq > ?2 \
-                     ORDER BY seq",
+                     ORDER BY seq LIMIT ?3",
                 )
                 .and_then(|mut q| {
-                    q.query_map(params![&id, after], |r| {
+                    q.query_map(params![&id, after, limit], |r| {
                         Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
                     })?
                     .collect::<Result<_, _>>()

@@ -35,6 +35,21 @@ pub async fn events_are_numbered_from_one_across_saves(s: &Stores) {
     assert_eq!(s.other.events_after("run-1", 0).await.unwrap(), expected);
     assert!(store.events_after("run-1", 5).await.unwrap().is_empty());
     assert!(store.events_after("unknown", 0).await.unwrap().is_empty());
+    // A reader of a long history takes it a page at a time.
+    assert_eq!(
+        store.events_page("run-1", 0, 2).await.unwrap(),
+        expected[..2]
+    );
+    assert_eq!(
+        s.other.events_page("run-1", 2, 2).await.unwrap(),
+        expected[2..4]
+    );
+    assert_eq!(
+        store.events_page("run-1", 4, 2).await.unwrap(),
+        expected[4..]
+    );
+    assert!(store.events_page("run-1", 5, 2).await.unwrap().is_empty());
+    assert_eq!(store.events_page("run-1", 0, 100).await.unwrap(), expected);
     // Where a reader that follows the run from now on begins.
     assert_eq!(store.last_event_seq("run-1").await.unwrap(), 5);
     assert_eq!(s.other.last_event_seq("run-1").await.unwrap(), 5);
