@@ -208,15 +208,27 @@ impl PostgresStore {
                 .bind(row.events.len() as i64)
                 .bind(&events)
                 .bind(row.revision)
-                .fetch_optional(&self.pool)
         };
-        let mut written = save().await.map_err(failed)?.is_some();
+        let mut written = save()
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(failed)?
+            .is_some();
         // A run saved for the first time (under lease 0, at revision 0 only) is inserted, then
-        // saved. An insert that finds the run there after all (another process inserted it
-        // meanwhile) leaves the verdict to the save.
+        // saved, in one transaction: a process that dies between the two leaves no run without
+        // a checkpoint. An insert that finds the run there after all (another process inserted
+        // it meanwhile) leaves the verdict to the save.
         if !written && checkpoint.lease == 0 && checkpoint.revision == 0 {
-            insert_run(&self.pool, &row, now).await.map_err(failed)?;
-            written = save().await.map_err(failed)?.is_some();
+            let mut tx = self.pool.begin().await.map_err(failed)?;
+            insert_run(&mut tx, &row, now).await.map_err(failed)?;
+            written = save()
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(failed)?
+                .is_some();
+            if written {
+                tx.commit().await.map_err(failed)?;
+            }
         }
         if written {
             return Ok(());
@@ -464,7 +476,11 @@ impl PostgresStore {
 
 /// Inserts the run of `row` with lease 0 and an empty record (the save that follows writes it),
 /// unless the run exists.
-async fn insert_run(pool: &PgPool, row: &SaveRow<'_>, now: i64) -> Result<(), sqlx::Error> {
+async fn insert_run(
+    conn: &mut sqlx::PgConnection,
+    row: &SaveRow<'_>,
+    now: i64,
+) -> Result<(), sqlx::Error> {
     sqlx::query(
         "INSERT INTO runs (run_id, agent, session_id, parent_run_id, status, step, lease, \
          created_ms, updated_ms, snapshot) \
@@ -478,7 +494,7 @@ async fn insert_run(pool: &PgPool, row: &SaveRow<'_>, now: i64) -> Result<(), sq
     .bind(row.status)
     .bind(row.step)
     .bind(now)
-    .execute(pool)
+    .execute(conn)
     .await?;
     Ok(())
 }

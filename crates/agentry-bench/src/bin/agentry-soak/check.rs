@@ -1,0 +1,249 @@
+//! What the soak checks once every run has ended: each run finished whole (every step's call
+//! and result once, then the answer) or failed with a named cause; every tool side effect
+//! belongs to a call the history holds, and a call done twice was done again by another
+//! process (a call in flight when its worker was killed, issued again with its idempotency
+//! key); the API key is in no artefact: the store, the logs, the side-effect log.
+
+use agentry::{Message, RunQuery, RunStatus};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt;
+use std::path::Path;
+
+/// The store's kind, for the report.
+pub(crate) fn store_kind(spec: &str) -> &'static str {
+    if spec.starts_with("sqlite:") {
+        "SQLite"
+    } else {
+        "Postgres"
+    }
+}
+
+/// What the check found.
+#[derive(Default)]
+pub(crate) struct Report {
+    runs: usize,
+    by_status: BTreeMap<String, usize>,
+    failure_causes: BTreeMap<String, usize>,
+    effects: usize,
+    repeated_calls: usize,
+    problems: Vec<String>,
+}
+
+impl Report {
+    /// True when nothing was wrong.
+    pub(crate) fn ok(&self) -> bool {
+        self.problems.is_empty() && self.runs > 0
+    }
+
+    fn problem(&mut self, p: String) {
+        if self.problems.len() < 20 {
+            self.problems.push(p);
+        } else if self.problems.len() == 20 {
+            self.problems.push("(more left out)".into());
+        }
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "runs: {} {:?}; failed runs' causes: {:?}",
+            self.runs, self.by_status, self.failure_causes
+        )?;
+        write!(
+            f,
+            "tool side effects: {} lines, {} calls done again by another process after a kill",
+            self.effects, self.repeated_calls
+        )?;
+        if self.problems.is_empty() {
+            write!(
+                f,
+                "\nchecks: every run whole or failed with its cause; no side effect unaccounted; the key in no artefact"
+            )
+        } else {
+            for p in &self.problems {
+                write!(f, "\nFAILED: {p}")?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Checks the store, the side effects and the artefacts of a soak in `out` with `key`.
+pub(crate) async fn check(store_spec: &str, out: &Path, key: &str, steps: usize) -> Report {
+    let store = crate::open_store(store_spec).await;
+    let mut report = Report::default();
+    // (run, call) of every call a history holds.
+    let mut calls_in_histories: HashSet<(String, String)> = HashSet::new();
+    let mut before: Option<String> = None;
+    loop {
+        let mut query = RunQuery::all().limit(500);
+        if let Some(b) = &before {
+            query = query.before(b.clone());
+        }
+        let page = store.list(&query).await.expect("listing the soak's runs");
+        let Some(last) = page.last() else { break };
+        before = Some(last.run_id.clone());
+        for summary in &page {
+            report.runs += 1;
+            *report
+                .by_status
+                .entry(summary.status.as_str().to_owned())
+                .or_default() += 1;
+            let run = store
+                .load(&summary.run_id)
+                .await
+                .expect("loading a soak run")
+                .expect("a listed run loads");
+            let messages = &run.snapshot.messages;
+            let mut ids = Vec::new();
+            for m in messages.iter() {
+                if let Some(r) = m.tool_result() {
+                    ids.push(r.call_id.clone());
+                }
+            }
+            let unique: HashSet<&String> = ids.iter().collect();
+            if unique.len() != ids.len() {
+                report.problem(format!(
+                    "run {}: a tool result is in its history twice",
+                    summary.run_id
+                ));
+            }
+            let called: Vec<&str> = messages
+                .iter()
+                .flat_map(|m| m.tool_calls().iter().map(|c| c.id.as_str()))
+                .collect();
+            if called.len() != unique.len() && summary.status == RunStatus::Finished {
+                report.problem(format!(
+                    "run {}: {} calls but {} results",
+                    summary.run_id,
+                    called.len(),
+                    unique.len()
+                ));
+            }
+            calls_in_histories.extend(
+                called
+                    .iter()
+                    .map(|c| (summary.run_id.clone(), c.to_string())),
+            );
+            match summary.status {
+                RunStatus::Finished => {
+                    let answer = messages.last().map(Message::text).unwrap_or_default();
+                    if ids.len() != steps || answer != "done" {
+                        report.problem(format!(
+                            "run {} finished with {} of {steps} results and answer {answer:?}",
+                            summary.run_id,
+                            ids.len()
+                        ));
+                    }
+                }
+                RunStatus::Failed => {
+                    let cause = run.snapshot.error.clone().unwrap_or_default();
+                    if cause.trim().is_empty() {
+                        report.problem(format!("run {} failed without a cause", summary.run_id));
+                    }
+                    *report.failure_causes.entry(cause_kind(&cause)).or_default() += 1;
+                }
+                other => report.problem(format!(
+                    "run {} is left {other} after the drain",
+                    summary.run_id
+                )),
+            }
+        }
+    }
+    // Every side effect belongs to a call a history holds; a call done twice was done by two
+    // processes (issued again after its worker was killed), with the same key.
+    let effects = std::fs::read_to_string(out.join("effects.log")).unwrap_or_default();
+    let mut by_call: HashMap<(&str, &str), Vec<(&str, &str)>> = HashMap::new();
+    for line in effects.lines() {
+        report.effects += 1;
+        let f: Vec<&str> = line.split('\t').collect();
+        let [run, call, key, pid] = f[..] else {
+            report.problem(format!("a side-effect line is torn: {line:?}"));
+            continue;
+        };
+        by_call.entry((run, call)).or_default().push((key, pid));
+    }
+    for (&(run, call), done) in &by_call {
+        if !calls_in_histories.contains(&(run.to_owned(), call.to_owned())) {
+            report.problem(format!(
+                "call {call} had a side effect but no run's history holds it"
+            ));
+        }
+        if done.len() > 1 {
+            report.repeated_calls += 1;
+            let pids: HashSet<&str> = done.iter().map(|d| d.1).collect();
+            let keys: HashSet<&str> = done.iter().map(|d| d.0).collect();
+            if pids.len() != done.len() {
+                report.problem(format!("call {call} was done twice by one process"));
+            }
+            if keys.len() != 1 {
+                report.problem(format!("call {call} was done again with another key"));
+            }
+        }
+    }
+    // The key is nowhere: not in the store, the logs, the side effects. (The runs' inputs are
+    // in the store: when they are not found, the store was not read.)
+    let artefacts = artefacts(store_spec, out).await;
+    if !artefacts.iter().any(|(_, text)| text.contains("soak run ")) {
+        report.problem("the store's contents could not be read to look for the key".into());
+    }
+    for (place, text) in &artefacts {
+        if text.contains(key) {
+            report.problem(format!("the API key is in {place}"));
+        }
+    }
+    report
+}
+
+/// A failure message reduced to its kind, for counting.
+fn cause_kind(cause: &str) -> String {
+    let cause = cause.split(':').take(2).collect::<Vec<_>>().join(":");
+    cause.chars().take(80).collect()
+}
+
+/// Every artefact of the soak as text: the logs and files of `out`, and what the store holds.
+async fn artefacts(store_spec: &str, out: &Path) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    if let Ok(dir) = std::fs::read_dir(out) {
+        for entry in dir.flatten() {
+            let bytes = std::fs::read(entry.path()).unwrap_or_default();
+            found.push((
+                entry.path().display().to_string(),
+                String::from_utf8_lossy(&bytes).into_owned(),
+            ));
+        }
+    }
+    if let Some(path) = store_spec.strip_prefix("sqlite:") {
+        for suffix in ["", "-wal", "-shm"] {
+            let file = format!("{path}{suffix}");
+            let bytes = std::fs::read(&file).unwrap_or_default();
+            found.push((file, String::from_utf8_lossy(&bytes).into_owned()));
+        }
+    } else {
+        use sqlx::Connection;
+        let mut conn = sqlx::PgConnection::connect(store_spec)
+            .await
+            .expect("connecting to read the soak's store");
+        let tables: Vec<String> = sqlx::query_scalar(
+            "SELECT table_name::text FROM information_schema.tables WHERE table_schema = 'public'",
+        )
+        .fetch_all(&mut conn)
+        .await
+        .unwrap_or_default();
+        for table in tables {
+            let text: Option<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+                "SELECT string_agg(t::text, E'\\n') FROM \"{table}\" t"
+            )))
+            .fetch_one(&mut conn)
+            .await
+            .unwrap_or_default();
+            found.push((
+                format!("the store's table {table}"),
+                text.unwrap_or_default(),
+            ));
+        }
+    }
+    found
+}

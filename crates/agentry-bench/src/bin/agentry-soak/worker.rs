@@ -1,0 +1,156 @@
+//! A soak worker: a process that starts runs and resumes the runs whose driver is gone (killed)
+//! or that failed, until it is killed, or, draining, until no run is left to finish.
+
+use agentry::prelude::*;
+use agentry::{RetryPolicy, RunQuery, RunStatus, RunStore, ToolFailure};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long a run's lease lasts: a killed worker's runs are resumed this long after its death.
+pub(crate) const LEASE: Duration = Duration::from_secs(2);
+/// How often a failed run is resumed before the soak leaves it failed.
+pub(crate) const MAX_RESUMES: usize = 25;
+
+/// What a worker is told.
+pub(crate) struct WorkerArgs {
+    pub(crate) store: String,
+    pub(crate) provider: String,
+    pub(crate) out: PathBuf,
+    pub(crate) concurrency: usize,
+    pub(crate) drain: bool,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Work {
+    n: u32,
+}
+
+/// The soak's agent: its `work` tool appends a line per call to `effects.log` (the side effect
+/// the check counts) and fails one call in ten (after its side effect).
+fn agent(provider: &str, key: &str, out: &Path) -> Agent {
+    let model = agentry::OpenAi::builder("soak")
+        .base_url(provider)
+        .api_key(key)
+        .retry(
+            RetryPolicy::default()
+                .max_retries(6)
+                .initial_backoff(Duration::from_millis(5))
+                .max_backoff(Duration::from_millis(40)),
+        )
+        .build()
+        .expect("the soak's model client");
+    let effects = Arc::new(out.join("effects.log"));
+    let work = tool(
+        "work",
+        "Does one step of work.",
+        move |a: Work, ctx: ToolCtx| {
+            let effects = effects.clone();
+            async move {
+                let pause = 10 + (a.n as u64 * 7 + ctx.call_id().len() as u64) % 40;
+                tokio::time::sleep(Duration::from_millis(pause)).await;
+                let line = format!(
+                    "{}\t{}\t{}\t{}\n",
+                    ctx.run().run_id(),
+                    ctx.call_id(),
+                    ctx.idempotency_key(),
+                    std::process::id()
+                );
+                // One write of a short line to a file opened for appending: whole, even beside
+                // other processes.
+                let mut file = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&*effects)?;
+                file.write_all(line.as_bytes())?;
+                if ctx.call_id().bytes().map(u32::from).sum::<u32>() % 10 == 7 {
+                    return Err(ToolFailure::new("the work failed this time"));
+                }
+                Ok(format!("step {} done", a.n))
+            }
+        },
+    );
+    Agent::builder("soak")
+        .instructions("Work through the steps.")
+        .model(model)
+        .tool(work)
+        .build()
+        .expect("the soak's agent")
+}
+
+/// Runs a worker until it is killed or, draining, until every run has ended.
+pub(crate) async fn run(args: WorkerArgs) {
+    // Everything at debug level goes to the worker's log, which the check reads for the key.
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(
+            "debug,hyper=info,hyper_util=info,h2=info,rustls=info,sqlx=warn",
+        ))
+        .with_writer(std::io::stderr)
+        .init();
+    let key = std::env::var("SOAK_API_KEY").expect("SOAK_API_KEY");
+    let store = crate::open_store(&args.store).await;
+    let runtime = Runtime::new().store(store.clone()).lease_ttl(LEASE);
+    let agent = agent(&args.provider, &key, &args.out);
+    let mut running = tokio::task::JoinSet::new();
+    let mut resumed: std::collections::HashMap<String, usize> = Default::default();
+    let started = Instant::now();
+    loop {
+        // Resume what a killed worker left, and what failed (a provider fault).
+        let left = unfinished(&*store).await;
+        let waiting = left.iter().any(|run| {
+            run.status == RunStatus::Running
+                || resumed.get(&run.run_id).copied().unwrap_or(0) < MAX_RESUMES
+        });
+        for run in left {
+            if running.len() >= args.concurrency * 2 {
+                break;
+            }
+            let tries = resumed.entry(run.run_id.clone()).or_default();
+            let now = agentry::store::now_ms();
+            let resumable =
+                run.driver_gone(now) || (run.status == RunStatus::Failed && *tries < MAX_RESUMES);
+            if !resumable {
+                continue;
+            }
+            *tries += 1;
+            let (runtime, agent, id) = (runtime.clone(), agent.clone(), run.run_id.clone());
+            running.spawn(async move {
+                // Another worker may take it first (a `Leased` error: nothing was done), or
+                // it fails again; what the store holds is what the check reads.
+                let _ = runtime.resume(&agent, &id).await;
+            });
+        }
+        if !args.drain {
+            while running.len() < args.concurrency {
+                let (runtime, agent) = (runtime.clone(), agent.clone());
+                let input = format!("soak run {}", uuid::Uuid::new_v4().simple());
+                running.spawn(async move {
+                    let _ = runtime.run(&agent, input).await;
+                });
+            }
+        }
+        if args.drain && running.is_empty() && !waiting {
+            return;
+        }
+        if args.drain && started.elapsed() > Duration::from_secs(300) {
+            eprintln!("draining took more than 5 minutes; leaving what is left");
+            return;
+        }
+        tokio::select! {
+            _ = running.join_next(), if !running.is_empty() => {}
+            () = tokio::time::sleep(Duration::from_millis(200)) => {}
+        }
+    }
+}
+
+/// The runs that have not finished.
+async fn unfinished(store: &dyn RunStore) -> Vec<agentry::RunSummary> {
+    let mut out = Vec::new();
+    for status in [RunStatus::Running, RunStatus::Failed] {
+        if let Ok(runs) = store.list(&RunQuery::all().status(status).limit(500)).await {
+            out.extend(runs);
+        }
+    }
+    out
+}
