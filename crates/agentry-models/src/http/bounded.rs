@@ -100,7 +100,9 @@ pub(crate) fn bounded(
     let mut over = false;
     body.map(move |chunk| {
         if over {
-            return Err(BodyError::TooLarge("the response was cut at its limit".into()));
+            return Err(BodyError::TooLarge(
+                "the response was cut at its limit".into(),
+            ));
         }
         let chunk = chunk.map_err(BodyError::Transport)?;
         meter.read(&chunk, limits).map_err(|why| {
@@ -146,7 +148,10 @@ mod tests {
         assert!(meter.read(b"data: 12345\n", l).is_ok());
         assert!(meter.read(b"\ndata: 1234", l).is_ok());
         let err = meter.read(b"56789", l).unwrap_err();
-        assert!(err.contains("passed 12 bytes") && err.contains("max_event_bytes"), "{err}");
+        assert!(
+            err.contains("passed 12 bytes") && err.contains("max_event_bytes"),
+            "{err}"
+        );
     }
 
     #[test]

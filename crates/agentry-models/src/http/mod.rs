@@ -8,11 +8,11 @@ mod failure;
 mod retry;
 mod stream;
 
+pub(crate) use bounded::BodyLimits;
+pub use bounded::{DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES};
 #[cfg(feature = "openai")]
 pub(crate) use config::env_var;
 pub(crate) use config::{HttpConfig, KeyHeader, shared_builder_methods};
 pub(crate) use endpoint::{Endpoint, EnvNames};
-pub use bounded::{DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES};
-pub(crate) use bounded::BodyLimits;
 pub use retry::RetryPolicy;
 pub(crate) use stream::{DecodeError, Decoder, Flow, TurnEnd, turn_stream};

@@ -335,7 +335,9 @@ fn stream_failure(
     match error {
         EventStreamError::Transport(BodyError::TooLarge(why)) => (
             ModelErrorKind::Stream,
-            format!("{why}; raise it on the model client if this provider's answers are that large"),
+            format!(
+                "{why}; raise it on the model client if this provider's answers are that large"
+            ),
         ),
         EventStreamError::Transport(BodyError::Transport(e)) if e.is_timeout() => (
             ModelErrorKind::Timeout,

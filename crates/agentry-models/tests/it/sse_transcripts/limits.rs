@@ -31,7 +31,10 @@ async fn an_event_over_the_limit_ends_the_turn_and_is_not_retried() {
     let (events, error) = failure(run(&limited(&server, 16 << 10, 1 << 20)).await);
     assert!(events.is_empty());
     assert_eq!(error.kind, ModelErrorKind::Stream, "{error}");
-    for words in ["one server-sent event passed 16384 bytes", "max_event_bytes"] {
+    for words in [
+        "one server-sent event passed 16384 bytes",
+        "max_event_bytes",
+    ] {
         assert!(error.message.contains(words), "{words:?} in {error}");
     }
     assert_eq!(server.hits(), 1, "not retried");
@@ -42,7 +45,10 @@ async fn many_small_events_are_bounded_by_the_response_limit() {
     let piece = data(&chat_chunk(json!({"content": "word "}), None));
     let server = TranscriptServer::one(Reply::sse(vec![piece; 400])).await;
     let (events, error) = failure(run(&limited(&server, 1 << 10, 32 << 10)).await);
-    assert!(!events.is_empty(), "what came before the limit was streamed");
+    assert!(
+        !events.is_empty(),
+        "what came before the limit was streamed"
+    );
     for words in ["passed 32768 bytes", "max_response_bytes"] {
         assert!(error.message.contains(words), "{words:?} in {error}");
     }
@@ -59,9 +65,14 @@ async fn events_under_the_limits_stream_as_before() {
 #[tokio::test]
 async fn a_huge_error_body_is_read_only_as_far_as_its_message_needs() {
     let message = "y".repeat(4 << 20);
-    let body = format!(r#"{{"error":{{"message":"bad {message}","type":"invalid_request_error"}}}}"#);
+    let body =
+        format!(r#"{{"error":{{"message":"bad {message}","type":"invalid_request_error"}}}}"#);
     let server = TranscriptServer::one(Reply::status(400, &body)).await;
     let (_, error) = failure(run(&chat(&server, quick_retries())).await);
     assert_eq!(error.kind, ModelErrorKind::InvalidRequest, "{error}");
-    assert!(error.message.len() < 100 << 10, "{} bytes", error.message.len());
+    assert!(
+        error.message.len() < 100 << 10,
+        "{} bytes",
+        error.message.len()
+    );
 }
