@@ -47,6 +47,8 @@ mod detokenize;
 mod error;
 mod extract;
 mod fetch;
+#[doc(hidden)]
+pub mod fuzzing;
 mod gate;
 mod generate;
 mod model;

@@ -63,6 +63,8 @@
 mod config;
 mod content;
 mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 mod handler;
 mod process_stdio;
 mod serve;

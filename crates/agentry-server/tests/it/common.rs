@@ -142,6 +142,16 @@ pub async fn read_events(
     seen
 }
 
+/// The events a run's history records (id and kind), leaving out streamed pieces (whose ids
+/// hold a dot).
+pub fn recorded(events: &[Sse]) -> Vec<(String, String)> {
+    events
+        .iter()
+        .filter(|e| !e.id.contains('.'))
+        .map(|e| (e.id.clone(), e.kind.clone()))
+        .collect()
+}
+
 /// Every event of the stream until it ends.
 pub async fn all_events(url: &str, after: Option<&str>) -> Vec<Sse> {
     read_events(url, after, |_| false).await

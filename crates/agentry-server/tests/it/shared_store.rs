@@ -31,13 +31,6 @@ async fn share(a: Arc<dyn RunStore>, b: Arc<dyn RunStore>) {
     let run_id = one.start_run(json!({"agent": "slow", "input": "go"})).await;
     let seen_by_two = all_events(&two.at(&format!("/v1/runs/{run_id}/events")), None).await;
     let seen_by_one = all_events(&one.at(&format!("/v1/runs/{run_id}/events")), None).await;
-    let recorded = |events: &[Sse]| {
-        events
-            .iter()
-            .filter(|e| !e.id.contains('.'))
-            .map(|e| (e.id.clone(), e.kind.clone()))
-            .collect::<Vec<_>>()
-    };
     assert_eq!(recorded(&seen_by_two), recorded(&seen_by_one));
     assert_eq!(seen_by_two.last().unwrap().kind, "run_finished");
 

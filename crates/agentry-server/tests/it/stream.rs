@@ -42,13 +42,6 @@ async fn a_client_that_reconnects_with_last_event_id_gets_every_event_exactly_on
     // One client that stayed connected from the start (a late one: it reads the same).
     let whole = all_events(&url, None).await;
     let ids = |events: &[Sse]| events.iter().map(|e| e.id.clone()).collect::<Vec<_>>();
-    let recorded = |events: &[Sse]| {
-        events
-            .iter()
-            .filter(|e| !e.id.contains('.'))
-            .map(|e| (e.id.clone(), e.kind.clone()))
-            .collect::<Vec<_>>()
-    };
     // No event twice, in order.
     let mut sorted = ids(&pieced);
     sorted.dedup();
@@ -224,13 +217,6 @@ async fn a_history_longer_than_a_page_streams_whole_from_the_store_a_page_at_a_t
     let live = all_events(&reader.at(&format!("/v1/runs/{run_id}/events")), None).await;
     let late = all_events(&reader.at(&format!("/v1/runs/{run_id}/events")), None).await;
     let whole = all_events(&driver.at(&format!("/v1/runs/{run_id}/events")), None).await;
-    let recorded = |events: &[Sse]| {
-        events
-            .iter()
-            .filter(|e| !e.id.contains('.'))
-            .map(|e| (e.id.clone(), e.kind.clone()))
-            .collect::<Vec<_>>()
-    };
     assert!(recorded(&whole).len() > 6, "longer than a few pages");
     assert_eq!(recorded(&live), recorded(&whole));
     assert_eq!(recorded(&late), recorded(&whole));

@@ -22,6 +22,15 @@ fn echo(calls: &Arc<AtomicUsize>, times: usize) -> impl Tool + use<> {
     })
 }
 
+/// An agent of `model` with an `echo` tool that returns its text once.
+fn echo_agent(model: &ScriptedModel, calls: &Arc<AtomicUsize>) -> Agent {
+    Agent::builder("a")
+        .model(model.clone())
+        .tool(echo(calls, 1))
+        .build()
+        .unwrap()
+}
+
 /// The tool results the model saw in its last request, in call order.
 fn results(req: &ModelRequest) -> Vec<(String, bool)> {
     req.messages
@@ -41,11 +50,7 @@ async fn arguments_over_the_limit_are_not_parsed_or_run_and_the_model_is_told() 
             ("echo", json!({"text": "small"})),
         ])
         .text("done");
-    let agent = Agent::builder("a")
-        .model(model.clone())
-        .tool(echo(&calls, 1))
-        .build()
-        .unwrap();
+    let agent = echo_agent(&model, &calls);
     let out = Runtime::new()
         .max_tool_input_bytes(1_000)
         .run(&agent, "go")
@@ -121,11 +126,7 @@ async fn calls_past_the_per_turn_limit_are_answered_with_an_error_and_not_run() 
         _ => ScriptedTurn::text("done"),
     })
     .record_requests(true);
-    let agent = Agent::builder("a")
-        .model(model.clone())
-        .tool(echo(&calls, 1))
-        .build()
-        .unwrap();
+    let agent = echo_agent(&model, &calls);
     let out = Runtime::new()
         .max_tool_calls_per_turn(3)
         .run(&agent, "go")

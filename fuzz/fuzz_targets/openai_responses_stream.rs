@@ -1,0 +1,5 @@
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(
+    |data: &[u8]| agentry_fuzz::targets::openai_responses_stream::run(data)
+);
