@@ -199,8 +199,7 @@ where
                         }
                         // The same request would bring the same: not retried.
                         let error = DecodeError { kind, message };
-                        Err::<(), _>(broken(endpoint, error, &progress, decoder.partial()))?;
-                        unreachable!("an error was returned");
+                        Err::<Event, _>(broken(endpoint, error, &progress, decoder.partial()))?
                     }
                     Some(Ok(event)) => event,
                 };
