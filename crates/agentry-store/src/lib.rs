@@ -78,7 +78,7 @@ mod postgres;
 mod rows;
 mod sqlite;
 
-pub use postgres::{DEFAULT_LOCK_TIMEOUT, PostgresOptions, PostgresStore};
+pub use postgres::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_LOCK_TIMEOUT, PostgresOptions, PostgresStore};
 pub use sqlite::{DEFAULT_BUSY_TIMEOUT, SqliteOptions, SqliteStore};
 
 // The book's chapters whose samples use this crate, compiled and run as doc tests by

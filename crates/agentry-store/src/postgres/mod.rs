@@ -47,14 +47,11 @@ const SAVE: &str = concat!(
 );
 mod options;
 
-pub use options::{DEFAULT_LOCK_TIMEOUT, PostgresOptions};
+pub use options::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_LOCK_TIMEOUT, PostgresOptions};
 use std::fmt;
 use std::io;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// How long an operation waits for a free connection (or to open one) before it fails.
-const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A [`RunStore`] in a PostgreSQL database.
 ///
@@ -92,6 +89,7 @@ impl PostgresStore {
         PostgresOptions {
             url: url.to_string(),
             lock_timeout: DEFAULT_LOCK_TIMEOUT,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
         }
     }
 
@@ -115,10 +113,11 @@ impl PostgresStore {
         let name = name_of(&options);
         // One connection first: it fails at once when the server cannot be reached (a pool
         // would retry until its timeout), and brings the schema up to date.
-        let mut conn = tokio::time::timeout(ACQUIRE_TIMEOUT, PgConnection::connect_with(&options))
+        let wait = opts.connect_timeout;
+        let mut conn = tokio::time::timeout(wait, PgConnection::connect_with(&options))
             .await
             .unwrap_or_else(|_| {
-                let why = format!("no answer within {} s", ACQUIRE_TIMEOUT.as_secs());
+                let why = format!("no answer within {:?}", wait);
                 Err(sqlx::Error::Io(io::Error::new(
                     io::ErrorKind::TimedOut,
                     why,
@@ -135,7 +134,7 @@ impl PostgresStore {
         // fail (as a SQLite store's wait for another process's write does).
         let lock_timeout = format!("{}ms", opts.lock_timeout.as_millis().max(1));
         let pool = PgPoolOptions::new()
-            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .acquire_timeout(opts.connect_timeout)
             .connect_lazy_with(options.options([("lock_timeout", lock_timeout)]));
         Ok(PostgresStore {
             pool,

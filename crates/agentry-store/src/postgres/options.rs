@@ -8,8 +8,12 @@ use std::time::Duration;
 /// the `runs` table), unless [`PostgresOptions::lock_timeout`] says otherwise.
 pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// How a [`PostgresStore`] connects: the database's URL, and how long its statements wait for
-/// another transaction's lock.
+/// How long an operation of the store waits for a connection (a free one of its pool, or a new
+/// one to open) before it fails, unless [`PostgresOptions::connect_timeout`] says otherwise.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How a [`PostgresStore`] connects: the database's URL, how long its statements wait for
+/// another transaction's lock, and how long it waits for a connection.
 ///
 /// ```no_run
 /// # #[tokio::main(flavor = "current_thread")]
@@ -19,6 +23,7 @@ pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(5);
 ///
 /// let store = PostgresStore::options("postgres://agentry@127.0.0.1:5432/runs")
 ///     .lock_timeout(Duration::from_secs(2))
+///     .connect_timeout(Duration::from_secs(5))
 ///     .connect()
 ///     .await?;
 /// # drop(store);
@@ -29,6 +34,7 @@ pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct PostgresOptions {
     pub(super) url: String,
     pub(super) lock_timeout: Duration,
+    pub(super) connect_timeout: Duration,
 }
 
 impl PostgresOptions {
@@ -39,6 +45,18 @@ impl PostgresOptions {
     /// settings instead.)
     pub fn lock_timeout(mut self, timeout: Duration) -> Self {
         self.lock_timeout = timeout;
+        self
+    }
+
+    /// How long an operation of the store waits for a connection before it fails (default
+    /// [`DEFAULT_CONNECT_TIMEOUT`], 10 s): opening the store, and each checkpoint, load or
+    /// lease renewal while the server is down or every pooled connection is busy. Connections
+    /// cut by a server restart are replaced as they are next used, so a restart between two
+    /// checkpoints goes unnoticed; a server still down when a checkpoint is due fails the run
+    /// with the store's error (after this wait, and one more for recording the failure), and
+    /// the run resumes from its last checkpoint once the server is back.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
         self
     }
 
@@ -53,6 +71,7 @@ impl std::fmt::Debug for PostgresOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PostgresOptions")
             .field("lock_timeout", &self.lock_timeout)
+            .field("connect_timeout", &self.connect_timeout)
             .finish_non_exhaustive()
     }
 }

@@ -110,6 +110,13 @@ impl SqliteStore {
                     tokio::time::sleep(Duration::from_millis(50 * u64::from(attempt))).await;
                     attempt += 1;
                 }
+                Err(_) if on_read_only_disk(path) => {
+                    return Err(StoreError::backend(
+                        &name,
+                        "the file system holding the database file is read-only; put the store \
+                         on a writable disk (another path), or remount that one read-write",
+                    ));
+                }
                 result => break result.map_err(|e| e.into_store_error(&name))?,
             }
         };
@@ -545,4 +552,25 @@ impl fmt::Debug for SqliteStore {
             .field("name", &self.name)
             .finish_non_exhaustive()
     }
+}
+
+/// Whether `path` (or, when there is no such file, its directory) is on a read-only file system:
+/// asked only once opening it failed, so the error can say so.
+fn on_read_only_disk(path: &std::path::Path) -> bool {
+    let opened = if path.exists() {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map(drop)
+    } else {
+        // The file would have been made by the open that failed: making it here changes nothing.
+        let made = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path);
+        made.map(|_| {
+            let _ = std::fs::remove_file(path);
+        })
+    };
+    matches!(opened, Err(e) if e.kind() == std::io::ErrorKind::ReadOnlyFilesystem)
 }

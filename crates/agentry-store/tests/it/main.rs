@@ -11,4 +11,5 @@ mod runtime_handle;
 mod runtime_leases;
 mod runtime_processes;
 mod runtime_store_faults;
+mod runtime_store_outages;
 mod sqlite;

@@ -25,11 +25,11 @@ use std::time::{Duration, Instant};
 
 /// How long a write waits for another process's lock here, on SQLite (its busy timeout) and
 /// Postgres (its lock timeout): the default 5 s would only make each case slower.
-const BUSY: Duration = Duration::from_millis(300);
+pub(crate) const BUSY: Duration = Duration::from_millis(300);
 
 /// The runs' leases: a run whose failed driver could not release it is claimable this long
 /// after its last save.
-const LEASE: Duration = Duration::from_secs(1);
+pub(crate) const LEASE: Duration = Duration::from_secs(1);
 
 const ROLE: &str = "AGENTRY_TEST_CHILD";
 const STORE: &str = "AGENTRY_TEST_CHILD_STORE";
@@ -37,24 +37,24 @@ const RUN: &str = "AGENTRY_TEST_CHILD_RUN";
 
 /// Where a fault is injected: in the model's turn (from 1) or the tool's call of step n.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Point {
+pub(crate) enum Point {
     Model(usize),
     Tool(u32),
 }
 
 /// A fault that fires once, when the run reaches its point.
 #[derive(Default)]
-struct Fault {
+pub(crate) struct Fault {
     at: Option<Point>,
     fire: Mutex<Option<Box<dyn FnOnce() + Send>>>,
 }
 
 impl Fault {
-    fn none() -> Arc<Fault> {
+    pub(crate) fn none() -> Arc<Fault> {
         Arc::new(Fault::default())
     }
 
-    fn at(point: Point, fire: impl FnOnce() + Send + 'static) -> Arc<Fault> {
+    pub(crate) fn at(point: Point, fire: impl FnOnce() + Send + 'static) -> Arc<Fault> {
         Arc::new(Fault {
             at: Some(point),
             fire: Mutex::new(Some(Box::new(fire))),
@@ -72,7 +72,7 @@ impl Fault {
 
 /// Three steps of one tool call each, then the answer. The tool's result of step `big_at` is
 /// `big` bytes long.
-fn agent(fault: Arc<Fault>, big: Option<(u32, usize)>) -> Agent {
+pub(crate) fn agent(fault: Arc<Fault>, big: Option<(u32, usize)>) -> Agent {
     let model_fault = fault.clone();
     let model = ScriptedModel::from_fn(move |_, req| {
         let done = results_in(req);
@@ -136,7 +136,7 @@ async fn open(backend: &Backend) -> Arc<dyn RunStore> {
 /// and resumes it; checks it ends as the uninterrupted run did. A failed run's driver released
 /// it, so it resumes at once; a run left running (its failure could not be recorded) once the
 /// failed driver's lease lapses.
-async fn resumes_to_the_same_end(
+pub(crate) async fn resumes_to_the_same_end(
     store: Arc<dyn RunStore>,
     run_id: &str,
     status: RunStatus,

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod own_postgres;
+
 use agentry::prelude::*;
 use agentry::{Message, ModelRequest};
 use sqlx::Connection;
