@@ -19,6 +19,7 @@ mod driver;
 mod drivers;
 pub mod effects;
 mod handle;
+mod held_text;
 mod lease;
 mod limits;
 mod model_call;

@@ -4,6 +4,7 @@
 use super::driver::Driver;
 use super::limits::Limits;
 use super::scope::Scope;
+use crate::held_text::HeldText;
 use agentry_core::deadline::{Elapsed, within};
 use agentry_core::hooks::{
     AfterModel, BeforeModel, Event, Events, ModelOutcome, Next, Terminal, TextDelta, Thinking,
@@ -167,6 +168,10 @@ pub(crate) async fn stream_model(
 ) -> Result<ModelResponse, Error> {
     let mut stream = model.stream(request);
     let mut response = ModelResponse::default();
+    // With a redactor, streamed text reaches the run's events a line at a time, masked whole.
+    let redactor = scope.engine.redactor().cloned();
+    let mut held_text = HeldText::default();
+    let mut held_thinking = HeldText::default();
     let mut finish = None;
     // One timer for the whole stream, armed the first time the stream makes us wait and
     // re-armed only when it fires: waiting for an event costs a clock read, not a timer update
@@ -212,10 +217,16 @@ pub(crate) async fn stream_model(
                     }
                 };
                 response.text.push_str(&text);
-                scope.engine.send_event(|p| RunEvent::TextDelta {
-                    text,
-                    agent_path: p.clone(),
-                });
+                let text = match &redactor {
+                    Some(r) => held_text.push(&text, r.as_ref()),
+                    None => Some(text),
+                };
+                if let Some(text) = text {
+                    scope.engine.send_event(|p| RunEvent::TextDelta {
+                        text,
+                        agent_path: p.clone(),
+                    });
+                }
             }
             ModelEvent::ThinkingDelta(text) => {
                 let text = match pass_through::<Thinking>(scope, text).await? {
@@ -230,10 +241,16 @@ pub(crate) async fn stream_model(
                     .get_or_insert_with(ThinkingBlock::default)
                     .text
                     .push_str(&text);
-                scope.engine.send_event(|p| RunEvent::ThinkingDelta {
-                    text,
-                    agent_path: p.clone(),
-                });
+                let text = match &redactor {
+                    Some(r) => held_thinking.push(&text, r.as_ref()),
+                    None => Some(text),
+                };
+                if let Some(text) = text {
+                    scope.engine.send_event(|p| RunEvent::ThinkingDelta {
+                        text,
+                        agent_path: p.clone(),
+                    });
+                }
             }
             ModelEvent::ThinkingSignature(signature) => {
                 response
@@ -258,6 +275,20 @@ pub(crate) async fn stream_model(
             }
         }
         waiting_since = Instant::now();
+    }
+    if let Some(r) = &redactor {
+        if let Some(text) = held_thinking.flush(r.as_ref()) {
+            scope.engine.send_event(|p| RunEvent::ThinkingDelta {
+                text,
+                agent_path: p.clone(),
+            });
+        }
+        if let Some(text) = held_text.flush(r.as_ref()) {
+            scope.engine.send_event(|p| RunEvent::TextDelta {
+                text,
+                agent_path: p.clone(),
+            });
+        }
     }
     if matches!(finish, Some(FinishReason::Aborted(_))) {
         response.tool_calls.clear();

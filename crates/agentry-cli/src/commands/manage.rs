@@ -246,7 +246,7 @@ async fn continue_decided(
         .agent(Some(agent_name))
         .map_err(|e| (Exit::Usage, e))?;
     let handle = project.runtime.decide(agent, run, decisions).start();
-    let mut render = renderer(cli, color);
+    let mut render = renderer(cli, color, project);
     let prompter = Prompter::new(project, cli.json);
     let exit = drive(project, agent, handle, render.as_mut(), &prompter).await;
     end_session_of(project, run).await;
@@ -349,7 +349,7 @@ pub(super) async fn resume(cli: &Cli, run: &str, color: bool) -> Result<Exit, Fa
         .agent(Some(&stored.snapshot.agent))
         .map_err(|e| (Exit::Usage, e))?;
     let handle = project.runtime.resume(agent, run).start();
-    let mut render = renderer(cli, color);
+    let mut render = renderer(cli, color, &project);
     let exit = drive(&project, agent, handle, render.as_mut(), &prompter).await;
     end_session_of(&project, run).await;
     Ok(exit)

@@ -18,7 +18,7 @@ use crate::config::LoadedConfig;
 use crate::exit::Exit;
 use crate::model::Models;
 use crate::project::Project;
-use crate::render::{Live, Ndjson, Render};
+use crate::render::{Live, Masked, Ndjson, Render};
 
 /// Runs the command `cli` names.
 pub(crate) async fn run(mut cli: Cli, color: bool) -> Exit {
@@ -223,11 +223,16 @@ async fn open_agent(
     })
 }
 
-/// The renderer `--json` and the terminal call for.
-fn renderer(cli: &Cli, color: bool) -> Box<dyn Render> {
-    if cli.json {
+/// The renderer `--json` and the terminal call for; with the project's redactor, what it shows
+/// of a run's end (its output, its error) is masked as its events are.
+fn renderer(cli: &Cli, color: bool, project: &Project) -> Box<dyn Render> {
+    let render: Box<dyn Render> = if cli.json {
         Box::new(Ndjson::new(Box::new(std::io::stdout())))
     } else {
         Box::new(Live::new(Box::new(std::io::stdout()), color, true))
+    };
+    match project.runtime.redactor() {
+        Some(redactor) => Box::new(Masked::new(render, redactor.clone())),
+        None => render,
     }
 }

@@ -80,7 +80,7 @@ pub(super) async fn run(cli: &Cli, args: &RunArgs, color: bool) -> Result<Exit, 
     };
     let options = project.run_options().session(session.clone());
     let handle = project.runtime.run(agent, prompt).with(options).start();
-    let mut render = renderer(cli, color);
+    let mut render = renderer(cli, color, &project);
     let prompter = Prompter::new(&project, args.no_prompt || cli.json);
     let exit = drive(&project, agent, handle, render.as_mut(), &prompter).await;
     project.end_session(&session, "other").await;
@@ -191,7 +191,7 @@ pub(super) async fn chat(cli: &Cli, args: &ChatArgs, color: bool) -> Result<Exit
         let mut content: Content = std::mem::take(&mut attached).into();
         content.push(line);
         let handle = project.runtime.run(agent, content).with(options).start();
-        let mut render = renderer(cli, color);
+        let mut render = renderer(cli, color, &project);
         last = drive(&project, agent, handle, render.as_mut(), &prompter).await;
         if matches!(last, Exit::Cancelled | Exit::Leased) {
             break;

@@ -4,11 +4,13 @@ mod diff;
 mod json;
 mod live;
 mod markdown;
+mod masked;
 mod short;
 
 pub(crate) use diff::file_change;
 pub(crate) use json::Ndjson;
 pub(crate) use live::Live;
+pub(crate) use masked::Masked;
 pub(crate) use short::{cut_line, short_content, short_input, short_result};
 
 use crate::cost::Cost;

@@ -1,81 +1,9 @@
 //! The run summary's cost: a hosted model (a real aimock server speaking OpenAI Chat
 //! Completions) priced by the config's `[prices]` table, through the real binary.
 
-use crate::common::Project;
+use crate::common::{Project, aimock};
 use predicates::prelude::*;
 use serde_json::json;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
-/// aimock's entry script: `$AGENTRY_AIMOCK`, else where `.ci/run` installs it.
-fn aimock_cli() -> Option<PathBuf> {
-    let path = match std::env::var_os("AGENTRY_AIMOCK") {
-        Some(p) => PathBuf::from(p),
-        None => PathBuf::from(std::env::var_os("HOME")?)
-            .join(".cache/agentry-tools/node_modules/@copilotkit/aimock/dist/cli.js"),
-    };
-    path.is_file().then_some(path)
-}
-
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// An aimock server with the priced fixture, or `None` (the test is skipped) when aimock is not
-/// installed; under CI=true a missing aimock fails the test.
-fn aimock() -> Option<Server> {
-    let Some(cli) = aimock_cli() else {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "aimock is not installed (AGENTRY_AIMOCK); `bash .ci/run` installs it"
-        );
-        eprintln!("SKIPPED: aimock is not installed; set AGENTRY_AIMOCK to its dist/cli.js");
-        return None;
-    };
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/priced.json");
-    let child = Command::new("node")
-        .arg(cli)
-        .args([
-            "-p",
-            &port.to_string(),
-            "-h",
-            "127.0.0.1",
-            "--log-level",
-            "warn",
-            "-f",
-        ])
-        .arg(fixtures)
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("node runs aimock");
-    let server = Server {
-        child,
-        url: format!("http://127.0.0.1:{port}"),
-    };
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(15),
-            "aimock did not start"
-        );
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    Some(server)
-}
 
 const CONFIG: &str = r#"
 [agents.priced]
@@ -88,7 +16,9 @@ output = 15.0
 
 #[test]
 fn a_priced_hosted_model_s_run_shows_its_cost() {
-    let Some(server) = aimock() else { return };
+    let Some(server) = aimock("priced.json") else {
+        return;
+    };
     let p = Project::new(CONFIG, json!([]));
     let run = |json: bool| {
         let mut cmd = p.agentry();
@@ -122,7 +52,9 @@ fn a_priced_hosted_model_s_run_shows_its_cost() {
 
 #[test]
 fn an_unpriced_hosted_model_shows_no_cost() {
-    let Some(server) = aimock() else { return };
+    let Some(server) = aimock("priced.json") else {
+        return;
+    };
     let p = Project::new(
         "[agents.unpriced]\nmodel = \"openai:gpt-test\"\n",
         json!([]),

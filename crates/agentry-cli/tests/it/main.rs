@@ -12,6 +12,7 @@ mod mcp;
 mod models;
 mod postgres;
 mod replay;
+mod secrets;
 mod serve;
 mod sessions;
 mod telemetry;

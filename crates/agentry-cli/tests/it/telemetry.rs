@@ -10,10 +10,11 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-struct Receiver {
+/// The OTLP receiver: it writes each span it decodes as a JSON line to `spans`.
+pub(crate) struct Receiver {
     child: Child,
-    port: u16,
-    spans: PathBuf,
+    pub(crate) port: u16,
+    pub(crate) spans: PathBuf,
 }
 
 impl Drop for Receiver {
@@ -24,7 +25,7 @@ impl Drop for Receiver {
 }
 
 /// The receiver, or `None` (skipped) when Python with opentelemetry-proto is not there.
-fn receiver(dir: &std::path::Path) -> Option<Receiver> {
+pub(crate) fn receiver(dir: &std::path::Path) -> Option<Receiver> {
     let python = std::env::var_os("AGENTRY_TEST_PYTHON").map(PathBuf::from);
     let usable = python.as_ref().is_some_and(|p| {
         Command::new(p)
@@ -59,7 +60,8 @@ fn receiver(dir: &std::path::Path) -> Option<Receiver> {
     Some(Receiver { child, port, spans })
 }
 
-fn spans(r: &Receiver, at_least: usize) -> Vec<Value> {
+/// The spans received, once there are `at_least` (or after 10 s).
+pub(crate) fn spans(r: &Receiver, at_least: usize) -> Vec<Value> {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let found: Vec<Value> = std::fs::read_to_string(&r.spans)

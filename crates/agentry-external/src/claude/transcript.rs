@@ -47,8 +47,15 @@ impl Transcripts {
         }
     }
 
-    /// Appends `message` as one line.
-    fn append(&self, at: Line<'_>, message: &Message, names: &ToolNames) {
+    /// Appends `message` as one line, passed through `redact` (the run's redactor: the file is
+    /// an artefact that outlives the run and that scripts may copy anywhere).
+    fn append(
+        &self,
+        at: Line<'_>,
+        message: &Message,
+        names: &ToolNames,
+        redact: impl FnOnce(Value) -> Value,
+    ) {
         let mut open = lock(&self.open);
         if !open.contains_key(at.path) {
             let Some(file) = open_append(at.path) else {
@@ -73,7 +80,7 @@ impl Transcripts {
         if let Some(agent) = at.agent_id {
             line["agentId"] = json!(agent);
         }
-        let mut text = serde_json::to_string(&line).expect("a transcript line serializes");
+        let mut text = serde_json::to_string(&redact(line)).expect("a transcript line serializes");
         text.push('\n');
         match entry.file.write_all(text.as_bytes()) {
             Ok(()) => entry.last = Some(uuid),
@@ -222,6 +229,7 @@ impl Engine {
             },
             message,
             &claude.tool_names,
+            |line| ctx.redact_value(line),
         );
         if let Some(text) = assistant_text(message) {
             let text = text.to_string();

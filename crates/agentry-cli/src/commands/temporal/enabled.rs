@@ -125,7 +125,7 @@ pub(crate) async fn run(cli: &Cli, args: &RunArgs, color: bool) -> Result<Exit, 
         .start()
         .await
         .map_err(|e| failed(e.to_string()))?;
-    let mut render = renderer(cli, color);
+    let mut render = renderer(cli, color, &project);
     let prompter = Prompter::new(&project, args.no_prompt || cli.json);
     Ok(follow(
         &project,
@@ -202,7 +202,7 @@ async fn decide(
         .decide(chosen.iter().map(|p| decision(&p.call_id)))
         .await
         .map_err(|e| failed(e.to_string()))?;
-    let mut render = renderer(cli, color);
+    let mut render = renderer(cli, color, &project);
     let prompter = Prompter::new(&project, cli.json);
     Ok(follow(&project, &agent, &handle, from, render.as_mut(), &prompter).await)
 }

@@ -5,6 +5,8 @@
 use assert_cmd::Command;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
 /// A temporary project.
@@ -82,4 +84,83 @@ pub fn run_id(lines: &[Value]) -> String {
         .find_map(|l| l.get("run_id").and_then(Value::as_str))
         .expect("a run id")
         .to_owned()
+}
+
+/// aimock's entry script: `$AGENTRY_AIMOCK`, else where `.ci/run` installs it.
+pub fn aimock_cli() -> Option<PathBuf> {
+    let path = match std::env::var_os("AGENTRY_AIMOCK") {
+        Some(p) => PathBuf::from(p),
+        None => PathBuf::from(std::env::var_os("HOME")?)
+            .join(".cache/agentry-tools/node_modules/@copilotkit/aimock/dist/cli.js"),
+    };
+    path.is_file().then_some(path)
+}
+
+/// A running aimock server, stopped when dropped.
+pub struct Server {
+    child: Child,
+    /// Its base URL (`http://127.0.0.1:PORT`).
+    pub url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An aimock server with the fixture file `tests/fixtures/<fixture>`, or `None` (the test is skipped) when aimock is not
+/// installed; under CI=true a missing aimock fails the test.
+pub fn aimock(fixture: &str) -> Option<Server> {
+    aimock_with_env(fixture, &[])
+}
+
+/// [`aimock`] with variables set in its environment (e.g. `AIMOCK_API_KEYS`).
+pub fn aimock_with_env(fixture: &str, env: &[(&str, &str)]) -> Option<Server> {
+    let Some(cli) = aimock_cli() else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "aimock is not installed (AGENTRY_AIMOCK); `bash .ci/run` installs it"
+        );
+        eprintln!("SKIPPED: aimock is not installed; set AGENTRY_AIMOCK to its dist/cli.js");
+        return None;
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(fixture);
+    let child = std::process::Command::new("node")
+        .arg(cli)
+        .args([
+            "-p",
+            &port.to_string(),
+            "-h",
+            "127.0.0.1",
+            "--log-level",
+            "warn",
+            "-f",
+        ])
+        .arg(fixtures)
+        .envs(env.iter().copied())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("node runs aimock");
+    let server = Server {
+        child,
+        url: format!("http://127.0.0.1:{port}"),
+    };
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "aimock did not start"
+        );
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    Some(server)
 }
