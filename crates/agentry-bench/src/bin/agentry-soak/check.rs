@@ -2,7 +2,10 @@
 //! and result once, then the answer) or failed with a named cause; every tool side effect
 //! belongs to a call the history holds, and a call done twice was done again by another
 //! process (a call in flight when its worker was killed, issued again with its idempotency
-//! key); the API key is in no artefact: the store, the logs, the side-effect log.
+//! key); the API key is in no artefact: the store, the logs, the side-effect log, what the
+//! command hooks read; the redacted secret of the tool results is in no log and no event; the
+//! command hooks ran, and their failures (garbage, a crash, a hang) were reported while every
+//! run went on; no hook process is left.
 
 use agentry::{Message, RunQuery, RunStatus};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -26,6 +29,8 @@ pub(crate) struct Report {
     failure_causes: BTreeMap<String, usize>,
     effects: usize,
     repeated_calls: usize,
+    hook_deliveries: usize,
+    hook_failures: usize,
     problems: Vec<String>,
 }
 
@@ -56,10 +61,16 @@ impl fmt::Display for Report {
             "tool side effects: {} lines, {} calls done again by another process after a kill",
             self.effects, self.repeated_calls
         )?;
+        writeln!(f)?;
+        write!(
+            f,
+            "command hooks: {} payloads read; {} failures (garbage, crash, timeout) reported, each run going on",
+            self.hook_deliveries, self.hook_failures
+        )?;
         if self.problems.is_empty() {
             write!(
                 f,
-                "\nchecks: every run whole or failed with its cause; no side effect unaccounted; the key in no artefact"
+                "\nchecks: every run whole or failed with its cause; no side effect unaccounted; the key in no artefact; the redacted secret in no log or event; no hook process left"
             )
         } else {
             for p in &self.problems {
@@ -96,6 +107,24 @@ pub(crate) async fn check(store_spec: &str, out: &Path, key: &str, steps: usize)
                 .await
                 .expect("loading a soak run")
                 .expect("a listed run loads");
+            // The runs' events: their tool results' secret masked, the hooks' failures reported.
+            let events = store
+                .events(&summary.run_id)
+                .await
+                .expect("reading a soak run's events");
+            for event in &events {
+                let text = serde_json::to_string(&event.event).unwrap_or_default();
+                if has_secret(&text) {
+                    report.problem(format!(
+                        "run {}: an event holds the unmasked secret: {}",
+                        summary.run_id,
+                        text.chars().take(200).collect::<String>()
+                    ));
+                }
+                if text.contains("\"hook_failed\"") {
+                    report.hook_failures += 1;
+                }
+            }
             let messages = &run.snapshot.messages;
             let mut ids = Vec::new();
             for m in messages.iter() {
@@ -183,8 +212,49 @@ pub(crate) async fn check(store_spec: &str, out: &Path, key: &str, steps: usize)
             }
         }
     }
-    // The key is nowhere: not in the store, the logs, the side effects. (The runs' inputs are
-    // in the store: when they are not found, the store was not read.)
+    // The command hooks read every tool call's payload, before and after.
+    let hook_log = std::fs::read_to_string(out.join("hook-stdin.log")).unwrap_or_default();
+    report.hook_deliveries = hook_log.lines().count();
+    for event in ["PreToolUse", "PostToolUse"] {
+        if !hook_log.contains(event) {
+            report.problem(format!("no {event} command hook read its payload"));
+        }
+    }
+    if report.hook_failures == 0 {
+        report.problem(
+            "no command hook failure was reported (the hook script fails 3 times in 20)".into(),
+        );
+    }
+    // The redacted secret is in no log (the workers log at debug level).
+    if let Ok(dir) = std::fs::read_dir(out) {
+        for entry in dir.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with("worker-") {
+                let log = std::fs::read_to_string(entry.path()).unwrap_or_default();
+                if has_secret(&log) {
+                    report.problem(format!("the unmasked secret is in {name}"));
+                }
+            }
+        }
+    }
+    // No hook process outlives the soak for long (a killed worker's hooks end on their own).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let script = out.join("hook.sh").display().to_string();
+    loop {
+        let left = processes_running(&script);
+        if left == 0 {
+            break;
+        }
+        if std::time::Instant::now() > deadline {
+            report.problem(format!(
+                "{left} hook processes still run 10 s after the soak"
+            ));
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    // The key is nowhere: not in the store, the logs, the side effects, what hooks read. (The
+    // runs' inputs are in the store: when they are not found, the store was not read.)
     let artefacts = artefacts(store_spec, out).await;
     if !artefacts.iter().any(|(_, text)| text.contains("soak run ")) {
         report.problem("the store's contents could not be read to look for the key".into());
@@ -195,6 +265,32 @@ pub(crate) async fn check(store_spec: &str, out: &Path, key: &str, steps: usize)
         }
     }
     report
+}
+
+/// Whether `text` holds a secret of the soak's pattern (`ACCT-` and eight digits) unmasked.
+fn has_secret(text: &str) -> bool {
+    text.match_indices("ACCT-").any(|(at, _)| {
+        let digits = text[at + 5..]
+            .bytes()
+            .take_while(u8::is_ascii_digit)
+            .count();
+        digits >= 8
+    })
+}
+
+/// How many processes have `needle` in their command line.
+fn processes_running(needle: &str) -> usize {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    procs
+        .flatten()
+        .filter(|p| {
+            std::fs::read(p.path().join("cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).contains(needle))
+                .unwrap_or(false)
+        })
+        .count()
 }
 
 /// A failure message reduced to its kind, for counting.

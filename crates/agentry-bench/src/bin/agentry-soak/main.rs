@@ -113,6 +113,7 @@ fn spawn(cli: &Cli, provider: &str, key: &str, n: usize, drain: bool) -> Child {
         .args(["--worker", provider])
         .args(["--concurrency", &cli.concurrency.to_string()])
         .env("SOAK_API_KEY", key)
+        .env("SOAK_OUT", &cli.out)
         .env("RUST_LOG", "info")
         .stdin(Stdio::null())
         .stdout(log.try_clone().expect("a worker log"))
@@ -127,6 +128,7 @@ async fn soak(cli: Cli) -> i32 {
     std::fs::create_dir_all(&cli.out).expect("the soak's output directory");
     // Opening it once creates the schema before the workers race to.
     drop(open_store(&cli.store).await);
+    std::fs::write(cli.out.join("hook.sh"), worker::HOOK_SCRIPT).expect("the soak's hook script");
     let key = fresh_key();
     let (provider, faults) = provider::serve(&key, cli.steps, cli.seed).await;
     let mut rng = cli.seed.max(1);

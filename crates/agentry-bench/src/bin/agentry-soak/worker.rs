@@ -1,8 +1,11 @@
 //! A soak worker: a process that starts runs and resumes the runs whose driver is gone (killed)
 //! or that failed, until it is killed, or, draining, until no run is left to finish.
 
+use agentry::builtins::Redactor;
 use agentry::prelude::*;
 use agentry::{RetryPolicy, RunQuery, RunStatus, RunStore, ToolFailure};
+use agentry_external::{CommandHooks, HookSettings};
+use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -27,8 +30,43 @@ struct Work {
     n: u32,
 }
 
+/// The pattern of the secret every tool result carries: masked by the runtime's redactor in
+/// what runs report, so the check finds it in no log and no event.
+pub(crate) const SECRET_PATTERN: &str = r"ACCT-\d{8}";
+
+/// The script every PreToolUse and PostToolUse command hook runs (Claude Code's protocol): it
+/// appends what it read on stdin to `hook-stdin.log`, and one time in twenty each prints
+/// garbage, exits with an error, or hangs past its 1 s timeout (its process group is killed).
+pub(crate) const HOOK_SCRIPT: &str = r#"#!/bin/sh
+input=$(cat)
+printf '%s\n' "$input" >> "$SOAK_OUT/hook-stdin.log"
+roll=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
+case $((roll % 20)) in
+  0) echo 'this is {not the protocol'"'"'s JSON'; exit 0 ;;
+  1) echo 'the hook crashed' >&2; exit 1 ;;
+  2) sleep 5 ;;
+esac
+exit 0
+"#;
+
+/// The command hooks of every soak run: [`HOOK_SCRIPT`] on every tool call, before and after.
+fn command_hooks(out: &Path) -> CommandHooks {
+    let handler = json!({
+        "type": "command",
+        "command": format!("sh '{}'", out.join("hook.sh").display()),
+        "timeout": 1
+    });
+    let settings = HookSettings::from_value(&json!({"hooks": {
+        "PreToolUse": [{"hooks": [handler.clone()]}],
+        "PostToolUse": [{"hooks": [handler]}]
+    }}))
+    .expect("the soak's hook settings");
+    CommandHooks::new(settings).project_dir(out)
+}
+
 /// The soak's agent: its `work` tool appends a line per call to `effects.log` (the side effect
-/// the check counts) and fails one call in ten (after its side effect).
+/// the check counts) and fails one call in ten (after its side effect); its results carry a
+/// secret of [`SECRET_PATTERN`].
 fn agent(provider: &str, key: &str, out: &Path) -> Agent {
     let model = agentry::OpenAi::builder("soak")
         .base_url(provider)
@@ -67,7 +105,8 @@ fn agent(provider: &str, key: &str, out: &Path) -> Agent {
                 if ctx.call_id().bytes().map(u32::from).sum::<u32>() % 10 == 7 {
                     return Err(ToolFailure::new("the work failed this time"));
                 }
-                Ok(format!("step {} done", a.n))
+                let account = ctx.call_id().bytes().map(u64::from).product::<u64>() % 100_000_000;
+                Ok(format!("step {} done for account ACCT-{account:08}", a.n))
             }
         },
     );
@@ -90,7 +129,16 @@ pub(crate) async fn run(args: WorkerArgs) {
         .init();
     let key = std::env::var("SOAK_API_KEY").expect("SOAK_API_KEY");
     let store = crate::open_store(&args.store).await;
-    let runtime = Runtime::new().store(store.clone()).lease_ttl(LEASE);
+    // Its own pattern only: the built-in key patterns would mask the API key in the logs, and
+    // the check looks for the key to find what leaks it.
+    let redactor = Redactor::without_defaults()
+        .pattern(SECRET_PATTERN)
+        .expect("the soak's secret pattern");
+    let runtime = Runtime::new()
+        .store(store.clone())
+        .lease_ttl(LEASE)
+        .redact(redactor)
+        .with(command_hooks(&args.out));
     let agent = agent(&args.provider, &key, &args.out);
     let mut running = tokio::task::JoinSet::new();
     let mut resumed: std::collections::HashMap<String, usize> = Default::default();
