@@ -405,7 +405,11 @@ impl Server {
                 };
             }
             // The transport's own error, without the wrapper that names its Rust type.
-            ServiceError::TransportSend(e) => format!("the request could not be sent: {}", e.error),
+            ServiceError::TransportSend(e) => match with_causes(&*e.error) {
+                // An HTTP error status: the request was sent, and refused.
+                status if status.starts_with("HTTP ") => format!("it answered {status}"),
+                cause => format!("the request could not be sent: {cause}"),
+            },
             ServiceError::TransportClosed => "the connection closed".to_string(),
             ServiceError::Cancelled { .. } => "the connection was shut down".to_string(),
             other => other.to_string(),
@@ -457,13 +461,39 @@ fn shortened(text: &str) -> String {
     format!("{}…", &text[..cut])
 }
 
+/// An error and the causes under it (a reset connection, a response that is not HTTP), joined:
+/// the transport's own message often says only that a request failed.
+fn with_causes(error: &(dyn std::error::Error + 'static)) -> String {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    // The HTTP client's error is held without being its source: its causes are read from it.
+    if let Some(StreamableHttpError::Client(client)) =
+        error.downcast_ref::<StreamableHttpError<reqwest::Error>>()
+    {
+        return with_causes(client);
+    }
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
 /// Why initialization failed, in words (without the Rust types rmcp's messages show).
 fn init_failure(e: &rmcp::service::ClientInitializeError) -> String {
     use rmcp::service::ClientInitializeError as E;
     match e {
         E::ConnectionClosed(_) => "the connection closed before it answered `initialize`".into(),
         E::TransportError { error, .. } => {
-            format!("`initialize` could not be sent: {}", error.error)
+            format!(
+                "`initialize` could not be sent: {}",
+                with_causes(&*error.error)
+            )
         }
         E::JsonRpcError(data) => format!(
             "it answered `initialize` with error {}: {}",

@@ -95,7 +95,7 @@ async fn attempt(
     if !status.is_success() {
         return Err(Failed {
             message: format!(
-                "answered HTTP {status} (a non-blocking error: an HTTP status cannot block)"
+                "answered HTTP {status} (a failure of the webhook; a status never blocks a call)"
             ),
             retry: status.is_server_error()
                 || status == reqwest::StatusCode::TOO_MANY_REQUESTS

@@ -169,7 +169,7 @@ pub(crate) fn transport_error(
     } else {
         (
             ModelErrorKind::Stream,
-            "the request failed before a response arrived",
+            "no response could be read: the connection broke, or what came back was not HTTP (the cause is at the end)",
         )
     };
     ModelError::new(
