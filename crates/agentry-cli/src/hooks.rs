@@ -76,6 +76,7 @@ pub(crate) struct ClaudeSet {
     settings: HookSettings,
     sources: Vec<String>,
     fail_closed: bool,
+    mask_secrets: bool,
     /// The project directory (`CLAUDE_PROJECT_DIR`, the commands' working directory): the one
     /// holding the `.claude` directory of the first settings file in one, else the config's.
     project_dir: Option<std::path::PathBuf>,
@@ -168,6 +169,7 @@ impl ClaudeSet {
             settings,
             sources,
             fail_closed: hooks.fail_closed,
+            mask_secrets: hooks.mask_secrets,
             project_dir,
         }))
     }
@@ -177,6 +179,7 @@ impl ClaudeSet {
         self.settings = self.settings.merge(more.settings);
         self.sources.extend(more.sources);
         self.fail_closed |= more.fail_closed;
+        self.mask_secrets |= more.mask_secrets;
         self.project_dir = self.project_dir.or(more.project_dir);
         self
     }
@@ -188,6 +191,9 @@ impl ClaudeSet {
         let mut hooks = CommandHooks::new(self.settings).project_dir(project_dir);
         if self.fail_closed {
             hooks = hooks.fail_closed();
+        }
+        if self.mask_secrets {
+            hooks = hooks.mask_secrets();
         }
         hooks = match scope {
             RunsOf::EveryAgentBut(agents) if agents.is_empty() => hooks,

@@ -20,12 +20,15 @@ const FILE_SECRET: &str = "ACCT-87654321";
 const HOOK: &str =
     r#"{ type = "command", command = "cat >> hook-stdin.log; echo >> hook-stdin.log" }"#;
 
-fn config(otlp: Option<u16>) -> String {
+fn config(otlp: Option<u16>, mask_secrets: bool) -> String {
     let mut config = format!(
         r#"
 [agents.keeper]
 model = "openai:gpt-test"
 tools = ["Read"]
+
+[hooks]
+mask_secrets = {mask_secrets}
 
 [hooks.redaction]
 patterns = ["ACCT-[0-9]{{8}}"]
@@ -78,7 +81,7 @@ fn keys_and_redacted_secrets_reach_no_artefact_of_a_run() {
     };
     let dir = tempfile::tempdir().unwrap();
     let receiver = crate::telemetry::receiver(dir.path());
-    let p = Project::new(&config(receiver.as_ref().map(|r| r.port)), json!([]));
+    let p = Project::new(&config(receiver.as_ref().map(|r| r.port), false), json!([]));
     std::fs::write(
         p.file("notes.txt"),
         format!("The other account is {FILE_SECRET}.\n"),
@@ -183,4 +186,45 @@ fn keys_and_redacted_secrets_reach_no_artefact_of_a_run() {
         assert!(!stderr.contains(part), "{stderr}");
         assert!(!stdout.contains(part), "{stdout}");
     }
+}
+
+#[test]
+fn hooks_that_mask_secrets_read_none() {
+    let Some(server) = aimock_with_env("secrets.json", &[("AIMOCK_API_KEYS", KEY)]) else {
+        return;
+    };
+    let p = Project::new(&config(None, true), json!([]));
+    std::fs::write(
+        p.file("notes.txt"),
+        format!("The other account is {FILE_SECRET}.\n"),
+    )
+    .unwrap();
+    let out = p
+        .agentry()
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url))
+        .env("OPENAI_API_KEY", KEY)
+        .args([
+            "run",
+            &format!("Read notes.txt about account {PROMPT_SECRET}"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let hook_log = std::fs::read_to_string(p.file("hook-stdin.log")).unwrap();
+    for event in ["UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"] {
+        assert!(hook_log.contains(event), "{event} not heard: {hook_log}");
+    }
+    for secret in [PROMPT_SECRET, FILE_SECRET, KEY] {
+        assert!(
+            !hook_log.contains(secret),
+            "{secret} reached a hook: {hook_log}"
+        );
+    }
+    // The run itself had the real values: the tool read the file.
+    assert!(hook_log.contains("The other account is"), "{hook_log}");
 }

@@ -64,7 +64,11 @@ impl Engine {
             _ => {}
         }
         if let Some(updated) = merged.updated_input {
-            ev.input = self.claude.tool_names.agentry_input(ev.name(), updated);
+            let mut updated = self.claude.tool_names.agentry_input(ev.name(), updated);
+            if self.mask_secrets {
+                unmask_unchanged(&mut updated, &ev.input, ctx);
+            }
+            ev.input = updated;
         }
         Ok(ev)
     }
@@ -155,5 +159,31 @@ impl Engine {
         self.fire(EventName::PostToolBatch, None, &site, |m| m.extend(fields))
             .await?;
         Ok(())
+    }
+}
+
+/// Puts the real value back into every string of `updated` that is the masked form of the
+/// string at the same place in `original`: a hook given a masked input that rewrote one field
+/// hands back the others as it got them, masked.
+fn unmask_unchanged(updated: &mut Value, original: &Value, ctx: &HookCtx) {
+    match (updated, original) {
+        (Value::String(now), Value::String(was))
+            if now != was && ctx.redact(was) == now.as_str() =>
+        {
+            now.clone_from(was);
+        }
+        (Value::Array(now), Value::Array(was)) => {
+            for (n, w) in now.iter_mut().zip(was) {
+                unmask_unchanged(n, w, ctx);
+            }
+        }
+        (Value::Object(now), Value::Object(was)) => {
+            for (key, n) in now.iter_mut() {
+                if let Some(w) = was.get(key) {
+                    unmask_unchanged(n, w, ctx);
+                }
+            }
+        }
+        _ => {}
     }
 }

@@ -134,6 +134,11 @@ impl Engine {
             return Ok(Merged::default());
         }
         let mut payload = Value::Object(payload);
+        if self.mask_secrets
+            && let Some(ctx) = site.ctx
+        {
+            payload = ctx.redact_value(payload);
+        }
         if !self.inline_media {
             crate::media::externalize(&mut payload, &self.claude.state_dir.join("media"));
         }

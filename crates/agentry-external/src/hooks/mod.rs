@@ -133,6 +133,17 @@ impl CommandHooks {
         self
     }
 
+    /// Hands every command, process and webhook its payload with secrets masked by the run's
+    /// redactor (`Runtime::redact`), as the run's reports are: for hooks that log or send what
+    /// they see elsewhere. Off by default, since hooks are part of the run and a guard judges the
+    /// real values (a script that blocks commands holding a key must see the key). An
+    /// `updatedInput` answer keeps the real value of every field it left as it was given
+    /// (masked); a field the hook changed is taken as the hook wrote it.
+    pub fn mask_secrets(mut self) -> Self {
+        self.engine.mask_secrets = true;
+        self
+    }
+
     /// A field the event does not allow (an `updatedInput` on PostToolUse, say) fails the run,
     /// instead of being reported as HookFailed and ignored.
     pub fn strict(mut self) -> Self {

@@ -4,6 +4,7 @@ mod common;
 
 mod claude_payloads;
 mod claude_permissions;
+mod masked_payloads;
 mod media;
 mod native_events;
 mod persistent;
