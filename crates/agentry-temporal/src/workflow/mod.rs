@@ -11,13 +11,15 @@ use crate::wire::{
 };
 use agentry_core::hooks::Events;
 use agentry_core::{
-    Decision, History, Message, PendingApproval, RunEvent, RunMachine, StopReason, match_decisions,
+    Decision, History, Message, PendingApproval, RunEvent, RunMachine, StopReason, ToolResult,
+    match_decisions,
 };
 
 /// A run's output as the workflow gives it: state and output as JSON.
 pub(crate) type RunOutput = agentry_core::RunOutput<Value, Value>;
 use futures::future::Either;
 use serde_json::Value;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use temporalio_common::ActivityDefinition;
@@ -82,6 +84,7 @@ impl AgentRun {
             ledger: Ledger::default(),
             fails_parent: false,
             interrupt: ctx.cancellation_token().child_token(),
+            masked_results: HashMap::new(),
         };
         let raced = {
             let work = std::pin::pin!(async {
@@ -271,6 +274,9 @@ struct Loop {
     /// Cancels what is in flight (activities, child runs): cancelled with the workflow, or when
     /// the run's deadline passes.
     interrupt: WorkflowCancellationToken,
+    /// Call results as the run's reports show them (masked by the workers' redactor), by call
+    /// id, until the workflow adds them to the history and records their `Message` events.
+    masked_results: HashMap<String, ToolResult>,
 }
 
 impl Loop {
@@ -359,17 +365,23 @@ impl Loop {
 
     /// Records `Message` events for the messages of the history from index `from` on: those
     /// the workflow added itself (tool results, feedback).
-    fn added_from(&self, from: usize) {
+    /// A call's result shows masked where the workers' redactor masked it.
+    fn added_from(&mut self, from: usize) {
         let history = &self.machine.messages;
         if from >= history.len() {
             return;
         }
         let agent_path: Arc<str> = self.id.agent.as_str().into();
+        let masked = &mut self.masked_results;
         let events: Vec<WireEvent> = (from..history.len())
             .filter_map(|i| history.get_shared(i))
             .map(|m| {
+                let message = match m.tool_result().map(|r| masked.remove(&r.call_id)) {
+                    Some(Some(result)) => Arc::new(Message::Tool(result)),
+                    _ => m.clone(),
+                };
                 WireEvent::Run(RunEvent::Message {
-                    message: m.clone(),
+                    message,
                     agent_path: agent_path.clone(),
                 })
             })
@@ -419,8 +431,16 @@ impl Loop {
     /// Takes up what an effect carried back (the run's state, its events) and gives what it gave.
     fn accept<T>(&mut self, done: Done<T>) -> T {
         self.state = done.state;
-        self.absorb(done.events);
+        self.absorb_call(done.events, done.masked_results);
         done.value
+    }
+
+    /// Records a call's events, and keeps its masked result for its `Message` event.
+    fn absorb_call(&mut self, events: Vec<WireEvent>, masked: Vec<ToolResult>) {
+        self.absorb(events);
+        for result in masked {
+            self.masked_results.insert(result.call_id.clone(), result);
+        }
     }
 
     /// Unwraps an activity's outcome: the effect's, or why the loop ends.

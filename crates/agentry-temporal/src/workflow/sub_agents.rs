@@ -57,7 +57,7 @@ impl Loop {
             let closed = futures::future::join_all(closing).await;
             for closed in closed {
                 let (index, done) = closed?;
-                self.absorb(done.events);
+                self.absorb_call(done.events, done.masked_results);
                 settled[index] = Some(done.value);
             }
         } else {

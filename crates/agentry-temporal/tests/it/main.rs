@@ -6,6 +6,7 @@ mod batches_and_compaction;
 mod deadlines;
 mod durability;
 mod no_worker;
+mod redaction;
 mod runs;
 mod sub_agents;
 mod worker_killed;

@@ -14,6 +14,8 @@
 mod check;
 mod provider;
 mod sample;
+#[cfg(feature = "temporal")]
+mod temporal;
 mod worker;
 
 use clap::Parser;
@@ -25,7 +27,8 @@ use std::time::{Duration, Instant};
 #[derive(Parser)]
 #[command(about = "Soaks agentry: concurrent runs, provider faults, killed workers, then checks")]
 struct Cli {
-    /// The store: `sqlite:<file>` or a `postgres://` URL.
+    /// The store: `sqlite:<file>` or a `postgres://` URL; or `temporal:<address>` for the runs
+    /// on a Temporal server (built with the `temporal` feature).
     #[arg(long)]
     store: String,
     /// Where logs, the side-effect log and the report go (created).
@@ -49,6 +52,10 @@ struct Cli {
     /// The seed of the provider's faults and the kills.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// A file the soak's runs leave elsewhere (a Temporal server's database), searched for the
+    /// key with the rest; the runs' inputs must be found in it.
+    #[arg(long)]
+    artefact: Vec<PathBuf>,
     /// Internal: run as a worker against this provider base URL.
     #[arg(long, hide = true)]
     worker: Option<String>,
@@ -77,15 +84,26 @@ pub(crate) async fn open_store(spec: &str) -> Arc<dyn agentry::RunStore> {
 #[tokio::main]
 async fn main() {
     let cli = Cli::parse();
+    if cli.store.starts_with("temporal:") && cfg!(not(feature = "temporal")) {
+        eprintln!(
+            "agentry-soak was built without Temporal: `cargo build --release -p agentry-bench --features temporal`"
+        );
+        std::process::exit(2);
+    }
     if let Some(provider) = cli.worker {
-        worker::run(worker::WorkerArgs {
+        let args = worker::WorkerArgs {
             store: cli.store,
             provider,
             out: cli.out,
             concurrency: cli.concurrency,
             drain: cli.drain,
-        })
-        .await;
+        };
+        #[cfg(feature = "temporal")]
+        if args.store.starts_with("temporal:") {
+            temporal::worker(args).await;
+            return;
+        }
+        worker::run(args).await;
         return;
     }
     std::process::exit(soak(cli).await);
@@ -126,8 +144,11 @@ fn spawn(cli: &Cli, provider: &str, key: &str, n: usize, drain: bool) -> Child {
 
 async fn soak(cli: Cli) -> i32 {
     std::fs::create_dir_all(&cli.out).expect("the soak's output directory");
-    // Opening it once creates the schema before the workers race to.
-    drop(open_store(&cli.store).await);
+    let on_temporal = cli.store.starts_with("temporal:");
+    if !on_temporal {
+        // Opening it once creates the schema before the workers race to.
+        drop(open_store(&cli.store).await);
+    }
     std::fs::write(cli.out.join("hook.sh"), worker::HOOK_SCRIPT).expect("the soak's hook script");
     let key = fresh_key();
     let (provider, faults) = provider::serve(&key, cli.steps, cli.seed).await;
@@ -144,6 +165,12 @@ async fn soak(cli: Cli) -> i32 {
             steady: n == 0,
         })
         .collect();
+    // On Temporal the runs are started here, through a client; on a store, by the workers.
+    #[cfg(feature = "temporal")]
+    let runs = match on_temporal {
+        true => Some(temporal::Runs::start(&cli.store, cli.workers * cli.concurrency).await),
+        false => None,
+    };
     let mut spawned = cli.workers;
     let mut kills = 0;
     let mut samples = sample::Samples::default();
@@ -169,6 +196,10 @@ async fn soak(cli: Cli) -> i32 {
             next_kill = Instant::now() + jitter(cli.kill_every, next());
         }
     }
+    #[cfg(feature = "temporal")]
+    if let Some(runs) = &runs {
+        runs.stop_starting();
+    }
     // Stop every worker at once (as a crash would), then let one drain worker finish the rest.
     for w in &mut workers {
         let _ = w.child.kill();
@@ -176,10 +207,31 @@ async fn soak(cli: Cli) -> i32 {
     }
     let drain_started = Instant::now();
     let mut drain = spawn(&cli, &provider, &key, spawned, true);
-    let _ = drain.wait();
+    #[cfg(feature = "temporal")]
+    let report = match runs {
+        Some(runs) => {
+            // The drain worker runs what is left, and replays workflows for the check's reads.
+            let left = runs.drain(Duration::from_secs(300)).await;
+            let report = runs
+                .check(&cli.out, &cli.artefact, &key, cli.steps, left)
+                .await;
+            let _ = drain.kill();
+            let _ = drain.wait();
+            Some(report)
+        }
+        None => None,
+    };
+    #[cfg(not(feature = "temporal"))]
+    let report = None;
+    let report = match report {
+        Some(report) => report,
+        None => {
+            let _ = drain.wait();
+            check::check(&cli.store, &cli.out, &cli.artefact, &key, cli.steps).await
+        }
+    };
     let soaked = started.elapsed();
     let (fired, requests) = faults.report();
-    let report = check::check(&cli.store, &cli.out, &key, cli.steps).await;
     let memory = samples.verdict();
     println!(
         "soak on {}: {:.0} s ({:.0} s of drain), {} worker processes, {} SIGKILLed",

@@ -67,7 +67,7 @@ fn command_hooks(out: &Path) -> CommandHooks {
 /// The soak's agent: its `work` tool appends a line per call to `effects.log` (the side effect
 /// the check counts) and fails one call in ten (after its side effect); its results carry a
 /// secret of [`SECRET_PATTERN`].
-fn agent(provider: &str, key: &str, out: &Path) -> Agent {
+pub(crate) fn agent(provider: &str, key: &str, out: &Path) -> Agent {
     let model = agentry::OpenAi::builder("soak")
         .base_url(provider)
         .api_key(key)
@@ -118,27 +118,33 @@ fn agent(provider: &str, key: &str, out: &Path) -> Agent {
         .expect("the soak's agent")
 }
 
-/// Runs a worker until it is killed or, draining, until every run has ended.
-pub(crate) async fn run(args: WorkerArgs) {
-    // Everything at debug level goes to the worker's log, which the check reads for the key.
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new(
-            "debug,hyper=info,hyper_util=info,h2=info,rustls=info,sqlx=warn",
-        ))
-        .with_writer(std::io::stderr)
-        .init();
-    let key = std::env::var("SOAK_API_KEY").expect("SOAK_API_KEY");
-    let store = crate::open_store(&args.store).await;
+/// The runtime of every soak worker, before its store: the redactor and the command hooks.
+pub(crate) fn runtime(out: &Path) -> Runtime {
     // Its own pattern only: the built-in key patterns would mask the API key in the logs, and
     // the check looks for the key to find what leaks it.
     let redactor = Redactor::without_defaults()
         .pattern(SECRET_PATTERN)
         .expect("the soak's secret pattern");
-    let runtime = Runtime::new()
-        .store(store.clone())
-        .lease_ttl(LEASE)
-        .redact(redactor)
-        .with(command_hooks(&args.out));
+    Runtime::new().redact(redactor).with(command_hooks(out))
+}
+
+/// Logs everything at debug level to stderr (the worker's log, which the check reads for the
+/// key and the secret).
+pub(crate) fn log_to_stderr() {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(
+            "debug,hyper=info,hyper_util=info,h2=info,rustls=info,sqlx=warn,tonic=info,tower=info",
+        ))
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+/// Runs a worker until it is killed or, draining, until every run has ended.
+pub(crate) async fn run(args: WorkerArgs) {
+    log_to_stderr();
+    let key = std::env::var("SOAK_API_KEY").expect("SOAK_API_KEY");
+    let store = crate::open_store(&args.store).await;
+    let runtime = runtime(&args.out).store(store.clone()).lease_ttl(LEASE);
     let agent = agent(&args.provider, &key, &args.out);
     let mut running = tokio::task::JoinSet::new();
     let mut resumed: std::collections::HashMap<String, usize> = Default::default();
