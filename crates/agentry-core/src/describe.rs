@@ -1,5 +1,5 @@
-//! Messages for what went wrong, shared by the hook engine and runtimes: the text of a caught
-//! panic, and the violations of a JSON Schema.
+//! Messages for what went wrong, shared by the hook engine, runtimes and clients: the text of a
+//! caught panic, the violations of a JSON Schema, an error with its causes.
 
 use serde_json::Value;
 use std::any::Any;
@@ -30,4 +30,21 @@ pub fn schema_violations(validator: &jsonschema::Validator, value: &Value) -> Op
         })
         .collect();
     (!violations.is_empty()).then(|| violations.join("; "))
+}
+
+/// `error` and the errors under it (its `source()` chain), joined with `: `, each cause left out
+/// when the text already holds it: an HTTP client's own message often says only that a request
+/// failed, and its causes say why (a reset connection, an answer that is not HTTP).
+pub fn error_with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
 }

@@ -42,7 +42,7 @@ mod usage;
 pub use agent::RunOptions;
 pub use agent::{Agent, AgentBuilder, AgentDef, AgentTool, OutputSpec};
 pub use content::{Content, Part};
-pub use describe::{panic_message, schema_violations};
+pub use describe::{error_with_causes, panic_message, schema_violations};
 pub use error::Error;
 pub use history::History;
 pub use machine::{RunMachine, RunSnapshot, SNAPSHOT_VERSION};

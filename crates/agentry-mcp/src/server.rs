@@ -471,17 +471,7 @@ fn with_causes(error: &(dyn std::error::Error + 'static)) -> String {
     {
         return with_causes(client);
     }
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
+    agentry::error_with_causes(error)
 }
 
 /// Why initialization failed, in words (without the Rust types rmcp's messages show).

@@ -28,15 +28,5 @@ impl WebhookClient {
 
 /// An error with its sources, as one line: reqwest's own message is only the outermost.
 pub(super) fn chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let more = s.to_string();
-        if !text.contains(&more) {
-            text.push_str(": ");
-            text.push_str(&more);
-        }
-        source = s.source();
-    }
-    text
+    agentry_core::error_with_causes(e)
 }

@@ -187,17 +187,7 @@ pub(crate) fn transport_error(
 
 /// An error and its causes, joined.
 pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
+    agentry_core::error_with_causes(error)
 }
 
 #[cfg(test)]

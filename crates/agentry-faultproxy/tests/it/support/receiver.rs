@@ -1,4 +1,4 @@
-//! A webhook receiver in Python (`tests/receiver/webhook_receiver.py`) that verifies each
+//! agentry-external's webhook receiver in Python (its `tests/receiver/webhook_receiver.py`) that verifies each
 //! delivery with the third-party `standardwebhooks` package and records it. Found through
 //! `$AGENTRY_TEST_PYTHON`, a Python with that package.
 
@@ -36,7 +36,7 @@ impl Receiver {
         ));
         let script = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/tests/receiver/webhook_receiver.py"
+            "/../agentry-external/tests/receiver/webhook_receiver.py"
         );
         let mut child = Command::new(&python)
             .arg(script)
