@@ -375,10 +375,10 @@ async fn a_commit_failed_by_the_database_at_any_checkpoint_leaves_a_run_that_res
 
 /// A tmpfs of `size` mounted at `dir` (unmounted when dropped), or `None` where this process may
 /// not mount one (said on stderr; under CI=true that fails the test).
-struct Tmpfs(PathBuf);
+pub(crate) struct Tmpfs(PathBuf);
 
 impl Tmpfs {
-    fn mount(dir: &Path, size: &str) -> Option<Tmpfs> {
+    pub(crate) fn mount(dir: &Path, size: &str) -> Option<Tmpfs> {
         let status = Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
             .arg(dir)
@@ -389,11 +389,33 @@ impl Tmpfs {
             other => {
                 assert!(
                     std::env::var("CI").as_deref() != Ok("true"),
-                    "cannot mount a tmpfs for the full-disk test (run CI as root): {other:?}"
+                    "cannot mount a tmpfs for the disk tests (run CI as root): {other:?}"
                 );
                 eprintln!("skipping: cannot mount a tmpfs here (needs root): {other:?}");
                 None
             }
+        }
+    }
+
+    /// Makes the disk read-only (nothing may hold a file on it open for writing; a store just
+    /// dropped may still be closing its files, so this tries again for a while).
+    pub(crate) fn read_only(&self) {
+        let start = Instant::now();
+        loop {
+            let out = Command::new("mount")
+                .args(["-o", "remount,ro"])
+                .arg(&self.0)
+                .output()
+                .unwrap();
+            if out.status.success() {
+                return;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "cannot remount read-only: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            std::thread::sleep(Duration::from_millis(50));
         }
     }
 

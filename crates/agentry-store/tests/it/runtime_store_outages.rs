@@ -4,13 +4,14 @@
 //! reaches once the server is back), and a SQLite file on a read-only disk (refused when opened,
 //! naming the file and why, before any run starts).
 
-use crate::runtime_store_faults::{BUSY, Fault, LEASE, Point, agent, resumes_to_the_same_end};
+use crate::runtime_store_faults::{
+    BUSY, Fault, LEASE, Point, Tmpfs, agent, resumes_to_the_same_end,
+};
 use crate::support::TempDir;
 use crate::support::own_postgres::OwnPostgres;
 use agentry::prelude::*;
 use agentry::{RunOptions, RunStatus, RunStore};
 use agentry_store::{PostgresStore, SqliteStore};
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -101,64 +102,12 @@ async fn postgres_down_at_a_checkpoint_fails_the_run_naming_the_store_and_it_res
     resumes_to_the_same_end(store, "down", RunStatus::Running, None, "postgres down").await;
 }
 
-/// A tmpfs mounted at a directory (unmounted when dropped), or `None` where this process may
-/// not mount one (said on stderr; under CI=true that fails the test).
-struct Disk(std::path::PathBuf);
-
-impl Disk {
-    fn mount(dir: &std::path::Path) -> Option<Disk> {
-        let out = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=16m", "tmpfs"])
-            .arg(dir)
-            .output();
-        match out {
-            Ok(out) if out.status.success() => Some(Disk(dir.to_path_buf())),
-            other => {
-                assert!(
-                    std::env::var("CI").as_deref() != Ok("true"),
-                    "cannot mount a tmpfs for the read-only disk test (run CI as root): {other:?}"
-                );
-                eprintln!("skipping: cannot mount a tmpfs here (needs root): {other:?}");
-                None
-            }
-        }
-    }
-
-    /// Makes the disk read-only (nothing may hold a file on it open for writing).
-    fn read_only(&self) {
-        let start = Instant::now();
-        loop {
-            let out = Command::new("mount")
-                .args(["-o", "remount,ro"])
-                .arg(&self.0)
-                .output()
-                .unwrap();
-            if out.status.success() {
-                return;
-            }
-            // A store just dropped may still be closing its files.
-            assert!(
-                start.elapsed() < Duration::from_secs(10),
-                "cannot remount read-only: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Disk {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sqlite_store_on_a_read_only_disk_is_refused_at_open_naming_the_file() {
     let dir = TempDir::new();
     let mount = dir.path().join("disk");
     std::fs::create_dir(&mount).unwrap();
-    let Some(disk) = Disk::mount(&mount) else {
+    let Some(disk) = Tmpfs::mount(&mount, "16m") else {
         return;
     };
     // A store with one finished run on it, closed; then the disk turns read-only.

@@ -391,17 +391,10 @@ fn cause_kind(cause: &str) -> String {
 
 /// The files of `out` as text (the logs, the side effects, what the hooks read).
 pub(crate) fn files_of(out: &Path) -> Vec<(String, String)> {
-    let mut found = Vec::new();
-    if let Ok(dir) = std::fs::read_dir(out) {
-        for entry in dir.flatten() {
-            let bytes = std::fs::read(entry.path()).unwrap_or_default();
-            found.push((
-                entry.path().display().to_string(),
-                String::from_utf8_lossy(&bytes).into_owned(),
-            ));
-        }
-    }
-    found
+    let files: Vec<PathBuf> = std::fs::read_dir(out)
+        .map(|dir| dir.flatten().map(|entry| entry.path()).collect())
+        .unwrap_or_default();
+    files_at(&files)
 }
 
 /// `files` as text.
