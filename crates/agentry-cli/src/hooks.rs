@@ -76,7 +76,7 @@ pub(crate) struct ClaudeSet {
     settings: HookSettings,
     sources: Vec<String>,
     fail_closed: bool,
-    mask_secrets: bool,
+    see_secrets: bool,
     /// The project directory (`CLAUDE_PROJECT_DIR`, the commands' working directory): the one
     /// holding the `.claude` directory of the first settings file in one, else the config's.
     project_dir: Option<std::path::PathBuf>,
@@ -169,7 +169,7 @@ impl ClaudeSet {
             settings,
             sources,
             fail_closed: hooks.fail_closed,
-            mask_secrets: hooks.mask_secrets,
+            see_secrets: hooks.see_secrets,
             project_dir,
         }))
     }
@@ -179,7 +179,8 @@ impl ClaudeSet {
         self.settings = self.settings.merge(more.settings);
         self.sources.extend(more.sources);
         self.fail_closed |= more.fail_closed;
-        self.mask_secrets |= more.mask_secrets;
+        // One set: it sees secrets only when both were configured to.
+        self.see_secrets &= more.see_secrets;
         self.project_dir = self.project_dir.or(more.project_dir);
         self
     }
@@ -192,8 +193,8 @@ impl ClaudeSet {
         if self.fail_closed {
             hooks = hooks.fail_closed();
         }
-        if self.mask_secrets {
-            hooks = hooks.mask_secrets();
+        if self.see_secrets {
+            hooks = hooks.see_secrets();
         }
         hooks = match scope {
             RunsOf::EveryAgentBut(agents) if agents.is_empty() => hooks,

@@ -231,7 +231,7 @@ async fn heartbeating<T>(
     loop {
         tokio::select! {
             biased;
-            outcome = &mut effect => return Ok(outcome.map_err(|e| Failure::of(&e))),
+            outcome = &mut effect => return Ok(outcome.map_err(|e| masked(Failure::of(&e), &run))),
             () = ctx.cancelled() => {
                 run.context().cancellation().cancel();
                 return Err(ActivityError::cancelled());
@@ -379,7 +379,7 @@ impl AgentActivities {
         heartbeating(&ctx, run, Ends::AtDeadline, async move {
             let outcome = effects.tool_call(input.index, input.decided).await?;
             self.keep(&run_id, &effects, given);
-            call_done(outcome, &effects, &mut events)
+            done(outcome, &effects, &mut events)
         })
         .await
     }
@@ -400,7 +400,7 @@ impl AgentActivities {
                 .sub_agent_finished(input.index, input.request, input.outcome)
                 .await?;
             self.keep(&run_id, &effects, given);
-            call_done(outcome, &effects, &mut events)
+            done(outcome, &effects, &mut events)
         })
         .await
     }
@@ -496,26 +496,17 @@ fn done<T>(value: T, effects: &RunEffects, events: &mut Collected) -> Result<Don
         state: effects.state()?,
         events: events.take(),
         deadline: effects.deadline().map(|(at, stop)| Deadline::new(at, stop)),
-        masked_results: Vec::new(),
     })
 }
 
-/// [`done`] for a call's outcome: with its result as the run's reports show it, when the
-/// worker's redactor masks something in it.
-fn call_done(
-    outcome: CallOutcome,
-    effects: &RunEffects,
-    events: &mut Collected,
-) -> Result<Done<CallOutcome>, Error> {
-    let masked = match (&outcome, effects.engine().redactor()) {
-        (CallOutcome::Done(result) | CallOutcome::Stop { result, .. }, Some(redactor)) => {
-            let mut masked = result.clone();
-            agentry_core::redact::redact_content(redactor.as_ref(), &mut masked.content);
-            (masked.content != result.content).then_some(masked)
-        }
-        _ => None,
-    };
-    let mut done = done(outcome, effects, events)?;
-    done.masked_results.extend(masked);
-    Ok(done)
+/// `failure` with its error masked by the worker's redactor: the error is recorded in the run's
+/// history, and the run's failure carries it, as the in-process store keeps a failed run's
+/// error masked.
+fn masked(mut failure: Failure, run: &RunEngine) -> Failure {
+    if let Some(redactor) = run.redactor()
+        && let std::borrow::Cow::Owned(error) = redactor.redact(&failure.error)
+    {
+        failure.error = error;
+    }
+    failure
 }

@@ -128,6 +128,7 @@ impl Worker {
     ) -> Result<(), TemporalError> {
         let runtime = temporalio_sdk::Runtime::from_current_tokio(RuntimeOptions::default())
             .map_err(|e| TemporalError::Worker(e.to_string()))?;
+        let redactor = self.runtime.redactor().cloned();
         let activities = AgentActivities {
             hosted: Arc::new(Hosted {
                 runtime: self.runtime,
@@ -150,7 +151,7 @@ impl Worker {
             .graceful_shutdown_period(self.shutdown_grace)
             .maybe_workflow_task_poller_behavior(workflow_pollers)
             .maybe_activity_task_poller_behavior(activity_pollers)
-            .register_workflow::<AgentRun>()
+            .register_workflow_with_factory::<AgentRun, _>(AgentRun::factory(redactor))
             .map_err(|e| TemporalError::Worker(e.to_string()))?
             .register_activities(activities)
             .build();

@@ -317,11 +317,11 @@ pub(crate) struct HooksConfig {
     /// run instead of being reported and skipped.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fail_closed: bool,
-    /// Commands, processes and webhooks get their payloads with secrets masked by
-    /// `[hooks.redaction]`, as the run's reports are (off: hooks are part of the run, and a
-    /// guard judges the real values).
+    /// Commands, processes and webhooks get their payloads as the run has them, secrets
+    /// included (by default they get them masked by `[hooks.redaction]`, as the run's reports
+    /// are).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub mask_secrets: bool,
+    pub see_secrets: bool,
 }
 
 /// The guards hook.

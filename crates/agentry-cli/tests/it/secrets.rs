@@ -20,7 +20,7 @@ const FILE_SECRET: &str = "ACCT-87654321";
 const HOOK: &str =
     r#"{ type = "command", command = "cat >> hook-stdin.log; echo >> hook-stdin.log" }"#;
 
-fn config(otlp: Option<u16>, mask_secrets: bool) -> String {
+fn config(otlp: Option<u16>, see_secrets: bool) -> String {
     let mut config = format!(
         r#"
 [agents.keeper]
@@ -28,7 +28,7 @@ model = "openai:gpt-test"
 tools = ["Read"]
 
 [hooks]
-mask_secrets = {mask_secrets}
+see_secrets = {see_secrets}
 
 [hooks.redaction]
 patterns = ["ACCT-[0-9]{{8}}"]
@@ -151,13 +151,17 @@ fn keys_and_redacted_secrets_reach_no_artefact_of_a_run() {
         "the store is among the artefacts: {names:?}"
     );
     assert_eq!(holders(&artefacts, KEY), Vec::<&str>::new(), "the API key");
-    // The run itself works with the real values: its history in the store, and the hooks,
-    // which are part of the run, hold them. Nothing that reports the run does.
+    // The run itself works with the real values: its history in the store holds them. Nothing
+    // that reports the run does, nor what the hook scripts read.
     let reporting: Vec<(String, Vec<u8>)> = artefacts
         .iter()
-        .filter(|(name, _)| !name.contains("runs.db") && name != "hook-stdin.log")
+        .filter(|(name, _)| !name.contains("runs.db"))
         .cloned()
         .collect();
+    assert!(
+        reporting.iter().any(|(name, _)| name == "hook-stdin.log"),
+        "what the hooks read is searched"
+    );
     assert_eq!(
         holders(&reporting, PROMPT_SECRET),
         Vec::<&str>::new(),
@@ -189,11 +193,12 @@ fn keys_and_redacted_secrets_reach_no_artefact_of_a_run() {
 }
 
 #[test]
-fn hooks_that_mask_secrets_read_none() {
+fn hooks_configured_to_see_secrets_read_the_real_values() {
     let Some(server) = aimock_with_env("secrets.json", &[("AIMOCK_API_KEYS", KEY)]) else {
         return;
     };
     let p = Project::new(&config(None, true), json!([]));
+    // The key is never in a payload: it is the provider's, not the run's.
     std::fs::write(
         p.file("notes.txt"),
         format!("The other account is {FILE_SECRET}.\n"),
@@ -219,12 +224,11 @@ fn hooks_that_mask_secrets_read_none() {
     for event in ["UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"] {
         assert!(hook_log.contains(event), "{event} not heard: {hook_log}");
     }
-    for secret in [PROMPT_SECRET, FILE_SECRET, KEY] {
+    for secret in [PROMPT_SECRET, FILE_SECRET] {
         assert!(
-            !hook_log.contains(secret),
-            "{secret} reached a hook: {hook_log}"
+            hook_log.contains(secret),
+            "{secret} did not reach the hooks: {hook_log}"
         );
     }
-    // The run itself had the real values: the tool read the file.
-    assert!(hook_log.contains("The other account is"), "{hook_log}");
+    assert!(!hook_log.contains(KEY), "{hook_log}");
 }

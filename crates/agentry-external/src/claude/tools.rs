@@ -65,7 +65,7 @@ impl Engine {
         }
         if let Some(updated) = merged.updated_input {
             let mut updated = self.claude.tool_names.agentry_input(ev.name(), updated);
-            if self.mask_secrets {
+            if !self.see_secrets {
                 unmask_unchanged(&mut updated, &ev.input, ctx);
             }
             ev.input = updated;

@@ -134,7 +134,7 @@ impl Engine {
             return Ok(Merged::default());
         }
         let mut payload = Value::Object(payload);
-        if self.mask_secrets
+        if !self.see_secrets
             && let Some(ctx) = site.ctx
         {
             payload = ctx.redact_value(payload);

@@ -18,8 +18,9 @@ pub(crate) struct Engine {
     pub(crate) project_dir: PathBuf,
     /// Any handler's failure fails the event.
     pub(crate) fail_closed: bool,
-    /// Payloads go out with the run's redactor applied (see `CommandHooks::mask_secrets`).
-    pub(crate) mask_secrets: bool,
+    /// Payloads go out as the run has them, its redactor not applied (see
+    /// `CommandHooks::see_secrets`).
+    pub(crate) see_secrets: bool,
     /// A field an event does not allow fails the event.
     pub(crate) strict: bool,
     /// The most a handler may answer: a command's output, a persistent process's line, a
@@ -70,7 +71,7 @@ impl Engine {
             claude: ClaudeState::new(default_state_dir(&project_dir)),
             project_dir,
             fail_closed: false,
-            mask_secrets: false,
+            see_secrets: false,
             strict: false,
             limits: OutputLimits {
                 stdout: 1 << 20,

@@ -133,14 +133,16 @@ impl CommandHooks {
         self
     }
 
-    /// Hands every command, process and webhook its payload with secrets masked by the run's
-    /// redactor (`Runtime::redact`), as the run's reports are: for hooks that log or send what
-    /// they see elsewhere. Off by default, since hooks are part of the run and a guard judges the
-    /// real values (a script that blocks commands holding a key must see the key). An
-    /// `updatedInput` answer keeps the real value of every field it left as it was given
-    /// (masked); a field the hook changed is taken as the hook wrote it.
-    pub fn mask_secrets(mut self) -> Self {
-        self.engine.mask_secrets = true;
+    /// Hands every command, process and webhook its payload as the run has it, secrets
+    /// included. By default a payload goes out masked by the run's redactor
+    /// (`Runtime::redact`), as the run's reports are, since scripts log and forward what they
+    /// read; a hook that must judge the real values (a script that looks a token up) is
+    /// configured to see them with this. Without a redactor nothing is masked either way.
+    ///
+    /// A masked payload's `updatedInput` answer keeps the real value of every field the hook
+    /// handed back as it was given (masked); a field the hook changed is taken as it wrote it.
+    pub fn see_secrets(mut self) -> Self {
+        self.engine.see_secrets = true;
         self
     }
 

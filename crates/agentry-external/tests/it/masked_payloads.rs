@@ -1,6 +1,6 @@
-//! Secrets in what hook scripts read: by default a script gets the run's real values (a guard
-//! judges the real command); with `mask_secrets` it gets them masked by the run's redactor, and
-//! an `updatedInput` keeps the real value of every field the script handed back unchanged.
+//! Secrets in what hook scripts read: by default a script gets them masked by the run's
+//! redactor, and an `updatedInput` keeps the real value of every field the script handed back
+//! unchanged; with `see_secrets` it gets the run's real values.
 
 use crate::common::*;
 use agentry::builtins::Redactor;
@@ -26,7 +26,7 @@ fn write_then_done(content: &str) -> ScriptedModel {
         .text("Done.")
 }
 
-async fn run(mask: bool) -> (Project, Log, ScriptedModel) {
+async fn run(see: bool) -> (Project, Log, ScriptedModel) {
     let p = Project::new();
     p.script("move_to_b.py", MOVE_TO_B);
     let mut hooks = p.hooks(one(
@@ -34,8 +34,8 @@ async fn run(mask: bool) -> (Project, Log, ScriptedModel) {
         "Write",
         "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/move_to_b.py",
     ));
-    if mask {
-        hooks = hooks.mask_secrets();
+    if see {
+        hooks = hooks.see_secrets();
     }
     let redactor = Redactor::without_defaults().pattern(r"ACCT-\d{8}").unwrap();
     let content = format!("the account is {SECRET}");
@@ -51,10 +51,11 @@ async fn run(mask: bool) -> (Project, Log, ScriptedModel) {
 }
 
 #[tokio::test]
-async fn a_script_reads_the_real_values_unless_its_hooks_mask_secrets() {
+async fn a_script_reads_secrets_masked_unless_its_hooks_see_secrets() {
     let content = format!("the account is {SECRET}");
-    for mask in [false, true] {
-        let (p, log, model) = run(mask).await;
+    for see in [false, true] {
+        let mask = !see;
+        let (p, log, model) = run(see).await;
         let payload = p.json("payload.json");
         let seen = payload["tool_input"]["content"]
             .as_str()
@@ -68,7 +69,7 @@ async fn a_script_reads_the_real_values_unless_its_hooks_mask_secrets() {
                 "nowhere in the payload"
             );
         } else {
-            assert_eq!(seen, content, "real values by default");
+            assert_eq!(seen, content, "real values when configured to see them");
         }
         // Either way the tool wrote the real content where the script moved it.
         assert_eq!(entries(&log), ["write:b.txt"], "mask: {mask}");

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::events::WireEvent;
-use agentry_core::{RunOutput, ToolResult};
+use agentry_core::RunOutput;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -55,11 +55,6 @@ pub(crate) struct Done<T> {
     /// which the workflow enforces.
     #[serde(default)]
     pub deadline: Option<Deadline>,
-    /// Results of the effect's calls as the run's reports show them, where they differ from
-    /// what the model sees: masked by the worker runtime's redactor, which the workflow does
-    /// not have, for the `Message` events the workflow records when it adds them.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub masked_results: Vec<ToolResult>,
 }
 
 impl<T> Done<T> {
@@ -71,7 +66,6 @@ impl<T> Done<T> {
             state,
             events: Vec::new(),
             deadline: None,
-            masked_results: Vec::new(),
         }
     }
 }

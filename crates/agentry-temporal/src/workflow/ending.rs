@@ -160,8 +160,10 @@ impl Loop {
         });
     }
 
-    /// Ends the run failed with `error`, recorded.
+    /// Ends the run failed with `error`, recorded (masked by the worker's redactor, as the
+    /// in-process store keeps a failed run's error).
     pub(super) fn failed(&self, error: String) -> RunResult {
+        let error = self.redact(error);
         self.emit(RunEvent::RunFailed {
             run_id: self.id.run_id.clone(),
             error: error.clone(),

@@ -11,7 +11,7 @@ use crate::wire::{
 };
 use agentry_core::hooks::Events;
 use agentry_core::{
-    Decision, History, Message, PendingApproval, RunEvent, RunMachine, StopReason, ToolResult,
+    Decision, History, Message, PendingApproval, Redact, RunEvent, RunMachine, StopReason,
     match_decisions,
 };
 
@@ -19,7 +19,6 @@ use agentry_core::{
 pub(crate) type RunOutput = agentry_core::RunOutput<Value, Value>;
 use futures::future::Either;
 use serde_json::Value;
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use temporalio_common::ActivityDefinition;
@@ -57,6 +56,20 @@ pub(crate) struct AgentRun {
     deadline: Option<Deadline>,
     /// What the run's caller gets while it waits for a person.
     paused: Option<Box<RunOutput>>,
+    /// The worker runtime's redactor, which masks the events the workflow records itself (the
+    /// activities' come masked), as the in-process runtime masks every event it sends. Given
+    /// by the worker that hosts the workflow; it changes what the run reports, never a command.
+    redactor: Option<Arc<dyn Redact>>,
+}
+
+impl AgentRun {
+    /// The factory a worker registers the workflow with: each run gets the worker's redactor.
+    pub(crate) fn factory(redactor: Option<Arc<dyn Redact>>) -> impl Fn() -> AgentRun {
+        move || AgentRun {
+            redactor: redactor.clone(),
+            ..AgentRun::default()
+        }
+    }
 }
 
 #[workflow_methods]
@@ -84,7 +97,6 @@ impl AgentRun {
             ledger: Ledger::default(),
             fails_parent: false,
             interrupt: ctx.cancellation_token().child_token(),
-            masked_results: HashMap::new(),
         };
         let raced = {
             let work = std::pin::pin!(async {
@@ -274,9 +286,6 @@ struct Loop {
     /// Cancels what is in flight (activities, child runs): cancelled with the workflow, or when
     /// the run's deadline passes.
     interrupt: WorkflowCancellationToken,
-    /// Call results as the run's reports show them (masked by the workers' redactor), by call
-    /// id, until the workflow adds them to the history and records their `Message` events.
-    masked_results: HashMap<String, ToolResult>,
 }
 
 impl Loop {
@@ -350,10 +359,27 @@ impl Loop {
         }
     }
 
-    /// Records a run event of the run's course.
+    /// Records a run event of the run's course, masked by the worker's redactor.
     fn emit(&self, event: impl Into<WireEvent>) {
         let event = event.into();
-        self.ctx.state_mut(|s| s.events.push(event));
+        self.ctx.state_mut(|s| {
+            let event = match (event, &s.redactor) {
+                (WireEvent::Run(event), Some(r)) => WireEvent::Run(event.redacted(&**r)),
+                (event, _) => event,
+            };
+            s.events.push(event)
+        });
+    }
+
+    /// `text` masked by the worker's redactor.
+    fn redact(&self, text: String) -> String {
+        self.ctx.state(|s| match &s.redactor {
+            Some(r) => match r.redact(&text) {
+                std::borrow::Cow::Owned(masked) => masked,
+                std::borrow::Cow::Borrowed(_) => text,
+            },
+            None => text,
+        })
     }
 
     /// Records the events an activity's effects sent.
@@ -365,28 +391,15 @@ impl Loop {
 
     /// Records `Message` events for the messages of the history from index `from` on: those
     /// the workflow added itself (tool results, feedback).
-    /// A call's result shows masked where the workers' redactor masked it.
     fn added_from(&mut self, from: usize) {
         let history = &self.machine.messages;
-        if from >= history.len() {
-            return;
-        }
         let agent_path: Arc<str> = self.id.agent.as_str().into();
-        let masked = &mut self.masked_results;
-        let events: Vec<WireEvent> = (from..history.len())
-            .filter_map(|i| history.get_shared(i))
-            .map(|m| {
-                let message = match m.tool_result().map(|r| masked.remove(&r.call_id)) {
-                    Some(Some(result)) => Arc::new(Message::Tool(result)),
-                    _ => m.clone(),
-                };
-                WireEvent::Run(RunEvent::Message {
-                    message,
-                    agent_path: agent_path.clone(),
-                })
-            })
-            .collect();
-        self.absorb(events);
+        for message in (from..history.len()).filter_map(|i| history.get_shared(i)) {
+            self.emit(RunEvent::Message {
+                message: message.clone(),
+                agent_path: agent_path.clone(),
+            });
+        }
     }
 
     /// Records the step's end when no activity did (one that runs AfterStep hooks does).
@@ -431,16 +444,8 @@ impl Loop {
     /// Takes up what an effect carried back (the run's state, its events) and gives what it gave.
     fn accept<T>(&mut self, done: Done<T>) -> T {
         self.state = done.state;
-        self.absorb_call(done.events, done.masked_results);
+        self.absorb(done.events);
         done.value
-    }
-
-    /// Records a call's events, and keeps its masked result for its `Message` event.
-    fn absorb_call(&mut self, events: Vec<WireEvent>, masked: Vec<ToolResult>) {
-        self.absorb(events);
-        for result in masked {
-            self.masked_results.insert(result.call_id.clone(), result);
-        }
     }
 
     /// Unwraps an activity's outcome: the effect's, or why the loop ends.

@@ -57,7 +57,7 @@ impl Loop {
             let closed = futures::future::join_all(closing).await;
             for closed in closed {
                 let (index, done) = closed?;
-                self.absorb_call(done.events, done.masked_results);
+                self.absorb(done.events);
                 settled[index] = Some(done.value);
             }
         } else {

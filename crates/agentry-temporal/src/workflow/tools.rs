@@ -62,7 +62,7 @@ impl Loop {
                 let outcomes = futures::future::join_all(calls).await;
                 for (&index, outcome) in todo.iter().zip(outcomes) {
                     let done = Self::settle(outcome)?;
-                    self.absorb_call(done.events, done.masked_results);
+                    self.absorb(done.events);
                     settled[index] = Some(done.value);
                 }
             } else {
