@@ -7,7 +7,6 @@ mod output;
 
 mod cli;
 mod commands;
-mod config;
 mod cost;
 mod crash;
 mod drive;
@@ -21,6 +20,7 @@ mod signals;
 mod telemetry;
 mod tools;
 
+use agentry_cli::config;
 use clap::Parser;
 use cli::{Cli, ColorChoice};
 use exit::Exit;

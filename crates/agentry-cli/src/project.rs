@@ -20,8 +20,7 @@ use std::sync::Arc;
 /// is a JSON string).
 pub(crate) type CliAgent = Agent<(), Value>;
 
-/// The name of the agent used when the file declares none.
-pub(crate) const DEFAULT_AGENT: &str = "assistant";
+pub(crate) use crate::config::{DEFAULT_AGENT, default_assistant};
 
 /// What `agentry` works with: the config, the store, the runtime and the agents.
 pub(crate) struct Project {
@@ -310,21 +309,6 @@ impl Project {
         })
     }
 }
-
-/// The agent of a project that declares none.
-pub(crate) fn default_assistant() -> AgentConfig {
-    AgentConfig {
-        instructions: Some(DEFAULT_INSTRUCTIONS.to_owned()),
-        ..AgentConfig::default()
-    }
-}
-
-/// The instructions of the assistant a project without agents gets. They name no path, so
-/// the same question gets the same first step wherever the project lies.
-const DEFAULT_INSTRUCTIONS: &str = "You answer questions about the files in the current project. \
-    To see files, call Glob (find files by pattern), Grep (search text) or Read (read a file). \
-    When a tool result arrives, use it to answer the user's question right away, in one or two \
-    sentences, without calling more tools unless the result was an error.";
 
 fn names(agents: &BTreeMap<String, AgentConfig>) -> String {
     agents.keys().cloned().collect::<Vec<_>>().join(", ")

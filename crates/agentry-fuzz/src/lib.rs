@@ -21,6 +21,7 @@
 //! | `claude_settings` | the `hooks` of a `.claude/settings.json` |
 //! | `mcp_tool_result` | an MCP server's `tools/list` entry and `tools/call` result |
 //! | `mcp_config` | a `.mcp.json` file |
+//! | `agentry_toml` | an `agentry.toml`, on its own and layered with `-c` overrides |
 //! | `server_requests` | the request bodies of `agentry serve`'s run API and doors |
 //!
 //! The cargo-fuzz project in `fuzz/` at the repository root runs each target under libFuzzer;

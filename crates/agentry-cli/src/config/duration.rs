@@ -7,7 +7,7 @@ use std::time::Duration;
 
 /// A duration in a config file, written with units (`"30s"`, `"2m"`, `"500ms"`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct HumanDuration(pub Duration);
+pub struct HumanDuration(pub Duration);
 
 impl<'de> Deserialize<'de> for HumanDuration {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

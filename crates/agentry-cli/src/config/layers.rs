@@ -6,11 +6,11 @@
 
 use super::load::locate;
 use super::{ConfigError, LoadedConfig};
-pub(crate) use agentry_external::agentry_home;
+pub use agentry_external::agentry_home;
 use std::path::PathBuf;
 
 /// The file name of the user's config, in `$AGENTRY_HOME` (`~/.agentry`).
-pub(crate) const USER_FILE_NAME: &str = "config.toml";
+pub(super) const USER_FILE_NAME: &str = "config.toml";
 
 /// The user's config file: `$AGENTRY_HOME/config.toml` (`~/.agentry/config.toml`), whether or
 /// not it exists.
@@ -21,7 +21,7 @@ fn user_config_path() -> PathBuf {
 /// One `-c key=value`: a dotted key (`agents.helper.max_steps`) and a TOML value (`20`,
 /// `"openai:gpt-4.1"`, `["Read", "Bash"]`); a value that is not TOML is taken as a string.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Override {
+pub struct Override {
     /// The key's path.
     pub key: Vec<String>,
     /// The value.
@@ -32,7 +32,7 @@ pub(crate) struct Override {
 
 impl Override {
     /// Parses `key=value`.
-    pub(crate) fn parse(given: &str) -> Result<Override, String> {
+    pub fn parse(given: &str) -> Result<Override, String> {
         let Some((key, value)) = given.split_once('=') else {
             return Err(format!(
                 "`-c {given}`: write `-c key=value` (a dotted key: `-c agents.helper.max_steps=20`), or `--config FILE` for a config file"
@@ -82,7 +82,7 @@ impl Override {
 
 /// The config file and the overrides a command line names: `--config FILE`, and each `-c`
 /// (`key=value`, or a file name as `--config` takes).
-pub(crate) fn sources(
+pub fn sources(
     config: Option<&std::path::Path>,
     set: &[String],
 ) -> Result<(Option<PathBuf>, Vec<Override>), String> {
@@ -108,7 +108,7 @@ const ADDED_UP: &str = "allowed_tools";
 /// The local settings of the project `project` (its `.agentry/local.toml`), or of the user when
 /// there is no project file (`$AGENTRY_HOME/local.toml`): written by agentry, read as a layer
 /// over the project's file.
-pub(crate) fn local_config_path(project: &LoadedConfig) -> PathBuf {
+pub fn local_config_path(project: &LoadedConfig) -> PathBuf {
     match &project.path {
         Some(_) => project.base_dir.join(".agentry").join("local.toml"),
         None => agentry_home().join("local.toml"),
@@ -116,7 +116,7 @@ pub(crate) fn local_config_path(project: &LoadedConfig) -> PathBuf {
 }
 
 /// Adds `tool` to the `allowed_tools` of the local settings file `path` (created when absent).
-pub(crate) fn allow_always(path: &std::path::Path, tool: &str) -> Result<(), String> {
+pub fn allow_always(path: &std::path::Path, tool: &str) -> Result<(), String> {
     let mut table = match agentry_external::read_config_file(path) {
         Ok(text) => {
             toml::from_str::<toml::Table>(&text).map_err(|e| format!("{}: {e}", path.display()))?
@@ -170,7 +170,7 @@ impl LoadedConfig {
     /// The config a command works with: the user's config (when it exists), the project's
     /// file (`path`, else the nearest `agentry.toml`), and `overrides`, merged in that order.
     /// Each file is checked on its own first, so its errors point into it.
-    pub(crate) fn layered(
+    pub fn layered(
         path: Option<&std::path::Path>,
         overrides: &[Override],
     ) -> Result<LoadedConfig, ConfigError> {

@@ -6,11 +6,11 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 /// The file name looked for when no `-c` is given.
-pub(crate) const FILE_NAME: &str = "agentry.toml";
+pub const FILE_NAME: &str = "agentry.toml";
 
 /// A config file, read and parsed.
 #[derive(Clone, Debug)]
-pub(crate) struct LoadedConfig {
+pub struct LoadedConfig {
     /// What it declares.
     pub config: Config,
     /// The file it came from; `None` when no file was found (the defaults).
@@ -25,7 +25,7 @@ pub(crate) struct LoadedConfig {
 
 /// A config that cannot be used.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum ConfigError {
+pub enum ConfigError {
     /// The file could not be read.
     #[error("cannot read {path}: {source}")]
     Read {
@@ -53,7 +53,7 @@ pub(crate) enum ConfigError {
 
 /// An error at a place in a file: `file:line:column: message`, then the line with a caret.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Located {
+pub struct Located {
     /// The file, as shown.
     pub file: String,
     /// 1-based line.
@@ -86,7 +86,7 @@ impl fmt::Display for Located {
 }
 
 /// Places `message` at byte range `span` of `text`.
-pub(crate) fn locate(
+pub(super) fn locate(
     file: &str,
     text: &str,
     span: Range<usize>,
@@ -114,7 +114,7 @@ pub(crate) fn locate(
 impl LoadedConfig {
     /// Reads `path`, or else `agentry.toml` in the current directory or the nearest parent that
     /// has one; with neither, the defaults (one agent on the local model with read-only tools).
-    pub(crate) fn find(path: Option<&Path>) -> Result<LoadedConfig, ConfigError> {
+    pub fn find(path: Option<&Path>) -> Result<LoadedConfig, ConfigError> {
         match path {
             Some(path) => Self::read(path),
             None => {
@@ -141,7 +141,7 @@ impl LoadedConfig {
     }
 
     /// Reads and parses one file.
-    pub(crate) fn read(path: &Path) -> Result<LoadedConfig, ConfigError> {
+    pub fn read(path: &Path) -> Result<LoadedConfig, ConfigError> {
         let text =
             agentry_external::read_config_file(path).map_err(|source| ConfigError::Read {
                 path: path.to_owned(),
@@ -157,11 +157,7 @@ impl LoadedConfig {
     }
 
     /// Parses `text` as the file `path` (which need not exist).
-    pub(crate) fn parse(
-        text: &str,
-        path: &Path,
-        base_dir: PathBuf,
-    ) -> Result<LoadedConfig, ConfigError> {
+    pub fn parse(text: &str, path: &Path, base_dir: PathBuf) -> Result<LoadedConfig, ConfigError> {
         let shown = path.display().to_string();
         let config: Config = toml::from_str(text).map_err(|e| {
             let message = e.message().trim_end().to_owned();
@@ -183,7 +179,7 @@ impl LoadedConfig {
     }
 
     /// The file as shown in messages.
-    pub(crate) fn shown(&self) -> String {
+    pub fn shown(&self) -> String {
         match &self.path {
             Some(p) => p.display().to_string(),
             None => "(no agentry.toml: the defaults)".to_owned(),
@@ -192,16 +188,12 @@ impl LoadedConfig {
 
     /// The config of agent `name` (else the default agent), to change for one command; a file
     /// that declares no agent gets the default assistant first.
-    pub(crate) fn agent_mut(
-        &mut self,
-        name: Option<&str>,
-    ) -> Result<&mut super::AgentConfig, String> {
+    pub fn agent_mut(&mut self, name: Option<&str>) -> Result<&mut super::AgentConfig, String> {
         let config = &mut self.config;
         if config.agents.is_empty() {
-            config.agents.insert(
-                crate::project::DEFAULT_AGENT.to_owned(),
-                crate::project::default_assistant(),
-            );
+            config
+                .agents
+                .insert(super::DEFAULT_AGENT.to_owned(), super::default_assistant());
         }
         let name = match name {
             Some(name) => name.to_owned(),
@@ -218,7 +210,7 @@ impl LoadedConfig {
     }
 
     /// The first agent the file declares, by its place in the text.
-    pub(crate) fn first_agent(&self) -> Option<String> {
+    pub fn first_agent(&self) -> Option<String> {
         self.config
             .agents
             .keys()
@@ -235,7 +227,7 @@ impl LoadedConfig {
     }
 
     /// An error at `span` of this file.
-    pub(crate) fn error_at(&self, span: Range<usize>, message: impl Into<String>) -> ConfigError {
+    pub fn error_at(&self, span: Range<usize>, message: impl Into<String>) -> ConfigError {
         if self.path.is_none() || self.text.is_empty() {
             return ConfigError::Invalid {
                 path: self.shown(),
@@ -251,7 +243,7 @@ impl LoadedConfig {
     }
 
     /// An error with no one place.
-    pub(crate) fn error(&self, message: impl Into<String>) -> ConfigError {
+    pub fn error(&self, message: impl Into<String>) -> ConfigError {
         ConfigError::Invalid {
             path: self.shown(),
             message: message.into(),
@@ -259,7 +251,7 @@ impl LoadedConfig {
     }
 
     /// `p` resolved against the config file's directory.
-    pub(crate) fn resolve(&self, p: &str) -> PathBuf {
+    pub fn resolve(&self, p: &str) -> PathBuf {
         let path = Path::new(p);
         if path.is_absolute() {
             path.to_owned()

@@ -14,7 +14,7 @@ use toml::Spanned;
     title = "agentry.toml",
     description = "Agents, hooks, tools, MCP servers and the store of an agentry project."
 )]
-pub(crate) struct Config {
+pub struct Config {
     /// The agent `agentry run` runs when `--agent` is not given (default: the only agent, or
     /// the first one in the file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -75,7 +75,7 @@ pub(crate) struct Config {
 /// How `agentry serve` serves the agents over HTTP.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ServerConfig {
+pub struct ServerConfig {
     /// The address to listen on (default `127.0.0.1:7777`; `--addr` overrides it). Any
     /// address beyond this machine needs a token.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -99,7 +99,7 @@ pub(crate) struct ServerConfig {
 /// Where runs on Temporal go.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct TemporalConfig {
+pub struct TemporalConfig {
     /// The server's frontend (`http://127.0.0.1:7233`); `${VAR}` is expanded.
     pub address: String,
     /// The namespace (default `default`).
@@ -119,7 +119,7 @@ pub(crate) struct TemporalConfig {
 /// Where a run's activities run on Temporal.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum PlacementConfig {
+pub enum PlacementConfig {
     /// Scheduled by the server on any worker.
     #[default]
     Scheduled,
@@ -132,7 +132,7 @@ pub(crate) enum PlacementConfig {
 /// Where run traces go.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct TelemetryConfig {
+pub struct TelemetryConfig {
     /// The OTLP/HTTP endpoint (`http://127.0.0.1:4318`: spans are posted to its `/v1/traces`
     /// as protobuf); default `OTEL_EXPORTER_OTLP_ENDPOINT`, else `http://localhost:4318`.
     /// `${VAR}` is replaced by the environment variable's value.
@@ -150,7 +150,7 @@ pub(crate) struct TelemetryConfig {
 /// A hosted model's price, in US dollars per million tokens.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct PriceConfig {
+pub struct PriceConfig {
     /// Prompt tokens.
     pub input: f64,
     /// Completion tokens (reasoning included).
@@ -166,7 +166,7 @@ pub(crate) struct PriceConfig {
 /// Options of each built-in tool.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ToolsConfig {
+pub struct ToolsConfig {
     /// `Bash`: runs a shell command in the workspace.
     #[serde(rename = "Bash", default, skip_serializing_if = "Option::is_none")]
     pub bash: Option<agentry_tools::BashOptions>,
@@ -192,7 +192,7 @@ pub(crate) struct ToolsConfig {
 
 impl ToolsConfig {
     /// The options given for `tool`, as JSON (`null` when none).
-    pub(crate) fn options(&self, tool: &str) -> Value {
+    pub fn options(&self, tool: &str) -> Value {
         let value = serde_json::to_value(self).unwrap_or(Value::Null);
         value.get(tool).cloned().unwrap_or(Value::Null)
     }
@@ -201,7 +201,7 @@ impl ToolsConfig {
 /// One agent.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct AgentConfig {
+pub struct AgentConfig {
     /// The model, as `provider:model`: `local` (the embedded default), `local:<catalog id>`,
     /// `local:<file.gguf>`, `openai:gpt-4.1-mini`, `anthropic:claude-sonnet-4-5`,
     /// `openai-responses:o4-mini`, or `scripted:<turns.json>` (model turns played back, for
@@ -247,7 +247,7 @@ pub(crate) struct AgentConfig {
 /// History compaction.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct CompactionConfig {
+pub struct CompactionConfig {
     /// `summarize` (a model call summarises older messages) or `window` (they are dropped).
     pub strategy: CompactionStrategy,
     /// Compact once the prompt passes this many tokens.
@@ -263,7 +263,7 @@ pub(crate) struct CompactionConfig {
 /// How older messages are folded.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
-pub(crate) enum CompactionStrategy {
+pub enum CompactionStrategy {
     /// A model call summarises them.
     Summarize,
     /// They are dropped.
@@ -273,7 +273,7 @@ pub(crate) enum CompactionStrategy {
 /// The workspace.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct WorkspaceConfig {
+pub struct WorkspaceConfig {
     /// The root directory, relative to the config file (default: the config file's directory,
     /// or the current directory when there is no file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -284,7 +284,7 @@ pub(crate) struct WorkspaceConfig {
 /// processes, webhooks) in Claude Code's settings format.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct HooksConfig {
+pub struct HooksConfig {
     /// Step, token, time and cost limits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guards: Option<GuardsConfig>,
@@ -327,7 +327,7 @@ pub(crate) struct HooksConfig {
 /// The guards hook.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct GuardsConfig {
+pub struct GuardsConfig {
     /// Stop after this many steps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_steps: Option<u32>,
@@ -346,7 +346,7 @@ pub(crate) struct GuardsConfig {
 /// The tool policy hook.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ToolPolicyConfig {
+pub struct ToolPolicyConfig {
     /// What a tool no pattern names gets: `allow` (the default) or `deny`.
     #[serde(default)]
     pub default: PolicyDefault,
@@ -367,7 +367,7 @@ pub(crate) struct ToolPolicyConfig {
 /// A tool policy's default.
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
-pub(crate) enum PolicyDefault {
+pub enum PolicyDefault {
     /// Tools no pattern names run.
     #[default]
     Allow,
@@ -378,7 +378,7 @@ pub(crate) enum PolicyDefault {
 /// A rule on one argument of some tools.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ArgRuleConfig {
+pub struct ArgRuleConfig {
     /// Tool name pattern (glob).
     pub tools: String,
     /// JSON Pointer to the argument (`/command`).
@@ -394,7 +394,7 @@ pub(crate) struct ArgRuleConfig {
 /// The redaction hook.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct RedactionConfig {
+pub struct RedactionConfig {
     /// Regexes whose matches are masked (besides the built-in key and token patterns).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub patterns: Vec<String>,
@@ -418,7 +418,7 @@ pub(crate) struct RedactionConfig {
 /// The finish gate hook: a final answer that fails a check is sent back to the model.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct FinishGateConfig {
+pub struct FinishGateConfig {
     /// A regex the final answer must match.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub must_match: Option<String>,
@@ -433,7 +433,7 @@ pub(crate) struct FinishGateConfig {
 /// The store.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct StoreConfig {
+pub struct StoreConfig {
     /// `sqlite:<file>` (default `sqlite:.agentry/runs.db`, relative to the config file) or a
     /// `postgres://` URL. `${VAR}` is replaced by the environment variable's value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -448,7 +448,7 @@ pub(crate) struct StoreConfig {
 /// Run limits.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct LimitsConfig {
+pub struct LimitsConfig {
     /// The longest one hook may take.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hook_timeout: Option<HumanDuration>,

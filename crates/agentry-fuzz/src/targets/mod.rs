@@ -1,5 +1,6 @@
 //! The fuzz targets: each module's `run` takes any bytes.
 
+pub mod agentry_toml;
 pub mod anthropic_stream;
 pub mod claude_settings;
 pub mod hook_reply;
@@ -21,6 +22,7 @@ pub type Target = (&'static str, fn(&[u8]));
 
 /// Every target.
 pub const ALL: &[Target] = &[
+    ("agentry_toml", agentry_toml::run),
     ("anthropic_stream", anthropic_stream::run),
     ("claude_settings", claude_settings::run),
     ("hook_reply", hook_reply::run),
