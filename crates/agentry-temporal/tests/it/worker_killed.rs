@@ -4,11 +4,16 @@
 //! with the same idempotency key. The same holds for a call inside a sub-agent, which runs as a
 //! child workflow: its parent's turns are not asked for again either.
 //!
+//! The hooks a killed run calls are the same on both runtimes: a process killed mid-call whose
+//! run another resumes from its checkpoint calls, hook by hook, what a Temporal run whose worker
+//! was killed at the same point calls.
+//!
 //! The workers are this test binary run again with `child_worker` and the server in
-//! `AGENTRY_TEST_CHILD_TARGET`.
+//! `AGENTRY_TEST_CHILD_TARGET`; the in-process run's process is `child_in_process`, its store
+//! in `AGENTRY_TEST_CHILD_STORE`.
 
 use crate::support::DevServer;
-use crate::support::agents::results_in;
+use crate::support::agents::{file_recording_runtime, results_in};
 use agentry::RunOutput;
 use agentry::prelude::*;
 use agentry::{Message, RunOptions, ScriptedTurn};
@@ -21,6 +26,9 @@ use std::time::{Duration, Instant};
 const TARGET: &str = "AGENTRY_TEST_CHILD_TARGET";
 const DIR: &str = "AGENTRY_TEST_CHILD_DIR";
 const HANG_AT: &str = "AGENTRY_TEST_CHILD_HANG_AT";
+const STORE: &str = "AGENTRY_TEST_CHILD_STORE";
+/// How long an in-process run's lease lasts: a run whose process died is taken up after it.
+const LEASE: Duration = Duration::from_secs(1);
 const QUEUE: &str = "killed";
 
 #[derive(Deserialize, JsonSchema)]
@@ -138,13 +146,33 @@ async fn child_worker() {
     };
     let dir = PathBuf::from(std::env::var(DIR).unwrap());
     let hang_at = std::env::var(HANG_AT).ok().map(|n| n.parse().unwrap());
-    Worker::new(Server::new(target).task_queue(QUEUE), Runtime::new())
+    let runtime = file_recording_runtime(&dir.join("record.log"));
+    Worker::new(Server::new(target).task_queue(QUEUE), runtime)
         .agent(&agent(&dir, hang_at))
         .agent(&boss(&dir, hang_at))
         .sticky_timeout(Duration::from_secs(1))
         .run(WorkerStop::new())
         .await
         .unwrap();
+}
+
+/// The process of an in-process run of the stepper on the SQLite store in
+/// `AGENTRY_TEST_CHILD_STORE`, whose step 3 call hangs until the test kills it; does nothing in
+/// the test run itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn child_in_process() {
+    let Ok(store) = std::env::var(STORE) else {
+        return;
+    };
+    let dir = PathBuf::from(std::env::var(DIR).unwrap());
+    let store = agentry_store::SqliteStore::open(store).await.unwrap();
+    let out = file_recording_runtime(&dir.join("record.log"))
+        .store(store)
+        .lease_ttl(LEASE)
+        .run(&agent(&dir, Some(3)), "go")
+        .with(RunOptions::new().run_id("killed-in-process"))
+        .await;
+    panic!("the process was to be killed, but its run ended: {out:?}");
 }
 
 /// Run `run_id` of the stepper with `placement`: its first worker is killed with SIGKILL while
@@ -315,4 +343,84 @@ async fn with_local_activities_a_killed_worker_is_replaced_and_repeats_calls_wit
         "recovery with local activities: the run ended {:.2} s after its worker was killed (the workflow task timeout, 10 s by default, plus a new worker process)",
         recovered.as_secs_f64()
     );
+}
+
+/// The stepper run in-process on SQLite, its process SIGKILLed while step 3's call is in flight,
+/// then resumed by this process once the dead one's lease expired. Returns the run's output and
+/// the directory the runs logged to.
+async fn killed_and_resumed_in_process(dir: &Path) -> RunOutput<(), String> {
+    std::fs::create_dir_all(dir).unwrap();
+    let store_path = dir.join("runs.db");
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "worker_killed::child_in_process",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(STORE, &store_path)
+        .env(DIR, dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !dir.join("inflight").exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the in-process run never reached step 3"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let runtime = file_recording_runtime(&dir.join("record.log"))
+        .store(agentry_store::SqliteStore::open(&store_path).await.unwrap())
+        .lease_ttl(LEASE);
+    let agent = agent(dir, None);
+    let start = Instant::now();
+    loop {
+        match runtime.resume(&agent, "killed-in-process").await {
+            Err(Error::Store(agentry::StoreError::Leased { .. })) => {
+                assert!(start.elapsed() < LEASE * 20, "the lease never expired");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            other => return other.unwrap(),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_run_calls_the_same_hooks_in_process_and_on_temporal() {
+    let Some(dev) = DevServer::start("killed_record").await else {
+        return;
+    };
+    let (on_temporal, temporal_dir, _) =
+        killed_and_replaced(&dev, "killed-record", Placement::Scheduled).await;
+    let in_process_dir = dev.dir().join("in-process");
+    let in_process = killed_and_resumed_in_process(&in_process_dir).await;
+    assert_eq!(in_process.output, on_temporal.output);
+    assert_eq!(in_process.messages.to_vec(), on_temporal.messages.to_vec());
+    // The same calls on both: the call in flight ran again, with its key.
+    let calls = |dir: &Path, run_id: &str| -> Vec<String> {
+        lines(&dir.join("calls.log"))
+            .iter()
+            .map(|l| l.replace(run_id, "RUN"))
+            .collect()
+    };
+    assert_eq!(
+        calls(&in_process_dir, "killed-in-process"),
+        calls(&temporal_dir, "killed-record")
+    );
+    // And the same hooks, in the same order.
+    let record = lines(&temporal_dir.join("record.log"));
+    assert!(
+        record
+            .iter()
+            .filter(|l| l.starts_with("BeforeTool stepper work"))
+            .count()
+            == 5,
+        "the call in flight was decided again: {record:#?}"
+    );
+    assert_eq!(lines(&in_process_dir.join("record.log")), record);
 }

@@ -87,10 +87,34 @@ pub fn assistant(log: &Log, executions: &Arc<AtomicUsize>) -> (Agent, Runtime) {
     (agent, recording_runtime(log))
 }
 
+/// Where a recording runtime's lines go.
+pub type Sink = Arc<dyn Fn(String) + Send + Sync>;
+
 /// A runtime whose hooks log every phase and decide: RunStart rewrites the input, BeforeTool
 /// blocks `secret`, AfterTool upper-cases `echo`'s result.
 pub fn recording_runtime(log: &Log) -> Runtime {
-    let push = |log: &Log, line: String| log.lock().unwrap().push(line);
+    let log = log.clone();
+    recording_runtime_to(Arc::new(move |line| log.lock().unwrap().push(line)))
+}
+
+/// [`recording_runtime`], each line appended to the file `path` as it happens (for runs whose
+/// process is killed).
+pub fn file_recording_runtime(path: &std::path::Path) -> Runtime {
+    let path = path.to_path_buf();
+    recording_runtime_to(Arc::new(move |line| {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .unwrap();
+        writeln!(f, "{line}").unwrap();
+    }))
+}
+
+/// [`recording_runtime`], its lines sent to `log`.
+pub fn recording_runtime_to(log: Sink) -> Runtime {
+    let push = |log: &Sink, line: String| log(line);
     Runtime::new()
         .with(
             on::with(log.clone()).run_start(move |log, mut ev, ctx| async move {
