@@ -81,8 +81,21 @@ fn part(p: &Value) -> Result<Option<Part>, String> {
                 None => from_url(p["url"].as_str(), Some(media_type), name(&[&["filename"]]))?,
             }
         }
-        // A2A: a part with a `file` (1.0: `fileWithBytes` | `fileWithUri`, `mediaType`; 0.3:
-        // `kind: "file"`, `bytes` | `uri`, `mimeType`).
+        // A2A 1.0: `{"raw": base64 | "url": .., "mediaType", "filename"}`.
+        "" if p["raw"].is_string() => from_base64(
+            p["raw"].as_str(),
+            p["mediaType"]
+                .as_str()
+                .unwrap_or("application/octet-stream"),
+            name(&[&["filename"]]),
+        )?,
+        "" if p["url"].is_string() => from_url(
+            p["url"].as_str(),
+            p["mediaType"].as_str(),
+            name(&[&["filename"]]),
+        )?,
+        // A2A: a part with a `file` (0.3: `kind: "file"`, `bytes` | `uri`, `mimeType`, `name`;
+        // 1.0's drafts: `fileWithBytes` | `fileWithUri`, `mediaType`).
         _ if p["file"].is_object() => {
             let f = &p["file"];
             let media_type = f["mediaType"]

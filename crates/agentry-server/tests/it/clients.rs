@@ -358,15 +358,54 @@ async fn the_ag_ui_client_runs_agents_and_resumes_their_interrupts() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_a2a_client_sends_messages_streams_and_answers_input_required_tasks() {
+    a2a_client_speaking(
+        "1.0",
+        &[
+            "CancelTask",
+            "GetTask",
+            "SendMessage",
+            "SendStreamingMessage",
+        ],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a2a_clients_of_protocol_0_3_are_answered_at_the_same_endpoint() {
+    a2a_client_speaking(
+        "0.3",
+        &[
+            "message/send",
+            "message/stream",
+            "tasks/cancel",
+            "tasks/get",
+        ],
+    )
+    .await;
+}
+
+/// The official a2a-sdk client, speaking `version` (its own 0.3 transport for 0.3), sends,
+/// streams, answers a task that waits for input, gets and cancels tasks; `methods` are the
+/// JSON-RPC methods it called.
+async fn a2a_client_speaking(version: &str, methods: &[&str]) {
     let Some(python) = python_with("a2a.client") else {
         return;
     };
     let (store, _dir, _) = sqlite().await;
     let server = TestServer::start(server_on(store, Duration::from_secs(30))).await;
     let url = server.url.clone();
-    let seen = tokio::task::spawn_blocking(move || run_client(&python, "a2a_client.py", &url))
-        .await
-        .unwrap();
+    let version = std::path::PathBuf::from(version);
+    let seen = tokio::task::spawn_blocking(move || {
+        run_client_with(
+            &python,
+            "a2a_client.py",
+            &url,
+            &[("A2A_PROTOCOL", version.as_path())],
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(seen["methods"], serde_json::json!(methods));
     let card = &seen["card"];
     assert_eq!(card["name"], "echo");
     assert_eq!(card["supportedInterfaces"][0]["protocolBinding"], "JSONRPC");
@@ -380,6 +419,14 @@ async fn the_a2a_client_sends_messages_streams_and_answers_input_required_tasks(
     );
     assert_eq!(seen["send"]["same_context"], true);
     assert_eq!(seen["get"]["answer"], "echo: hello (turn 1)");
+    assert!(
+        seen["image"]
+            .as_str()
+            .unwrap()
+            .starts_with("echo: [image image/png, 67 B, dot.png]\nwhat is this?"),
+        "{}",
+        seen["image"]
+    );
 
     assert_eq!(seen["paused"]["state"], "TASK_STATE_INPUT_REQUIRED");
     assert!(

@@ -54,9 +54,11 @@ async fn with_a_token_every_request_but_health_must_carry_it() {
     assert_eq!(r.status(), 401, "the document needs the token too");
     let r = client.get(server.at("/healthz")).send().await.unwrap();
     assert_eq!(r.status(), 200);
-    // An A2A agent card is public, and says calls need the token; the calls do.
+    // An A2A agent card is public, and says calls need the token, in the shape of the
+    // protocol the client states (none: 0.3); the calls do.
     let r = client
         .get(server.at("/a2a/echo/.well-known/agent-card.json"))
+        .header("A2A-Version", "1.0")
         .send()
         .await
         .unwrap();
@@ -66,6 +68,17 @@ async fn with_a_token_every_request_but_health_must_carry_it() {
         card["securitySchemes"]["bearer"]["httpAuthSecurityScheme"]["scheme"],
         "Bearer"
     );
+    let r = client
+        .get(server.at("/a2a/echo/.well-known/agent-card.json"))
+        .send()
+        .await
+        .unwrap();
+    let card: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(
+        card["securitySchemes"]["bearer"],
+        json!({"type": "http", "scheme": "bearer"})
+    );
+    assert_eq!(card["security"], json!([{"bearer": []}]));
     for path in [
         "/a2a/echo",
         "/v1/chat/completions",

@@ -1,7 +1,8 @@
-//! The A2A door (Agent2Agent, protocol 1.0 over JSON-RPC): each agent has an agent card at
-//! `/a2a/{agent}/.well-known/agent-card.json` (the default agent's also at
+//! The A2A door (Agent2Agent, protocol 1.0 over JSON-RPC, and 0.3 beside it): each agent has an
+//! agent card at `/a2a/{agent}/.well-known/agent-card.json` (the default agent's also at
 //! `/.well-known/agent-card.json`) and answers `SendMessage`, `SendStreamingMessage`,
-//! `GetTask` and `CancelTask` at `/a2a/{agent}`. A task is a run; its context id is the run's
+//! `GetTask` and `CancelTask` at `/a2a/{agent}`, and 0.3's `message/send`, `message/stream`,
+//! `tasks/get` and `tasks/cancel` there too ([`v0_3`]). A task is a run; its context id is the run's
 //! session, so messages of one context continue one conversation. A run paused for approval is
 //! a task in `TASK_STATE_INPUT_REQUIRED`: a message to that task answers it (a data part
 //! `{"approved": true}` or `{"approved": false, "reason": "..."}`, or the text `approve` /
@@ -21,6 +22,8 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
+mod v0_3;
+
 const TASK_NOT_FOUND: i64 = -32001;
 const TASK_NOT_CANCELABLE: i64 = -32002;
 const INVALID_PARAMS: i64 = -32602;
@@ -39,8 +42,11 @@ fn rpc_result(id: &Value, result: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": result})
 }
 
-/// The card of `agent`, whose endpoint is at `base` (`bearer`: calls need the server's token).
-fn card(agent: &Arc<dyn ServedAgent>, base: &str, bearer: bool) -> Value {
+/// The card of `agent`, whose endpoint is at `base` (`bearer`: calls need the server's token),
+/// for a client of protocol 1.0 or later (`current`), else of 0.3. It lists both interfaces,
+/// and 0.3's fields (`url`, `protocolVersion`, `preferredTransport`), which 1.0 clients ignore;
+/// only the security schemes take one version's shape, since both name them `securitySchemes`.
+fn card(agent: &Arc<dyn ServedAgent>, base: &str, bearer: bool, current: bool) -> Value {
     let name = agent.name();
     let description = agent
         .description()
@@ -49,18 +55,37 @@ fn card(agent: &Arc<dyn ServedAgent>, base: &str, bearer: bool) -> Value {
         "name": name,
         "description": description,
         "version": env!("CARGO_PKG_VERSION"),
-        "supportedInterfaces": [{"url": format!("{base}/a2a/{name}"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+        "supportedInterfaces": [
+            {"url": format!("{base}/a2a/{name}"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+            {"url": format!("{base}/a2a/{name}"), "protocolBinding": "JSONRPC", "protocolVersion": v0_3::VERSION},
+        ],
+        "url": format!("{base}/a2a/{name}"),
+        "protocolVersion": v0_3::VERSION,
+        "preferredTransport": "JSONRPC",
         "capabilities": {"streaming": true, "pushNotifications": false},
         "defaultInputModes": ["text/plain", "application/json"],
         "defaultOutputModes": ["text/plain", "application/json"],
         "skills": [{"id": name, "name": name, "description": description, "tags": ["agentry"]}],
     });
-    if bearer {
+    if bearer && current {
         card["securitySchemes"] =
             json!({"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}});
         card["securityRequirements"] = json!([{"schemes": {"bearer": {"list": []}}}]);
+    } else if bearer {
+        card["securitySchemes"] = json!({"bearer": {"type": "http", "scheme": "bearer"}});
+        card["security"] = json!([{"bearer": []}]);
     }
     card
+}
+
+/// True when the request states protocol 1.0 or later (`A2A-Version`); a request without it is
+/// of 0.3, as the 1.0 specification says.
+fn current_version(headers: &HeaderMap) -> bool {
+    headers
+        .get("a2a-version")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().split('.').next()?.parse::<u32>().ok())
+        .is_some_and(|major| major >= 1)
 }
 
 /// The server's base URL as the request addressed it.
@@ -88,6 +113,7 @@ pub(crate) async fn agent_card(
         served,
         &base_url(&headers),
         state.token_required,
+        current_version(&headers),
     )))
 }
 
@@ -101,6 +127,7 @@ pub(crate) async fn default_card(
         served,
         &base_url(&headers),
         state.token_required,
+        current_version(&headers),
     )))
 }
 
@@ -132,6 +159,10 @@ pub(crate) async fn rpc(
         .into_response();
     };
     let params = request.get("params").cloned().unwrap_or(Value::Null);
+    let (method, legacy, params) = match v0_3::method(method) {
+        Some(current) => (current, true, v0_3::params(params)),
+        None => (method, false, params),
+    };
     let outcome = match method {
         "SendMessage" => send(&state, &served, &params, false).await,
         "SendStreamingMessage" => send(&state, &served, &params, true).await,
@@ -140,13 +171,21 @@ pub(crate) async fn rpc(
         other => Err(RpcError(
             METHOD_NOT_FOUND,
             format!(
-                "`{other}` is not a method of this agent (SendMessage, SendStreamingMessage, GetTask, CancelTask)"
+                "`{other}` is not a method of this agent (SendMessage, SendStreamingMessage, GetTask, CancelTask; in 0.3: message/send, message/stream, tasks/get, tasks/cancel)"
             ),
         )),
     };
     match outcome {
-        Ok(Sent::Now(result)) => Json(rpc_result(&id, state.redact(result))).into_response(),
-        Ok(Sent::Streaming(run_id, hub, context)) => stream(&state, id, run_id, context, hub),
+        Ok(Sent::Now(result)) => {
+            let result = match legacy {
+                true => v0_3::result(method, result),
+                false => result,
+            };
+            Json(rpc_result(&id, state.redact(result))).into_response()
+        }
+        Ok(Sent::Streaming(run_id, hub, context)) => {
+            stream(&state, id, run_id, context, hub, legacy)
+        }
         Err(e) if method == "SendStreamingMessage" => {
             let event = Event::default().data(rpc_error(&id, e).to_string());
             Sse::new(futures::stream::iter([Ok::<_, std::convert::Infallible>(
@@ -418,18 +457,25 @@ fn task(stored: &StoredRun) -> Value {
 }
 
 /// The stream of a task: the task, its text as artifact chunks, its tool calls and hook
-/// decisions as status updates, and its final status.
+/// decisions as status updates, and its final status (in 0.3's shapes when `legacy`).
 fn stream(
     state: &AppState,
     id: Value,
     run_id: String,
     context: String,
     hub: Arc<RunHub>,
+    legacy: bool,
 ) -> Response {
     let events = super::live(state, hub);
     let state = state.clone();
     let body = async_stream::stream! {
-        let out = |result: Value| Ok::<_, std::convert::Infallible>(Event::default().data(rpc_result(&id, state.redact(result)).to_string()));
+        let out = |result: Value| {
+            let result = match legacy {
+                true => v0_3::stream_result(result),
+                false => result,
+            };
+            Ok::<_, std::convert::Infallible>(Event::default().data(rpc_result(&id, state.redact(result)).to_string()))
+        };
         yield out(json!({"task": {"id": run_id, "contextId": context, "status": {"state": "TASK_STATE_WORKING"}}}));
         let mut block = 0u32;
         let mut open = false;
