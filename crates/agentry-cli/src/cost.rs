@@ -5,63 +5,21 @@ use crate::config::PriceConfig;
 use agentry::Usage;
 use std::collections::BTreeMap;
 
-/// How an agent's model is priced.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Price {
-    /// The model runs here (the local model, a GGUF file, scripted turns): no charge.
-    Local,
-    /// US dollars per million tokens.
-    PerMillion {
-        /// Prompt tokens not served from a cache.
-        input: f64,
-        /// Completion tokens.
-        output: f64,
-        /// Prompt tokens served from the provider's cache.
-        cached_input: f64,
-        /// Prompt tokens written to the provider's cache.
-        cache_write_input: f64,
-    },
-}
+pub(crate) use agentry::Price;
 
-impl Price {
-    /// The price of the model `spec` names: local specs cost nothing, hosted ones what `prices`
-    /// says (`None` when it says nothing).
-    pub(crate) fn of(spec: &str, prices: &BTreeMap<String, PriceConfig>) -> Option<Price> {
-        let spec = spec.trim();
-        if spec == "local" || spec.starts_with("local:") || spec.starts_with("scripted:") {
-            return Some(Price::Local);
-        }
-        prices.get(spec).map(|p| Price::PerMillion {
-            input: p.input,
-            output: p.output,
-            cached_input: p.cached_input.unwrap_or(p.input),
-            cache_write_input: p.cache_write_input.unwrap_or(p.input),
-        })
+/// The price of the model `spec` names: local specs cost nothing, hosted ones what `prices`
+/// says (`None` when it says nothing).
+pub(crate) fn price_of(spec: &str, prices: &BTreeMap<String, PriceConfig>) -> Option<Price> {
+    let spec = spec.trim();
+    if spec == "local" || spec.starts_with("local:") || spec.starts_with("scripted:") {
+        return Some(Price::Local);
     }
-
-    /// What `usage` costs, in US dollars.
-    pub(crate) fn cost(&self, usage: &Usage) -> f64 {
-        match *self {
-            Price::Local => 0.0,
-            Price::PerMillion {
-                input,
-                output,
-                cached_input,
-                cache_write_input,
-            } => {
-                let cached = usage.cached_input_tokens.min(usage.input_tokens);
-                let written = usage
-                    .cache_write_input_tokens
-                    .min(usage.input_tokens - cached);
-                let plain = usage.input_tokens - cached - written;
-                (plain as f64 * input
-                    + cached as f64 * cached_input
-                    + written as f64 * cache_write_input
-                    + usage.output_tokens as f64 * output)
-                    / 1_000_000.0
-            }
-        }
-    }
+    prices.get(spec).map(|p| {
+        let price = Price::per_million(p.input, p.output);
+        price
+            .cached_input(p.cached_input.unwrap_or(p.input))
+            .cache_write_input(p.cache_write_input.unwrap_or(p.input))
+    })
 }
 
 /// A run's cost as the summary shows it.
@@ -87,7 +45,7 @@ impl std::fmt::Display for Cost {
 pub(crate) fn of(price: Option<Price>, usage: &Usage) -> Option<Cost> {
     price.map(|p| Cost {
         usd: p.cost(usage),
-        local: p == Price::Local,
+        local: p.is_local(),
     })
 }
 
@@ -109,7 +67,7 @@ mod tests {
 
     #[test]
     fn hosted_models_cost_what_the_table_says_with_cache_reads_and_writes_apart() {
-        let price = Price::of("anthropic:claude-sonnet-4-5", &priced()).unwrap();
+        let price = price_of("anthropic:claude-sonnet-4-5", &priced()).unwrap();
         let usage = Usage {
             input_tokens: 1_000_000,
             output_tokens: 100_000,
@@ -124,16 +82,16 @@ mod tests {
 
     #[test]
     fn local_models_are_free_and_unpriced_hosted_ones_unknown() {
-        assert_eq!(Price::of("local", &priced()), Some(Price::Local));
+        assert_eq!(price_of("local", &priced()), Some(Price::Local));
         assert_eq!(
-            Price::of("local:qwen2.5-coder-1.5b", &priced()),
+            price_of("local:qwen2.5-coder-1.5b", &priced()),
             Some(Price::Local)
         );
         assert_eq!(
-            Price::of("scripted:turns.json", &priced()),
+            price_of("scripted:turns.json", &priced()),
             Some(Price::Local)
         );
-        assert_eq!(Price::of("openai:gpt-4.1", &priced()), None);
+        assert_eq!(price_of("openai:gpt-4.1", &priced()), None);
     }
 
     #[test]

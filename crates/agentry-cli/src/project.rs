@@ -199,7 +199,10 @@ impl Project {
         let prices = declared
             .iter()
             .filter_map(|(name, cfg)| {
-                Some((name.clone(), Price::of(&model_spec(cfg), &config.prices)?))
+                Some((
+                    name.clone(),
+                    cost::price_of(&model_spec(cfg), &config.prices)?,
+                ))
             })
             .collect();
         let allowed = config.allowed_tools.clone();

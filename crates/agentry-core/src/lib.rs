@@ -30,6 +30,7 @@ pub mod hooks;
 pub mod machine;
 mod message;
 mod model;
+mod price;
 pub mod redact;
 pub mod run;
 mod state;
@@ -51,6 +52,7 @@ pub use model::{
     Model, ModelError, ModelErrorKind, ModelEvent, ModelParams, ModelRequest, ModelResponse,
     ModelStream, TurnProgress,
 };
+pub use price::Price;
 pub use redact::Redact;
 pub use run::approval::{Decision, DecisionError, PendingApproval, match_decisions};
 pub use run::context::{

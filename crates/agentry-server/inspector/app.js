@@ -71,9 +71,12 @@ function usageText(usage) {
   return `${(input || 0).toLocaleString()} in · ${(output || 0).toLocaleString()} out`;
 }
 
-function costText(usage) {
-  const cost = usage && (usage.cost_usd ?? usage.cost);
-  return typeof cost === "number" ? `$${cost.toFixed(cost < 0.01 ? 5 : 3)}` : "—";
+// What a run's tokens cost (`cost_usd`, when the server knows the agent's price).
+function costText(run) {
+  const cost = run && run.cost_usd;
+  if (typeof cost !== "number") return "—";
+  if (cost === 0) return "$0";
+  return `$${cost.toFixed(cost < 0.01 ? 5 : 3)}`;
 }
 
 // ---------------------------------------------------------------- the server
@@ -266,7 +269,7 @@ function runsPage(s) {
       h("th", {}, "Status"), h("th", {}, "Agent"), h("th", {}, "Run"),
       h("th", { class: "hide-narrow" }, "Session"), h("th", {}, "Started"),
       h("th", { class: "num" }, "Steps"), h("th", { class: "num hide-narrow" }, "Tokens"),
-      h("th", { class: "num hide-narrow" }, "Updated"))),
+      h("th", { class: "num hide-narrow" }, "Cost"), h("th", { class: "num hide-narrow" }, "Updated"))),
     body);
   const empty = h("div", { class: "empty", hidden: true }, "No runs yet. Start one from ", h("a", { href: "#/chat" }, "Chat"), " or POST /v1/runs.");
   main.append(
@@ -298,6 +301,7 @@ function runsPage(s) {
         h("td", { title: new Date(r.created_ms).toLocaleString() }, ago(r.created_ms)),
         h("td", { class: "num" }, r.step),
         h("td", { class: "num hide-narrow tokens" }, usageText(r.usage)),
+        h("td", { class: "num hide-narrow cost" }, costText(r)),
         h("td", { class: "num hide-narrow" }, ago(r.updated_ms)));
     }));
     empty.hidden = shown.length > 0;
@@ -651,7 +655,7 @@ function runPage(runId, s) {
       field("Session", v.session_id || "—", { class: "mono", title: v.session_id || "" }),
       field("Steps", String(v.step)),
       field("Tokens", usageText(v.usage)),
-      field("Cost", costText(v.usage)),
+      field("Cost", costText(v)),
       v.parent_run_id ? field("Parent", h("a", { href: `#/runs/${encodeURIComponent(v.parent_run_id)}` }, v.parent_run_id.slice(0, 8))) : "",
     );
     actions.replaceChildren(...runActions(v, reload));

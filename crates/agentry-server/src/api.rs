@@ -135,13 +135,17 @@ pub struct RunView {
     /// Tokens used.
     #[schema(value_type = Object)]
     pub usage: Value,
+    /// What the tokens cost, in US dollars, when the server knows its agent's price
+    /// ([`ServerBuilder::price`](crate::ServerBuilder::price); 0 for a model that runs here).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
     /// Where its events stream (Server-Sent Events).
     pub events_url: String,
 }
 
 impl RunView {
-    /// The view of a stored run.
-    pub(crate) fn of(stored: &StoredRun) -> Self {
+    /// The view of a stored run, its cost at `price`.
+    pub(crate) fn of(stored: &StoredRun, price: Option<&agentry::Price>) -> Self {
         let s = &stored.snapshot;
         let pending = match &s.stop {
             Some(agentry::StopReason::AwaitingApproval { pending }) => {
@@ -169,6 +173,7 @@ impl RunView {
             error: s.error.clone(),
             pending,
             usage: serde_json::to_value(s.usage).unwrap_or_default(),
+            cost_usd: price.map(|p| p.cost(&s.usage)),
             events_url: format!("/v1/runs/{}/events", s.run_id),
         }
     }
@@ -223,11 +228,16 @@ pub struct RunItem {
     /// Tokens used so far: `input_tokens`, `output_tokens`.
     #[schema(value_type = Object)]
     pub usage: serde_json::Value,
+    /// What they cost, in US dollars, when the server knows its agent's price.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
-impl From<RunSummary> for RunItem {
-    fn from(s: RunSummary) -> Self {
+impl RunItem {
+    /// The item of a listed run, its cost at `price`.
+    pub(crate) fn of(s: RunSummary, price: Option<&agentry::Price>) -> Self {
         RunItem {
+            cost_usd: price.map(|p| p.cost(&s.usage)),
             run_id: s.run_id,
             agent: s.agent,
             session_id: s.session_id,

@@ -93,6 +93,7 @@ pub(crate) async fn start(
         error: None,
         pending: Vec::new(),
         usage: serde_json::json!({}),
+        cost_usd: state.prices.get(agent.name()).map(|_| 0.0),
         events_url: format!("/v1/runs/{run_id}/events"),
     };
     Ok((StatusCode::ACCEPTED, Json(view)).into_response())
@@ -112,7 +113,7 @@ async fn finished(state: &AppState, run_id: &str, hub: &Arc<RunHub>) -> Result<R
 
 async fn view(state: &AppState, run_id: &str) -> Result<Json<serde_json::Value>, ApiError> {
     let stored = state.load(run_id).await?;
-    let view = serde_json::to_value(RunView::of(&stored)).unwrap_or_default();
+    let view = serde_json::to_value(state.view(&stored)).unwrap_or_default();
     Ok(Json(state.redact(view)))
 }
 
@@ -139,7 +140,7 @@ pub(crate) async fn list_runs(
         .list(&query)
         .await?
         .into_iter()
-        .map(RunItem::from)
+        .map(|s| state.item(s))
         .collect();
     let next_before = (runs.len() == limit as usize)
         .then(|| runs.last().map(|r| r.run_id.clone()))
@@ -205,7 +206,7 @@ pub(crate) async fn decide(
     if req.wait {
         return finished(&state, &run_id, &hub).await;
     }
-    let mut view = RunView::of(&stored);
+    let mut view = state.view(&stored);
     view.status = RunStatus::Running.as_str().to_owned();
     view.stop = None;
     view.pending.clear();
@@ -246,7 +247,7 @@ pub(crate) async fn cancel(
         }
     }
     let stored = state.load(&run_id).await?;
-    let view = serde_json::to_value(RunView::of(&stored)).unwrap_or_default();
+    let view = serde_json::to_value(state.view(&stored)).unwrap_or_default();
     Ok((StatusCode::ACCEPTED, Json(state.redact(view))).into_response())
 }
 
@@ -298,7 +299,7 @@ pub(crate) async fn resume(
             base,
         )
         .await?;
-    let mut view = RunView::of(&stored);
+    let mut view = state.view(&stored);
     view.status = RunStatus::Running.as_str().to_owned();
     view.stop = None;
     view.error = None;

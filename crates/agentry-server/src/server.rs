@@ -71,6 +71,7 @@ pub struct ServerBuilder {
     options: RunOptions,
     hook_timings: bool,
     session_end: Option<SessionEnd>,
+    prices: BTreeMap<String, agentry::Price>,
 }
 
 /// What ends a session for the hooks (`POST /v1/sessions/{id}/end`): given the session id and
@@ -114,6 +115,14 @@ impl ServerBuilder {
             self.default_agent = Some(name.clone());
         }
         self.agents.insert(name, Arc::new(agent));
+        self
+    }
+
+    /// Prices the runs of the agent `agent` at `price`: the run API's runs and listings, and
+    /// the inspector, show what their tokens cost (`cost_usd`). An agent without a price shows
+    /// tokens only.
+    pub fn price(mut self, agent: impl Into<String>, price: agentry::Price) -> Self {
+        self.prices.insert(agent.into(), price);
         self
     }
 
@@ -212,6 +221,7 @@ impl ServerBuilder {
                 options: self.options,
                 token_required: self.token.is_some(),
                 session_end: self.session_end,
+                prices: self.prices,
             })),
             token: self.token,
             cors_origins: self.cors_origins,
@@ -292,6 +302,7 @@ impl Server {
             options: RunOptions::new(),
             hook_timings: true,
             session_end: None,
+            prices: BTreeMap::new(),
         }
     }
 

@@ -63,7 +63,7 @@ pub(crate) async fn get_session(
         .await?
         .into_iter()
         .filter(|r| r.parent_run_id.is_none())
-        .map(RunItem::from)
+        .map(|s| state.item(s))
         .collect();
     let Some(latest) = runs.first() else {
         return Err(ApiError::not_found(format!(

@@ -34,6 +34,8 @@ pub(crate) struct Inner {
     pub(crate) token_required: bool,
     /// What ends a session for the hooks, when the server was given it.
     pub(crate) session_end: Option<crate::server::SessionEnd>,
+    /// Each agent's price, where the server was given it.
+    pub(crate) prices: BTreeMap<String, agentry::Price>,
 }
 
 impl std::ops::Deref for AppState {
@@ -44,6 +46,17 @@ impl std::ops::Deref for AppState {
 }
 
 impl AppState {
+    /// The view of a stored run, priced.
+    pub(crate) fn view(&self, stored: &agentry::StoredRun) -> crate::api::RunView {
+        crate::api::RunView::of(stored, self.prices.get(&stored.snapshot.agent))
+    }
+
+    /// The item of a listed run, priced.
+    pub(crate) fn item(&self, summary: agentry::RunSummary) -> crate::api::RunItem {
+        let price = self.prices.get(&summary.agent).copied();
+        crate::api::RunItem::of(summary, price.as_ref())
+    }
+
     /// The agent `name` names, or the default one.
     pub(crate) fn agent(&self, name: Option<&str>) -> Result<&Arc<dyn ServedAgent>, ApiError> {
         let name = name.unwrap_or(&self.default_agent);

@@ -48,6 +48,10 @@ pub(super) async fn serve(cli: &Cli, args: &ServeArgs) -> Result<Exit, Failure> 
         server = server.agent(agent.clone());
     }
     server = server.default_agent(project.default_agent.clone());
+    // What runs cost, from `[prices]` (a local model's cost nothing).
+    for (agent, price) in &project.prices {
+        server = server.price(agent.clone(), *price);
+    }
     // A client ends a session (`POST /v1/sessions/{id}/end`): the command hooks' SessionEnd.
     let sessions = project.sessions.clone();
     server = server.on_session_end(move |session, reason| {

@@ -149,6 +149,8 @@ async fn a_server_killed_mid_run_loses_nothing_and_hooks_apply_to_http_runs() {
     let (mut second, base2) = serve(&p);
     let done = status(&base2, &run_id, "finished").await;
     assert_eq!(done["text"], "Finished.");
+    // Priced as `agentry run` prices it: scripted turns run here and cost nothing.
+    assert_eq!(done["cost_usd"], 0.0, "{done}");
     let marks = std::fs::read_to_string(p.file("marks")).unwrap();
     assert!(
         marks.lines().filter(|l| *l == "two").count() == 1,
@@ -200,6 +202,8 @@ async fn sigterm_leaves_runs_under_way_for_the_next_start() {
     let (mut second, base2) = serve(&p);
     let done = status(&base2, &run_id, "finished").await;
     assert_eq!(done["text"], "Finished.");
+    // Priced as `agentry run` prices it: scripted turns run here and cost nothing.
+    assert_eq!(done["cost_usd"], 0.0, "{done}");
     let marks = std::fs::read_to_string(p.file("marks")).unwrap();
     assert_eq!(marks, "one\none\ntwo\n");
     second.kill().unwrap();

@@ -35,6 +35,8 @@ try {
   seen.rows = await page.locator("tr[data-run]").count();
   seen.ops_status = await page.locator(`tr[data-run="${runs.ops}"] .pill`).getAttribute("data-status");
   seen.long_tokens = await page.locator(`tr[data-run="${runs.long}"] td.tokens`).textContent();
+  seen.long_cost = await page.locator(`tr[data-run="${runs.long}"] td.cost`).textContent();
+  seen.echo_cost = await page.locator(`tr[data-run="${runs.echo}"] td.cost`).textContent();
   const started = await page.evaluate(async (u) => {
     const r = await fetch(`${u}/v1/runs`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ agent: "echo", input: "late", wait: true }) });
     return (await r.json()).run_id;

@@ -166,6 +166,26 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
             thousands(listed["output_tokens"].as_u64().unwrap())
         )
     );
+    // And what they cost, where the server knows the agent's price.
+    let (_, run) = server.get(&format!("/v1/runs/{long}")).await;
+    let cost = run["cost_usd"].as_f64().unwrap();
+    let (input, output) = (
+        listed["input_tokens"].as_u64().unwrap() as f64,
+        listed["output_tokens"].as_u64().unwrap() as f64,
+    );
+    assert!(
+        (cost - (input * 3.0 + output * 15.0) / 1e6).abs() < 1e-12,
+        "{run}"
+    );
+    let shown = match cost < 0.01 {
+        true => format!("${cost:.5}"),
+        false => format!("${cost:.3}"),
+    };
+    assert_eq!(seen["long_cost"], shown);
+    assert_eq!(
+        seen["echo_cost"], "—",
+        "an agent without a price shows none"
+    );
     assert_eq!(seen["late_run_appeared"], true);
     assert_eq!(seen["search_rows"], 1);
     assert_eq!(seen["slash_focuses_search"], true);
@@ -361,6 +381,7 @@ fn with_long_runs(store: impl RunStore, guard_notes: bool) -> Server {
     }
     with_agents(Server::builder(runtime))
         .agent(long())
+        .price("long", agentry::Price::per_million(3.0, 15.0))
         .build()
         .unwrap()
 }
