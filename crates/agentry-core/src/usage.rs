@@ -40,6 +40,23 @@ impl Usage {
     pub fn total(&self) -> u64 {
         self.input_tokens + self.output_tokens
     }
+
+    /// What was used since `earlier` (a reading of the same running total), field by field.
+    pub fn since(&self, earlier: &Usage) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens.saturating_sub(earlier.input_tokens),
+            output_tokens: self.output_tokens.saturating_sub(earlier.output_tokens),
+            cached_input_tokens: self
+                .cached_input_tokens
+                .saturating_sub(earlier.cached_input_tokens),
+            cache_write_input_tokens: self
+                .cache_write_input_tokens
+                .saturating_sub(earlier.cache_write_input_tokens),
+            reasoning_tokens: self
+                .reasoning_tokens
+                .saturating_sub(earlier.reasoning_tokens),
+        }
+    }
 }
 
 impl AddAssign for Usage {

@@ -426,7 +426,10 @@ class Timeline {
       case "step_finished":
         if (a.step) {
           const took = a.step.at ? duration(at - a.step.at) : "";
-          a.step.meta.textContent = [a.step.tools ? `${a.step.tools} tool call${a.step.tools > 1 ? "s" : ""}` : "", took].filter(Boolean).join(" · ");
+          // The step's tokens, and their cost when the server knows the agent's price.
+          const used = e.usage ? usageText(e.usage) : "";
+          const cost = used && typeof e.cost_usd === "number" ? costText(e) : "";
+          a.step.meta.textContent = [a.step.tools ? `${a.step.tools} tool call${a.step.tools > 1 ? "s" : ""}` : "", used, cost, took].filter(Boolean).join(" · ");
         }
         a.text = null;
         break;

@@ -28,14 +28,22 @@ pub(crate) struct HubEvent {
 
 /// An event's JSON object with the time it happened (`at_ms`, milliseconds since the Unix
 /// epoch) as its last field.
-pub(crate) fn with_time(mut json: String, at_ms: i64) -> String {
+pub(crate) fn with_time(json: String, at_ms: i64) -> String {
+    with_field(json, "at_ms", at_ms)
+}
+
+/// A JSON object with the field `key` (a name that needs no escaping) set to `value` (its JSON
+/// form) last.
+pub(crate) fn with_field(mut json: String, key: &str, value: impl std::fmt::Display) -> String {
     if json.ends_with('}') {
         json.pop();
         if !json.ends_with('{') {
             json.push(',');
         }
-        json.push_str("\"at_ms\":");
-        json.push_str(&at_ms.to_string());
+        json.push('"');
+        json.push_str(key);
+        json.push_str("\":");
+        json.push_str(&value.to_string());
         json.push('}');
     }
     json
@@ -53,6 +61,8 @@ pub(crate) struct RunHub {
     cancel: OnceLock<CancellationToken>,
     /// Leaves the run unfinished at its last checkpoint (at shutdown).
     leave: CancellationToken,
+    /// Each agent's price, for its steps' cost.
+    prices: crate::pricing::Prices,
 }
 
 #[derive(Debug, Default)]
@@ -64,9 +74,11 @@ struct HubState {
 
 impl RunHub {
     /// A hub for a drive that begins after the run's recorded event `base`.
-    pub(crate) fn new(base: u64) -> Arc<Self> {
+    /// `prices` price its steps (`cost_usd` on `step_finished`).
+    pub(crate) fn new(base: u64, prices: crate::pricing::Prices) -> Arc<Self> {
         Arc::new(RunHub {
             base,
+            prices,
             state: Mutex::new(HubState {
                 last: EventId::recorded(base),
                 ..HubState::default()
@@ -98,7 +110,10 @@ impl RunHub {
             serde_json::json!({"type": "error", "error": format!("unserialisable event: {e}")})
                 .to_string()
         });
-        let json = with_time(json, agentry::store::now_ms());
+        let mut json = with_time(json, agentry::store::now_ms());
+        if let Some(cost) = crate::pricing::step_cost(&self.prices, &event) {
+            json = with_field(json, "cost_usd", cost);
+        }
         let mut state = self.lock();
         let id = if recorded {
             EventId::recorded(state.last.seq + 1)
@@ -243,7 +258,7 @@ mod tests {
 
     #[test]
     fn recorded_events_of_the_run_take_its_history_numbers_and_the_others_places_after_them() {
-        let hub = RunHub::new(4);
+        let hub = RunHub::new(4, Default::default());
         hub.push(text("a", "agent"));
         hub.push(step(1, "agent"));
         hub.push(text("b", "agent"));

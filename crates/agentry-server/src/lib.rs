@@ -59,6 +59,7 @@ mod hub;
 mod inspector;
 mod media;
 mod meta;
+mod pricing;
 mod recovery;
 mod replay;
 mod runs;

@@ -221,7 +221,7 @@ impl ServerBuilder {
                 options: self.options,
                 token_required: self.token.is_some(),
                 session_end: self.session_end,
-                prices: self.prices,
+                prices: Arc::new(self.prices),
             })),
             token: self.token,
             cors_origins: self.cors_origins,

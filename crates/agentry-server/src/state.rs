@@ -35,7 +35,7 @@ pub(crate) struct Inner {
     /// What ends a session for the hooks, when the server was given it.
     pub(crate) session_end: Option<crate::server::SessionEnd>,
     /// Each agent's price, where the server was given it.
-    pub(crate) prices: BTreeMap<String, agentry::Price>,
+    pub(crate) prices: crate::pricing::Prices,
 }
 
 impl std::ops::Deref for AppState {
@@ -93,7 +93,7 @@ impl AppState {
         go: Go,
         base: u64,
     ) -> Result<Arc<RunHub>, ApiError> {
-        let hub = RunHub::new(base);
+        let hub = RunHub::new(base, Arc::clone(&self.prices));
         self.hubs.insert(run_id, Arc::clone(&hub));
         let driven = agent.go(&self.runtime, go, Arc::clone(&hub));
         hub.set_cancel(driven.cancel);

@@ -82,8 +82,8 @@ fn sse(id: EventId, kind: &str, json: &str) -> Event {
 fn stored_sse(state: &AppState, e: &StoredEvent) -> (Event, bool) {
     let event = RunEvent::from_recorded(&e.event).ok();
     let ends = ends_run(&e.event.kind, || event.clone());
-    let json = match event {
-        Some(ev) => serde_json::to_value(&ev).unwrap_or_default(),
+    let json = match &event {
+        Some(ev) => serde_json::to_value(ev).unwrap_or_default(),
         None => {
             let mut data = e.event.data.clone();
             if let serde_json::Value::Object(fields) = &mut data {
@@ -92,7 +92,13 @@ fn stored_sse(state: &AppState, e: &StoredEvent) -> (Event, bool) {
             state.redact(data)
         }
     };
-    let json = crate::hub::with_time(json.to_string(), e.event.at_ms);
+    let mut json = crate::hub::with_time(json.to_string(), e.event.at_ms);
+    if let Some(cost) = event
+        .as_ref()
+        .and_then(|ev| crate::pricing::step_cost(&state.prices, ev))
+    {
+        json = crate::hub::with_field(json, "cost_usd", cost);
+    }
     (sse(EventId::recorded(e.seq), &e.event.kind, &json), ends)
 }
 

@@ -436,7 +436,7 @@ impl AgentActivities {
         let run = effects.engine().clone();
         heartbeating(&ctx, run, Ends::AtDeadline, async move {
             effects.report_added(input.report_from).await?;
-            let stop = effects.end_step(input.step).await?;
+            let stop = effects.end_step(input.step, input.usage).await?;
             let veto = match &input.final_output {
                 Some(output) => effects.stop(StopReason::FinalAnswer, Some(output)).await?,
                 None => None,

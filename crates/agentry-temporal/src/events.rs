@@ -141,6 +141,7 @@ mod tests {
                     &mut out,
                     WireEvent::Run(RunEvent::StepFinished {
                         step: 1,
+                        usage: Default::default(),
                         agent_path: "a".into(),
                     }),
                 );

@@ -382,6 +382,7 @@ impl RunMachine {
         }
         let step = self.step + 1;
         self.phase = Phase::Opening(step);
+        self.step_opened_usage = self.usage;
         Next::OpenStep(step)
     }
 

@@ -108,6 +108,8 @@ pub struct RunMachine {
     rules: Arc<Rules>,
     /// The history's length before the last fed result (see [`RunMachine::added`]).
     added_from: usize,
+    /// `usage` when the step under way opened (see [`RunMachine::step_usage`]).
+    step_opened_usage: Usage,
 }
 
 impl RunMachine {
@@ -123,6 +125,7 @@ impl RunMachine {
             messages: s.messages.clone(),
             step: s.step,
             usage: s.usage,
+            step_opened_usage: s.usage,
             retried_usage: s.retried_usage,
             model_calls: s.model_calls,
             output_attempts: s.output_attempts,
@@ -199,6 +202,13 @@ impl RunMachine {
         let m = Arc::new(message);
         self.messages.push(m.clone());
         m
+    }
+
+    /// The tokens used since the step under way opened (by its model turn, the retries an
+    /// AfterModel hook asked for, a compaction's summary); since the machine was restored, for
+    /// a step it was restored in the middle of.
+    pub fn step_usage(&self) -> Usage {
+        self.usage.since(&self.step_opened_usage)
     }
 
     /// Records a model response that an AfterModel hook rejected (asked to retry): its tokens

@@ -392,3 +392,28 @@ fn call_ids_are_unique_in_a_run_and_kept_when_they_are() {
     let (t4, _) = restored.accept_response(ModelResponse::tool_calls(vec![call("toolu_1")]));
     assert_eq!(ids(&t4), ["call_4_0"]);
 }
+
+#[test]
+fn a_step_s_usage_is_what_its_model_calls_used_since_it_opened() {
+    let mut m = machine(5);
+    let turn = |usage: Usage, response: ModelResponse| ModelResponse { usage, ..response };
+    assert!(matches!(m.next_effect(), Next::OpenStep(1)));
+    // A response an AfterModel hook rejected counts in its step, then the accepted turn.
+    m.reject_response(Usage::new(2, 1));
+    let response = ModelResponse::tool_calls(vec![call("c1")]);
+    let _ = m.opened(Opening::Turn(turn(Usage::new(10, 5), response)));
+    assert_eq!(m.step_usage(), Usage::new(12, 6));
+    let _ = m.tools_ran(ToolsRan::Done(results(&m)));
+    assert!(matches!(
+        m.step_closed(StepClosed::default()),
+        Next::OpenStep(2)
+    ));
+    // The next step counts from zero; the run's usage is the sum.
+    assert_eq!(m.step_usage(), Usage::default());
+    let _ = m.opened(Opening::Turn(turn(
+        Usage::new(7, 3),
+        ModelResponse::text("done"),
+    )));
+    assert_eq!(m.step_usage(), Usage::new(7, 3));
+    assert_eq!(m.usage, Usage::new(19, 9));
+}

@@ -3,7 +3,7 @@
 use crate::compaction::CompactStrategy;
 use crate::run::EventKind;
 use crate::run::recorded::RecordedEvent;
-use crate::{Message, StateSource, StopReason, ToolResult};
+use crate::{Message, StateSource, StopReason, ToolResult, Usage};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::Arc;
@@ -56,6 +56,10 @@ pub enum RunEvent {
     StepFinished {
         /// The step number.
         step: u32,
+        /// The tokens the step's model calls used (its turn, retries an AfterModel hook asked
+        /// for, a compaction's summary); absent when none.
+        #[serde(default, skip_serializing_if = "Usage::is_zero")]
+        usage: Usage,
         /// The agent path.
         #[serde(default)]
         agent_path: Arc<str>,

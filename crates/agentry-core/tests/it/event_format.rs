@@ -5,7 +5,7 @@ use agentry_core::agent::CompactStrategy;
 use agentry_core::hooks::EventKind;
 use agentry_core::{
     Decision, Message, PendingApproval, RecordedEvent, RunEvent, StateSource, StopReason,
-    StoredEvent, ToolResult,
+    StoredEvent, ToolResult, Usage,
 };
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -26,6 +26,7 @@ fn every_kind() -> Vec<RunEvent> {
         },
         RunEvent::StepFinished {
             step: 1,
+            usage: Usage::new(12, 3),
             agent_path: path.clone(),
         },
         RunEvent::TextDelta {

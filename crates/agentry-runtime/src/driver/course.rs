@@ -110,7 +110,8 @@ impl Driver {
                 Next::CloseStep { step, answer, save } => {
                     // A step that answered is not checkpointed on its own: the outcome (or a Stop
                     // hook's veto) is, right after.
-                    let stop = self.end_step(step, save).await?;
+                    let usage = self.machine.step_usage();
+                    let stop = self.end_step(step, usage, save).await?;
                     let veto = match &answer {
                         Some(output) => {
                             self.stop_event(StopReason::FinalAnswer, Some(output))
@@ -212,14 +213,17 @@ impl Driver {
         });
     }
 
-    /// Ends a step: AfterStep (which may stop the run) and, when `save`, a checkpoint.
+    /// Ends a step that used `usage`: AfterStep (which may stop the run) and, when `save`, a
+    /// checkpoint.
     pub(crate) async fn end_step(
         &mut self,
         step: u32,
+        usage: agentry_core::Usage,
         save: bool,
     ) -> Result<Option<StopReason>, Error> {
         self.scope.engine.send_event(|p| RunEvent::StepFinished {
             step,
+            usage,
             agent_path: p.clone(),
         });
         let mut stop = None;

@@ -259,12 +259,17 @@ impl RunEffects {
         })
     }
 
-    /// Ends step `step`: AfterStep hooks, which may stop the run (the stop reason).
-    pub async fn end_step(&mut self, step: u32) -> Result<Option<StopReason>, Error> {
+    /// Ends step `step`, which used `usage` (its `StepFinished` event says so): AfterStep
+    /// hooks, which may stop the run (the stop reason).
+    pub async fn end_step(
+        &mut self,
+        step: u32,
+        usage: agentry_core::Usage,
+    ) -> Result<Option<StopReason>, Error> {
         let d = &mut self.driver;
         d.scope.engine.set_step(step);
         let ctx = d.scope.engine.clone();
-        nesting::inside(ctx, d.end_step(step, false)).await
+        nesting::inside(ctx, d.end_step(step, usage, false)).await
     }
 
     /// Stop hooks for `reason` (with the final answer when the run stops with one): returns the

@@ -174,6 +174,7 @@ try {
     await long.waitForSelector(".timeline .item.end");
     seen.long_load_ms = Date.now() - t0;
     seen.long_steps_shown = await long.locator(".timeline details.step").count();
+    seen.long_step_meta = await long.locator(`.timeline details.step[data-step="1"] .meta`).first().textContent();
     const t1 = Date.now();
     for (let i = 0; i < 20; i++) await long.mouse.wheel(0, 4000);
     await long.evaluate(() => window.scrollTo(0, document.body.scrollHeight));

@@ -298,6 +298,13 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
 
     // The long run's page: every step, loaded and scrolled to the end within the budget.
     assert_eq!(seen["long_steps_shown"], LONG + 1);
+    // Each step shows its tokens and, the agent being priced, their cost ($3 and $15 per
+    // million: 120 in and 7 out cost $0.000465).
+    let meta = seen["long_step_meta"].as_str().unwrap();
+    assert!(
+        meta.contains("120 in · 7 out") && meta.contains("$0.0004"),
+        "{meta}"
+    );
     let (load, scroll) = (
         seen["long_load_ms"].as_u64().unwrap(),
         seen["long_scroll_ms"].as_u64().unwrap(),

@@ -125,6 +125,9 @@ pub(crate) struct EndStepInput {
     pub report_from: usize,
     /// The step.
     pub step: u32,
+    /// The tokens the step used, for its `StepFinished` event.
+    #[serde(default)]
+    pub usage: agentry_core::Usage,
     /// The final answer, when the step gave one: Stop hooks see it and may veto.
     pub final_output: Option<Value>,
 }

@@ -180,6 +180,7 @@ impl Loop {
             run: self.view(),
             report_from: self.reported,
             step,
+            usage: self.machine.step_usage(),
             final_output,
         };
         let end = Self::settle(

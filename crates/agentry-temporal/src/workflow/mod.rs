@@ -406,6 +406,7 @@ impl Loop {
     fn step_finished(&self, step: u32) {
         self.emit(RunEvent::StepFinished {
             step,
+            usage: self.machine.step_usage(),
             agent_path: self.id.agent.as_str().into(),
         });
     }

@@ -126,9 +126,14 @@ fn shape(event: &RunEvent) -> Option<String> {
         }
         RunEvent::RunStarted { agent_path, .. } => format!("run_started {agent_path}"),
         RunEvent::StepStarted { step, agent_path } => format!("step_started {agent_path} {step}"),
-        RunEvent::StepFinished { step, agent_path } => {
-            format!("step_finished {agent_path} {step}")
-        }
+        RunEvent::StepFinished {
+            step,
+            agent_path,
+            usage,
+        } => format!(
+            "step_finished {agent_path} {step} {}+{}",
+            usage.input_tokens, usage.output_tokens
+        ),
         RunEvent::ToolStarted {
             call_id,
             name,

@@ -516,7 +516,7 @@ async fn a_delegated_sub_agent_call_runs_the_same_hooks_as_one_run_in_process() 
     sub.before_step(1).await.unwrap();
     let turn = sub.model_turn(1).await.unwrap();
     sub.accept_turn(turn).await.unwrap();
-    sub.end_step(1).await.unwrap();
+    sub.end_step(1, Default::default()).await.unwrap();
     let answer = json!("Paris");
     sub.stop(StopReason::FinalAnswer, Some(&answer))
         .await
