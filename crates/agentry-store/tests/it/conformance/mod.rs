@@ -12,10 +12,12 @@ use std::time::Duration;
 mod checkpoints;
 mod leases;
 mod listing;
+mod round_trips;
 
 pub use checkpoints::*;
 pub use leases::*;
 pub use listing::*;
+pub use round_trips::*;
 
 /// How long a test's claim holds a lease when it must stay held: longer than any test.
 pub const HOLD: Duration = Duration::from_secs(600);
@@ -61,6 +63,7 @@ macro_rules! conformance_tests {
             after_a_failed_checkpoint_the_next_ones_are_refused_and_the_run_stays_whole,
             a_renewal_never_takes_back_a_released_lease,
             a_run_whose_lease_lapsed_while_running_has_no_driver,
+            any_history_round_trips,
         );
     };
     (@each $open:expr; $($property:ident),* $(,)?) => {
