@@ -66,18 +66,25 @@ mod tests {
     }
 
     #[test]
-    fn hosted_models_cost_what_the_table_says_with_cache_reads_and_writes_apart() {
+    fn hosted_models_are_priced_as_the_table_says_cache_prices_defaulting_to_input() {
         let price = price_of("anthropic:claude-sonnet-4-5", &priced()).unwrap();
-        let usage = Usage {
-            input_tokens: 1_000_000,
-            output_tokens: 100_000,
-            cached_input_tokens: 500_000,
-            cache_write_input_tokens: 100_000,
-            reasoning_tokens: 0,
-        };
-        // 400k plain at $3, 500k cached at $0.30, 100k written at $3.75, 100k out at $15.
-        let expected = 1.2 + 0.15 + 0.375 + 1.5;
-        assert!((price.cost(&usage) - expected).abs() < 1e-9);
+        let expected = Price::per_million(3.0, 15.0)
+            .cached_input(0.3)
+            .cache_write_input(3.75);
+        assert_eq!(price, expected);
+        let plain = BTreeMap::from([(
+            "openai:gpt-4.1".to_owned(),
+            PriceConfig {
+                input: 2.0,
+                output: 8.0,
+                cached_input: None,
+                cache_write_input: None,
+            },
+        )]);
+        assert_eq!(
+            price_of("openai:gpt-4.1", &plain),
+            Some(Price::per_million(2.0, 8.0))
+        );
     }
 
     #[test]
