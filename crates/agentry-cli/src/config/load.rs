@@ -85,14 +85,18 @@ impl fmt::Display for Located {
     }
 }
 
-/// Places `message` at byte range `span` of `text`.
+/// Places `message` at byte range `span` of `text` (a start inside a character counts as that
+/// character's).
 pub(super) fn locate(
     file: &str,
     text: &str,
     span: Range<usize>,
     message: impl Into<String>,
 ) -> Located {
-    let start = span.start.min(text.len());
+    let mut start = span.start.min(text.len());
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
     let before = &text[..start];
     let line = before.matches('\n').count() + 1;
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
