@@ -15,10 +15,14 @@ pub(crate) fn price_of(spec: &str, prices: &BTreeMap<String, PriceConfig>) -> Op
         return Some(Price::Local);
     }
     prices.get(spec).map(|p| {
-        let price = Price::per_million(p.input, p.output);
+        let mut price = Price::per_million(p.input, p.output);
+        if let Some(usd) = p.cached_input {
+            price = price.cached_input(usd);
+        }
+        if let Some(usd) = p.cache_write_input {
+            price = price.cache_write_input(usd);
+        }
         price
-            .cached_input(p.cached_input.unwrap_or(p.input))
-            .cache_write_input(p.cache_write_input.unwrap_or(p.input))
     })
 }
 

@@ -33,7 +33,8 @@ pub fn redact_value(r: &dyn Redact, value: &mut Value) {
     }
 }
 
-fn redact_string(r: &dyn Redact, s: &mut String) {
+/// Masks the secrets of a string, in place (untouched when it holds none).
+pub fn redact_string(r: &dyn Redact, s: &mut String) {
     if let Cow::Owned(masked) = r.redact(s) {
         *s = masked;
     }

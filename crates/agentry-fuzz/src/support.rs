@@ -1,10 +1,11 @@
 //! What several targets share: a tokio runtime, a lock that runs them one at a time, and a local
 //! HTTP server that answers every request with canned bytes.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
 
 /// The longest a target waits for what it drives (a model turn, a run, a request).
 pub(crate) const PATIENCE: Duration = Duration::from_secs(8);
@@ -47,6 +48,10 @@ pub(crate) struct Canned {
 
 /// A local HTTP/1.1 server (keep-alive) that answers every request with the current [`Canned`]
 /// answer.
+///
+/// It runs as tasks of the shared [`runtime`], so it serves while a target drives that runtime,
+/// and what a connection holds between inputs stays reachable from the runtime (a thread per
+/// connection left LeakSanitizer a buffer it could not account for).
 pub(crate) struct CannedServer {
     addr: SocketAddr,
     answer: Arc<Mutex<Canned>>,
@@ -57,19 +62,25 @@ impl CannedServer {
     pub(crate) fn get() -> &'static CannedServer {
         static SERVER: OnceLock<CannedServer> = OnceLock::new();
         SERVER.get_or_init(|| {
-            ignore_sigpipe();
-            let listener = TcpListener::bind("127.0.0.1:0").expect("a local port");
+            let runtime = runtime();
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a local port");
+            listener
+                .set_nonblocking(true)
+                .expect("a non-blocking listener");
             let addr = listener.local_addr().expect("the local address");
+            let listener = {
+                let _context = runtime.enter();
+                TcpListener::from_std(listener).expect("a tokio listener")
+            };
             let answer = Arc::new(Mutex::new(Canned {
                 status: 500,
                 content_type: "text/plain",
                 pieces: Vec::new(),
             }));
             let shared = answer.clone();
-            std::thread::spawn(move || {
-                for stream in listener.incoming().flatten() {
-                    let answer = shared.clone();
-                    std::thread::spawn(move || serve(stream, &answer));
+            runtime.spawn(async move {
+                while let Ok((stream, _)) = listener.accept().await {
+                    tokio::spawn(serve(stream, shared.clone()));
                 }
             });
             CannedServer { addr, answer }
@@ -88,16 +99,15 @@ impl CannedServer {
 }
 
 /// Answers the requests of one connection until the client closes it.
-fn serve(mut stream: TcpStream, answer: &Mutex<Canned>) {
+async fn serve(mut stream: TcpStream, answer: Arc<Mutex<Canned>>) {
     let _ = stream.set_nodelay(true);
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(60)));
     let mut buffer = Vec::new();
     loop {
         let head_end = loop {
             if let Some(at) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
                 break at + 4;
             }
-            if buffer.len() > 1 << 20 || !fill(&mut stream, &mut buffer) {
+            if buffer.len() > 1 << 20 || !fill(&mut stream, &mut buffer).await {
                 return;
             }
         };
@@ -108,43 +118,45 @@ fn serve(mut stream: TcpStream, answer: &Mutex<Canned>) {
             .and_then(|value| value.trim().parse::<usize>().ok())
             .unwrap_or(0);
         while buffer.len() < head_end + length {
-            if !fill(&mut stream, &mut buffer) {
+            if !fill(&mut stream, &mut buffer).await {
                 return;
             }
         }
         buffer.drain(..head_end + length);
         let canned = answer.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        if respond(&mut stream, &canned).is_err() {
+        if respond(&mut stream, &canned).await.is_err() {
             return;
         }
     }
 }
 
-fn fill(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> bool {
+/// Reads what the client sent next onto `buffer`; false once it has closed (or a minute passed).
+async fn fill(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> bool {
     let mut chunk = [0u8; 16 * 1024];
-    match stream.read(&mut chunk) {
-        Ok(0) | Err(_) => false,
-        Ok(n) => {
+    match tokio::time::timeout(Duration::from_secs(60), stream.read(&mut chunk)).await {
+        Ok(Ok(0) | Err(_)) | Err(_) => false,
+        Ok(Ok(n)) => {
             buffer.extend_from_slice(&chunk[..n]);
             true
         }
     }
 }
 
-fn respond(stream: &mut TcpStream, canned: &Canned) -> std::io::Result<()> {
-    write!(
-        stream,
+async fn respond(stream: &mut TcpStream, canned: &Canned) -> std::io::Result<()> {
+    let head = format!(
         "HTTP/1.1 {} Canned\r\ncontent-type: {}\r\ntransfer-encoding: chunked\r\n\r\n",
         canned.status, canned.content_type
-    )?;
+    );
+    stream.write_all(head.as_bytes()).await?;
     for piece in canned.pieces.iter().filter(|p| !p.is_empty()) {
-        write!(stream, "{:x}\r\n", piece.len())?;
-        stream.write_all(piece)?;
-        stream.write_all(b"\r\n")?;
-        stream.flush()?;
+        let size = format!("{:x}\r\n", piece.len());
+        stream.write_all(size.as_bytes()).await?;
+        stream.write_all(piece).await?;
+        stream.write_all(b"\r\n").await?;
+        stream.flush().await?;
     }
-    stream.write_all(b"0\r\n\r\n")?;
-    stream.flush()
+    stream.write_all(b"0\r\n\r\n").await?;
+    stream.flush().await
 }
 
 /// A reqwest client for the canned server: no proxy, short limits.

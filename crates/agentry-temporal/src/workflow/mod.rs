@@ -372,14 +372,13 @@ impl Loop {
     }
 
     /// `text` masked by the worker's redactor.
-    fn redact(&self, text: String) -> String {
-        self.ctx.state(|s| match &s.redactor {
-            Some(r) => match r.redact(&text) {
-                std::borrow::Cow::Owned(masked) => masked,
-                std::borrow::Cow::Borrowed(_) => text,
-            },
-            None => text,
-        })
+    fn redact(&self, mut text: String) -> String {
+        self.ctx.state(|s| {
+            if let Some(r) = &s.redactor {
+                agentry_core::redact::redact_string(&**r, &mut text);
+            }
+        });
+        text
     }
 
     /// Records the events an activity's effects sent.
