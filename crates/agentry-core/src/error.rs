@@ -66,6 +66,9 @@ pub enum Error {
     /// State access failed.
     #[error(transparent)]
     State(#[from] StateError),
+    /// A stored run cannot be forked where asked.
+    #[error(transparent)]
+    Fork(#[from] crate::fork::ForkError),
     /// A snapshot cannot be resumed.
     #[error("cannot resume run `{run_id}`: {message}")]
     Resume {

@@ -4,6 +4,7 @@
 use super::driver::Start;
 use super::handle::Observe;
 use super::{RunHandle, Runtime, drive, new_run_id, typed};
+use agentry_core::fork::Fork;
 use agentry_core::{
     Agent, AgentState, Content, Decision, Error, RunOptions, RunOutput, RunSnapshot,
 };
@@ -92,6 +93,11 @@ enum GoOn {
         run_id: String,
         decisions: Vec<Decision>,
     },
+    Forked {
+        from: String,
+        run_id: String,
+        fork: Fork,
+    },
 }
 
 impl GoOn {
@@ -99,6 +105,7 @@ impl GoOn {
         match self {
             GoOn::From(ResumeFrom::Stored(run_id)) | GoOn::Decided { run_id, .. } => run_id,
             GoOn::From(ResumeFrom::Snapshot(snapshot)) => &snapshot.run_id,
+            GoOn::Forked { run_id, .. } => run_id,
         }
     }
 }
@@ -164,6 +171,49 @@ impl Runtime {
             how: GoOn::Decided {
                 run_id: run_id.into(),
                 decisions: decisions.into_iter().collect(),
+            },
+        }
+    }
+}
+
+impl Runtime {
+    /// A new run of `agent` that starts where stored run `from` stood at the end of a step,
+    /// with its history and state as they were then, or with the input or state `fork` gives
+    /// instead ("what if the model had been told this?"). The stored run is left as it is; the
+    /// fork is a run of its own in the same store (its id is [`RunHandle::run_id`] once
+    /// started), whose metadata names where it came from (`forked_from`, `forked_at_step`).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), agentry::Error> {
+    /// use agentry::prelude::*;
+    /// use agentry::{Fork, MemoryStore};
+    ///
+    /// let model = ScriptedModel::new().text("Paris.").text("Lyon, then.");
+    /// let agent = Agent::builder("guide").model(model).build()?;
+    /// let runtime = Runtime::new().store(MemoryStore::new());
+    /// let first = runtime.run(&agent, "Where should I go in France?").await?;
+    ///
+    /// // Back to the start, asked something else.
+    /// let fork = Fork::at(0).input("Where should I go in France, not Paris?");
+    /// let forked = runtime.fork(&agent, &first.run_id, fork).await?;
+    /// assert_eq!(forked.output.as_deref(), Some("Lyon, then."));
+    /// assert_ne!(forked.run_id, first.run_id);
+    /// # Ok(()) }
+    /// ```
+    pub fn fork<'a, S, O>(
+        &'a self,
+        agent: &'a Agent<S, O>,
+        from: impl Into<String>,
+        fork: Fork,
+    ) -> ResumeRequest<'a, S, O> {
+        ResumeRequest {
+            runtime: self,
+            agent,
+            how: GoOn::Forked {
+                from: from.into(),
+                run_id: new_run_id(),
+                fork,
             },
         }
     }
@@ -273,6 +323,9 @@ async fn go_on<S: AgentState, O: DeserializeOwned>(
         }
         GoOn::Decided { run_id, decisions } => {
             runtime.decided(agent, &run_id, decisions, observe).await
+        }
+        GoOn::Forked { from, run_id, fork } => {
+            runtime.forked(agent, &from, run_id, &fork, observe).await
         }
     }
 }

@@ -3,6 +3,7 @@
 use super::driver::Start;
 use super::handle::Observe;
 use super::{Runtime, check_decisions, drive, resume_error, typed};
+use agentry_core::fork::Fork;
 use agentry_core::run::approval::call_list;
 use agentry_core::{
     Agent, AgentState, Decision, Error, MessageLog, PendingApproval, RunMachine, RunOptions,
@@ -97,6 +98,24 @@ impl Runtime {
         .await
     }
 
+    /// Runs a fork of stored run `from` as run `run_id`.
+    pub(super) async fn forked<S: AgentState, O: DeserializeOwned>(
+        &self,
+        agent: &Agent<S, O>,
+        from: &str,
+        run_id: String,
+        fork: &Fork,
+        observe: Observe,
+    ) -> Result<RunOutput<S, O>, Error> {
+        let stored = self.load_run(from).await?;
+        let events = match &self.inner.store {
+            Some(store) => store.events(from).await?,
+            None => Vec::new(),
+        };
+        let snapshot = fork.snapshot(&stored.snapshot, &events, run_id)?;
+        self.resume_snapshot(agent, snapshot, observe).await
+    }
+
     /// Loads a run from the store, or says why it cannot.
     pub(super) async fn load_run(&self, run_id: &str) -> Result<agentry_core::StoredRun, Error> {
         let store = self.inner.store.as_ref().ok_or_else(|| {
@@ -189,6 +208,7 @@ impl Runtime {
         driver.scope.engine.set_step(snapshot.step);
         driver.decisions = decisions;
         driver.last_paused = paused;
-        typed(drive(driver, Start::Resume).await?)
+        let fresh = stored.is_none();
+        typed(drive(driver, Start::Resume { fresh }).await?)
     }
 }

@@ -146,6 +146,27 @@ impl Scope {
         Ok(())
     }
 
+    /// Reports the state a new run starts with, before its RunStart hooks, as a patch from
+    /// nothing: so a reader of the run's events can rebuild its state at any step (a fork from
+    /// a step starts there). Nothing when the state is null or no one listens.
+    pub(crate) fn report_start_state(&self) {
+        if !self.engine.has_event_stream() {
+            return;
+        }
+        let Ok(state) = self.context().state_json() else {
+            return;
+        };
+        if state.is_null() {
+            return;
+        }
+        let patch = json_patch::diff(&serde_json::Value::Null, &state);
+        self.engine.send_event(|p| RunEvent::StatePatch {
+            patch,
+            source: agentry_core::StateSource::System,
+            agent_path: p.clone(),
+        });
+    }
+
     /// Reports a message added to the history.
     pub(crate) async fn added(&self, message: Arc<Message>) -> Result<(), Error> {
         if self.engine.has_event_stream() {

@@ -391,8 +391,12 @@ class Timeline {
     }
     const items = h("div", { class: "items" });
     const meta = h("span", { class: "meta" });
+    // The run's own steps can be forked from (a sub-agent's steps belong to its own run).
+    const fork = this.onFork && a === this.agents.get(this.rootPath)
+      ? h("button", { type: "button", class: "ghost fork-here", title: `Start a new run from the end of step ${n}, with its history and state as they were then`, onclick: (ev) => { ev.preventDefault(); ev.stopPropagation(); this.onFork(n); } }, "Fork here")
+      : "";
     const el = h("details", { class: "step", open: true, "data-step": n },
-      h("summary", {}, h("span", {}, `Step ${n}`), meta), items);
+      h("summary", {}, h("span", {}, `Step ${n}`), meta, fork), items);
     el.addEventListener("toggle", () => { step.pinned = true; }, { once: true });
     a.items.append(el);
     const step = { el, items, meta, n, at, tools: 0 };
@@ -414,6 +418,11 @@ class Timeline {
 
   add(kind, e) {
     const path = e.agent_path || this.rootPath || "";
+    // A sub-agent called again (a later step, or a later call in the same step) is a run of its
+    // own: it gets an element of its own, in the call that started it.
+    if (kind === "run_started" && this.rootPath && path !== this.rootPath && this.agents.get(path)?.ended) {
+      this.agents.delete(path);
+    }
     const a = this.agent(path);
     const at = e.at_ms ?? Date.now();
     switch (kind) {
@@ -524,10 +533,13 @@ class Timeline {
       case "hook_failed":
         this.item(a, "fail", [h("b", {}, "Hook failed"), h("span", {}, `${e.hook} on ${e.event}`)], h("div", { class: "body" }, e.error));
         break;
-      case "state_patch":
-        this.item(a, "state", [h("b", {}, "State"), h("span", {}, `changed by ${sourceText(e.source)}`)],
+      case "state_patch": {
+        // The state a run starts with is recorded as one patch from nothing.
+        const start = !a.step && (e.patch || []).length === 1 && e.patch[0].path === "" && sourceText(e.source) === "system";
+        this.item(a, "state", [h("b", {}, "State"), h("span", {}, start ? "as the run began" : `changed by ${sourceText(e.source)}`)],
           h("div", { class: "diff" }, (e.patch || []).map((op) => h("div", { class: op.op }, patchLine(op)))));
         break;
+      }
       case "compacted":
         this.item(a, "compact", [h("b", {}, "Compacted"), h("span", {}, `${e.removed} messages, ${typeof e.strategy === "string" ? e.strategy : JSON.stringify(e.strategy)}`)],
           h("pre", {}, e.summary || ""));
@@ -555,9 +567,11 @@ class Timeline {
         if (e.stop?.kind === "awaiting_approval") break;
         this.item(a, "end", [h("b", {}, "Finished"), h("span", {}, stopText(e.stop))]);
         if (a.el && a !== this.agents.get(this.rootPath)) a.el.open = false;
+        a.ended = true;
         break;
       case "run_failed":
         this.item(a, "fail", [h("b", {}, "Failed")], h("div", { class: "body" }, e.error));
+        a.ended = true;
         break;
       default:
         break;
@@ -644,10 +658,12 @@ function runPage(runId, s) {
   const approvals = h("div");
   const outcome = h("div");
   const timeline = h("div", { class: "timeline panel", "aria-live": "polite" });
-  main.append(h("div", { class: "head" }, h("a", { href: "#/" }, "← Runs"), title, status, actions), summary, approvals, outcome, h("div", { id: "replay-panel" }), timeline);
+  const forkPanel = h("div", { id: "fork-panel" });
+  main.append(h("div", { class: "head" }, h("a", { href: "#/" }, "← Runs"), title, status, actions), summary, approvals, outcome, h("div", { id: "replay-panel" }), forkPanel, timeline);
 
   const t = new Timeline(timeline, null);
   let view = null;
+  t.onFork = (n) => { if (view && view.status !== "running") openFork(forkPanel, view, n); else toast("A running run is forked once it has stopped", "error"); };
   const show = (v) => {
     view = v;
     status.replaceChildren(pill(v.status));
@@ -660,8 +676,9 @@ function runPage(runId, s) {
       field("Tokens", usageText(v.usage)),
       field("Cost", costText(v)),
       v.parent_run_id ? field("Parent", h("a", { href: `#/runs/${encodeURIComponent(v.parent_run_id)}` }, v.parent_run_id.slice(0, 8))) : "",
+      v.metadata?.forked_from ? field("Forked from", h("a", { id: "forked-from", href: `#/runs/${encodeURIComponent(v.metadata.forked_from)}` }, `${String(v.metadata.forked_from).slice(0, 8)}, step ${v.metadata.forked_at_step ?? 0}`)) : "",
     );
-    actions.replaceChildren(...runActions(v, reload));
+    actions.replaceChildren(...runActions(v, reload, (n) => openFork(forkPanel, v, n)));
     approvals.replaceChildren(...(v.pending?.length ? [approvalPanel(v, reload)] : []));
     outcome.replaceChildren(...outcomePanel(v));
   };
@@ -690,7 +707,7 @@ function outcomePanel(v) {
   return [];
 }
 
-function runActions(v, reload) {
+function runActions(v, reload, fork) {
   const id = encodeURIComponent(v.run_id);
   const act = (label, path, cls = "") => h("button", {
     type: "button", class: cls, onclick: async (ev) => {
@@ -703,10 +720,50 @@ function runActions(v, reload) {
   const out = [];
   if (v.status !== "running") {
     out.push(h("button", { type: "button", id: "replay", title: "Run it again with the hooks as they are now: recorded model turns and tool results, nothing called, nothing stored", onclick: (ev) => replay(v, ev.target) }, "Replay with today's hooks"));
+    out.push(h("button", { type: "button", id: "fork", title: "Start a new run from the end of a step, with another input or state", onclick: () => fork(v.step) }, "Fork…"));
   }
   if (v.status === "running" || v.status === "awaiting_approval") out.push(act("Cancel", "cancel", "danger"));
   if (v.status === "failed" || v.status === "cancelled") out.push(act("Resume", "resume", "primary"));
   return out;
+}
+
+// A fork of a stopped run: a new run from the end of step `n` (0: its start), with another
+// input or state if given; the page moves to the new run.
+function openFork(panel, v, n) {
+  const steps = [];
+  for (let i = 0; i <= v.step; i++) steps.push(h("option", { value: String(i), selected: i === n }, i === 0 ? "the start (replace the input)" : `the end of step ${i}`));
+  const step = h("select", { id: "fork-step", "aria-label": "Fork from" }, steps);
+  const input = h("textarea", { id: "fork-input", rows: "3", "aria-label": "Input",
+    placeholder: "At the start: the input instead of the run's. After a step: the user's next message (needed when the step ended with the model's answer)." });
+  const state = h("textarea", { id: "fork-state", rows: "3", class: "mono", "aria-label": "State (JSON)",
+    placeholder: "State as JSON, instead of the state as it was then (leave empty to keep it)" });
+  const error = h("div", { class: "bad", role: "alert" });
+  const start = h("button", { type: "button", class: "primary", id: "fork-start" }, "Start the fork");
+  const close = h("button", { type: "button", class: "ghost", onclick: () => panel.replaceChildren() }, "Close");
+  start.addEventListener("click", async () => {
+    const body = { step: Number(step.value) };
+    if (input.value.trim()) body.input = input.value;
+    if (state.value.trim()) {
+      try { body.state = JSON.parse(state.value); } catch (e) { error.textContent = `The state is not JSON: ${e.message}`; state.focus(); return; }
+    }
+    start.disabled = true;
+    error.textContent = "";
+    try {
+      const forked = await post(`/v1/runs/${encodeURIComponent(v.run_id)}/fork`, body);
+      toast(`Forked: run ${forked.run_id.slice(0, 8)}`);
+      location.hash = `#/runs/${encodeURIComponent(forked.run_id)}`;
+    } catch (e) {
+      error.textContent = e.message;
+      start.disabled = false;
+    }
+  });
+  panel.replaceChildren(h("div", { class: "panel output fork", role: "region", "aria-label": "Fork" },
+    h("h2", {}, "Fork this run"),
+    h("div", { class: "sub" }, "A new run starts from the history and state as they were at that point; this run stays as it is."),
+    h("label", {}, "From ", step), input, state, error,
+    h("div", { class: "row" }, start, close)));
+  (n > 0 ? input : step).focus();
+  panel.scrollIntoView({ block: "nearest" });
 }
 
 // The replay of a run beside its recording: each call's outcome then and now, and the end.

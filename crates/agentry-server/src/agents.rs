@@ -31,6 +31,11 @@ pub(crate) enum Go {
         /// The run.
         run_id: String,
     },
+    /// A new run from a snapshot the store does not hold (a fork).
+    Fork {
+        /// Where it starts.
+        snapshot: Box<agentry::RunSnapshot>,
+    },
 }
 
 /// A drive under way: its cancellation, and a future that pumps its events into the hub it was
@@ -84,6 +89,7 @@ where
             Go::Start { input, options } => runtime.run(self, input).with(*options).start(),
             Go::Decide { run_id, decisions } => runtime.decide(self, run_id, decisions).start(),
             Go::Resume { run_id } => runtime.resume(self, run_id).start(),
+            Go::Fork { snapshot } => runtime.resume(self, *snapshot).start(),
         };
         Driven {
             cancel: handle.cancellation(),

@@ -43,6 +43,26 @@ pub struct StartRun {
     pub wait: bool,
 }
 
+/// A fork of a stored run: a new run from the end of one of its steps.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForkRun {
+    /// The step whose end the fork starts from; 0 is the run's start (its input, before its
+    /// first step).
+    pub step: u32,
+    /// A message to go on with: at step 0 it replaces the run's input; after a step it is
+    /// added as the user's next message. Required when the step ended with the model's answer.
+    #[serde(default)]
+    pub input: Option<String>,
+    /// The state to go on with, instead of the state as it was at that step.
+    #[serde(default)]
+    #[schema(value_type = Object)]
+    pub state: Option<Value>,
+    /// Answer once the fork ended or paused, with its final view, instead of at once.
+    #[serde(default)]
+    pub wait: bool,
+}
+
 /// The input of a run to start: its parts, then its text; an error that says what is wrong
 /// when it is empty or holds a part the server cannot take.
 pub(crate) fn run_input(parts: Vec<Part>, input: String) -> Result<Content, String> {
@@ -139,13 +159,48 @@ pub struct RunView {
     /// ([`ServerBuilder::price`](crate::ServerBuilder::price); 0 for a model that runs here).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// Its metadata (what it was started with; a fork's names the run and step it came from:
+    /// `forked_from`, `forked_at_step`).
+    #[serde(skip_serializing_if = "Map::is_empty")]
+    #[schema(value_type = Object)]
+    pub metadata: Map<String, Value>,
     /// Where its events stream (Server-Sent Events).
     pub events_url: String,
 }
 
 impl RunView {
+    /// The view of a run just started at step `step` (nothing used yet; its cost 0 when its
+    /// price is known).
+    pub(crate) fn started(
+        run_id: &str,
+        agent: &str,
+        session_id: Option<String>,
+        step: u32,
+        metadata: Map<String, Value>,
+        priced: bool,
+    ) -> Self {
+        RunView {
+            run_id: run_id.to_owned(),
+            agent: agent.to_owned(),
+            session_id,
+            parent_run_id: None,
+            user_id: None,
+            status: agentry::RunStatus::Running.as_str().to_owned(),
+            step,
+            stop: None,
+            output: None,
+            text: None,
+            error: None,
+            pending: Vec::new(),
+            usage: serde_json::json!({}),
+            cost_usd: priced.then_some(0.0),
+            metadata,
+            events_url: format!("/v1/runs/{run_id}/events"),
+        }
+    }
+
     /// The view of a stored run, its cost at `price`.
-    pub(crate) fn of(stored: &StoredRun, price: Option<&agentry::Price>) -> Self {
+    pub(crate) fn of(stored: &StoredRun, price: Option<agentry::Price>) -> Self {
         let s = &stored.snapshot;
         let pending = match &s.stop {
             Some(agentry::StopReason::AwaitingApproval { pending }) => {
@@ -174,6 +229,7 @@ impl RunView {
             pending,
             usage: serde_json::to_value(s.usage).unwrap_or_default(),
             cost_usd: price.map(|p| p.cost(&s.usage)),
+            metadata: s.metadata.clone(),
             events_url: format!("/v1/runs/{}/events", s.run_id),
         }
     }
@@ -235,7 +291,7 @@ pub struct RunItem {
 
 impl RunItem {
     /// The item of a listed run, its cost at `price`.
-    pub(crate) fn of(s: RunSummary, price: Option<&agentry::Price>) -> Self {
+    pub(crate) fn of(s: RunSummary, price: Option<agentry::Price>) -> Self {
         RunItem {
             cost_usd: price.map(|p| p.cost(&s.usage)),
             run_id: s.run_id,

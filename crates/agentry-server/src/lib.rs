@@ -53,6 +53,7 @@ mod doors;
 mod error;
 mod event_id;
 mod extract;
+mod fork;
 mod guard;
 mod hook_timings;
 mod hub;
@@ -69,9 +70,9 @@ mod state;
 mod stream;
 
 pub use api::{
-    AgentView, Decide, DecisionBody, DecisionKind, EndSession, Health, ListRuns, ListSessions,
-    MessagesView, PendingView, RunItem, RunPage, RunView, SessionInput, SessionItem, SessionPage,
-    SessionView, StartRun, StreamEvents,
+    AgentView, Decide, DecisionBody, DecisionKind, EndSession, ForkRun, Health, ListRuns,
+    ListSessions, MessagesView, PendingView, RunItem, RunPage, RunView, SessionInput, SessionItem,
+    SessionPage, SessionView, StartRun, StreamEvents,
 };
 pub use error::{ApiError, ErrorBody};
 

@@ -65,6 +65,7 @@ pub(crate) async fn start(
     let run_id = uuid::Uuid::new_v4().to_string();
     let session = session.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let options = options.run_id(run_id.clone()).session(session.clone());
+    let metadata = options.metadata.clone();
     let hub = state
         .launch(
             agent,
@@ -79,28 +80,17 @@ pub(crate) async fn start(
     if wait {
         return finished(state, &run_id, &hub).await;
     }
-    let view = RunView {
-        run_id: run_id.clone(),
-        agent: agent.name().to_owned(),
-        session_id: Some(session),
-        parent_run_id: None,
-        user_id: None,
-        status: RunStatus::Running.as_str().to_owned(),
-        step: 0,
-        stop: None,
-        output: None,
-        text: None,
-        error: None,
-        pending: Vec::new(),
-        usage: serde_json::json!({}),
-        cost_usd: state.prices.get(agent.name()).map(|_| 0.0),
-        events_url: format!("/v1/runs/{run_id}/events"),
-    };
+    let priced = state.prices.contains_key(agent.name());
+    let view = RunView::started(&run_id, agent.name(), Some(session), 0, metadata, priced);
     Ok((StatusCode::ACCEPTED, Json(view)).into_response())
 }
 
 /// Waits for a drive to end, then answers with the run as stored.
-async fn finished(state: &AppState, run_id: &str, hub: &Arc<RunHub>) -> Result<Response, ApiError> {
+pub(crate) async fn finished(
+    state: &AppState,
+    run_id: &str,
+    hub: &Arc<RunHub>,
+) -> Result<Response, ApiError> {
     let mut changed = hub.watch();
     while !hub.is_done() {
         tokio::select! {

@@ -6,7 +6,7 @@ use crate::guard::{Guard, guard};
 use crate::hub::Hubs;
 use crate::state::{AppState, Inner};
 use crate::{
-    doors, hook_timings, inspector, media, meta, recovery, replay, runs, sessions, stream,
+    doors, fork, hook_timings, inspector, media, meta, recovery, replay, runs, sessions, stream,
 };
 use agentry::{Agent, AgentState, RunOptions, Runtime};
 use axum::Router;
@@ -318,6 +318,7 @@ impl Server {
             .routes(routes!(runs::cancel))
             .routes(routes!(runs::resume))
             .routes(routes!(replay::replay_run))
+            .routes(routes!(fork::fork_run))
             .routes(routes!(media::media))
             .routes(routes!(sessions::list_sessions))
             .routes(routes!(sessions::get_session))

@@ -48,13 +48,13 @@ impl std::ops::Deref for AppState {
 impl AppState {
     /// The view of a stored run, priced.
     pub(crate) fn view(&self, stored: &agentry::StoredRun) -> crate::api::RunView {
-        crate::api::RunView::of(stored, self.prices.get(&stored.snapshot.agent))
+        crate::api::RunView::of(stored, self.prices.get(&stored.snapshot.agent).copied())
     }
 
     /// The item of a listed run, priced.
     pub(crate) fn item(&self, summary: agentry::RunSummary) -> crate::api::RunItem {
         let price = self.prices.get(&summary.agent).copied();
-        crate::api::RunItem::of(summary, price.as_ref())
+        crate::api::RunItem::of(summary, price)
     }
 
     /// The agent `name` names, or the default one.

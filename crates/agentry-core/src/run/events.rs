@@ -112,7 +112,10 @@ pub enum RunEvent {
         #[serde(default)]
         agent_path: Arc<str>,
     },
-    /// The state changed; `patch` (RFC 6902) turns the previous state into the new one.
+    /// The state changed; `patch` (RFC 6902) turns the previous state into the new one. A run
+    /// that starts with a state (not `null`) reports it first, as one patch from nothing
+    /// (`replace` at `""`, source `system`), before its RunStart hooks, so the state at any
+    /// point is its patches applied in order.
     StatePatch {
         /// The JSON Patch.
         patch: json_patch::Patch,

@@ -21,6 +21,7 @@ impl Driver {
                     // Boxed: rare, and it would otherwise grow every run's future.
                     Box::pin(self.continue_session()).await?;
                 }
+                self.scope.report_start_state();
                 let input = if self.scope.wants(Events::RUN_START) {
                     self.scope.hook(RunStart { input }).await?.input
                 } else {
@@ -33,7 +34,10 @@ impl Driver {
                 // while it is written, and the next checkpoint waits for it.
                 self.queued_checkpoint().await?;
             }
-            Start::Resume => {
+            Start::Resume { fresh } => {
+                if fresh {
+                    self.scope.report_start_state();
+                }
                 // Saved first, under the lease just claimed: a process that lost the run to
                 // another fails here, before any effect.
                 self.checkpoint(None, None).await?;

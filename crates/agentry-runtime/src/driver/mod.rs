@@ -27,8 +27,9 @@ use tokio::sync::watch;
 pub(crate) enum Start {
     /// A new run with this input.
     New(agentry_core::Content),
-    /// A run restored from a snapshot.
-    Resume,
+    /// A run restored from a snapshot; `fresh` when the store never had it (a snapshot kept
+    /// elsewhere, a fork), so its events begin here.
+    Resume { fresh: bool },
 }
 
 /// What a run that ended without failing leaves.

@@ -50,6 +50,7 @@ impl RunEffects {
     /// left it.
     pub async fn run_start(&mut self, input: Content) -> Result<Content, Error> {
         let d = &mut self.driver;
+        d.scope.report_start_state();
         let input = if d.scope.wants(Events::RUN_START) {
             let scope = d.scope.clone();
             nesting::inside(scope.engine.clone(), scope.hook(RunStart { input }))

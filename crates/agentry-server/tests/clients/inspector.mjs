@@ -1,7 +1,7 @@
 // Drives the run inspector in headless Chromium with playwright-core: the runs list (a run
 // started meanwhile appears without a reload), a paused run approved from its page, the
-// timeline of a run with a sub-agent and a blocked call, state changes, the approvals inbox,
-// chat, dark theme and a narrow window. Prints what it saw as JSON; writes screenshots.
+// timeline of a run with a sub-agent and a blocked call, state changes, a fork from a step,
+// the approvals inbox, chat, dark theme and a narrow window. Prints what it saw as JSON; writes screenshots.
 //   node inspector.mjs URL   (env: RUNS = JSON {ops, team, notes, echo}, SCREENSHOTS = dir,
 //                             CHROMIUM = the browser, NODE_MODULES = where playwright-core is)
 import { createRequire } from "node:module";
@@ -95,6 +95,28 @@ try {
   await page.goto(`${url}/#/runs/${runs.notes}`);
   await page.waitForSelector(".item.state .diff div");
   seen.state_diffs = await page.locator(".item.state .diff div").allTextContents();
+
+  // A fork from the end of step 1 of the notes run, with another state: the page moves to the
+  // new run, which names where it came from and notes the rest onto that state.
+  await page.hover(`.timeline details.step[data-step="1"] > summary`);
+  await page.click(`.timeline details.step[data-step="1"] .fork-here`);
+  await page.waitForSelector("#fork-panel .fork");
+  seen.fork_from = await page.locator("#fork-step").inputValue();
+  await page.fill("#fork-state", '{"items": ["bread"]}');
+  await shot("fork-form");
+  await page.click("#fork-start");
+  await page.waitForSelector("#forked-from");
+  await page.waitForSelector(`.head .pill[data-status="finished"]`);
+  seen.forked_from = await page.locator("#forked-from").textContent();
+  seen.fork_url_is_new = !page.url().includes(runs.notes);
+  await page.waitForFunction(() => document.querySelectorAll(".item.state .diff div").length >= 2);
+  seen.fork_state_diffs = await page.locator(".item.state .diff div").allTextContents();
+  seen.fork_steps = await page.locator(".timeline details.step").evaluateAll((els) => els.map((e) => e.dataset.step));
+  seen.fork_output = await page.locator(".output pre").textContent();
+  await shot("run-forked");
+  await page.click("#forked-from");
+  await page.waitForSelector(`.timeline details.step[data-step="1"]`);
+  seen.fork_back_to_original = page.url().includes(runs.notes);
 
   // The approvals inbox: a second paused run, rejected with a reason.
   await page.goto(`${url}/#/approvals`);

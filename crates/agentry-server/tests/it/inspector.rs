@@ -250,6 +250,22 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
     let diffs = seen["state_diffs"].to_string();
     assert!(diffs.contains("milk") && diffs.contains("eggs"), "{diffs}");
 
+    // Forked from step 1 with another state: a new run, named after its origin, that ran steps
+    // 2 and 3 from that state.
+    assert_eq!(seen["fork_from"], "1", "{seen}");
+    assert_eq!(seen["fork_url_is_new"], true, "{seen}");
+    let origin = seen["forked_from"].as_str().unwrap();
+    assert!(
+        origin.starts_with(&notes[..8]) && origin.ends_with("step 1"),
+        "{origin}"
+    );
+    assert_eq!(seen["fork_steps"], json!(["2", "3"]), "{seen}");
+    let diffs = seen["fork_state_diffs"].to_string();
+    assert!(diffs.contains("bread") && diffs.contains("eggs"), "{diffs}");
+    assert!(!diffs.contains("milk"), "{diffs}");
+    assert_eq!(seen["fork_output"], "noted both");
+    assert_eq!(seen["fork_back_to_original"], true);
+
     // The inbox: the second paused run, rejected with a reason the model saw.
     assert_eq!(seen["inbox_count"], 1);
     let rejected = server.wait_status(&ops2, "finished").await;

@@ -5,6 +5,7 @@ mod common;
 
 mod approvals;
 mod clients;
+mod fork;
 mod hook_timings;
 mod inspector;
 mod recovery;

@@ -25,6 +25,7 @@ mod hooks_traced;
 mod prelude_api;
 mod runtime_approval;
 mod runtime_durability;
+mod runtime_fork;
 mod runtime_lifecycle;
 mod runtime_limits;
 mod runtime_media;

@@ -107,6 +107,11 @@ async fn state_changes_stream_as_json_patches() {
     assert_eq!(
         patches,
         [
+            // The state the run starts with, from nothing, before anything changes it.
+            (
+                json!([{"op": "replace", "path": "", "value": {"items": [], "hook_edits": 0}}]),
+                StateSource::System
+            ),
             (
                 json!([{"op": "add", "path": "/items/0", "value": "x"}]),
                 StateSource::Tool("note".into())
@@ -120,7 +125,9 @@ async fn state_changes_stream_as_json_patches() {
     // Each patch sits between the tool's start and the end of its call.
     let pos = |f: &dyn Fn(&RunEvent) -> bool| events.iter().position(f).unwrap();
     let started = pos(&|e| matches!(e, RunEvent::ToolStarted { .. }));
-    let patched = pos(&|e| matches!(e, RunEvent::StatePatch { .. }));
+    let patched = pos(
+        &|e| matches!(e, RunEvent::StatePatch { source, .. } if *source != StateSource::System),
+    );
     let finished = pos(&|e| matches!(e, RunEvent::ToolFinished { .. }));
     assert!(started < patched && patched < finished, "{events:#?}");
 }
@@ -145,7 +152,7 @@ async fn the_state_is_streamed_without_state_change_hooks() {
         .iter()
         .filter(|e| matches!(e, RunEvent::StatePatch { .. }))
         .count();
-    assert_eq!(n, 1);
+    assert_eq!(n, 2, "the state it started with, and the tool's change");
 }
 
 #[tokio::test]
