@@ -174,9 +174,7 @@ impl Runtime {
             },
         }
     }
-}
 
-impl Runtime {
     /// A new run of `agent` that starts where stored run `from` stood at the end of a step,
     /// with its history and state as they were then, or with the input or state `fork` gives
     /// instead ("what if the model had been told this?"). The stored run is left as it is; the
