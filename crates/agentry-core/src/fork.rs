@@ -77,6 +77,14 @@ pub struct Fork {
 /// Why a run cannot be forked where asked.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ForkError {
+    /// There is no such run to fork (or no store to read it from).
+    #[error("run `{run_id}` cannot be forked: {why}")]
+    NoSuchRun {
+        /// The run asked for.
+        run_id: String,
+        /// Why it cannot be read.
+        why: String,
+    },
     /// The run did not finish that step.
     #[error("run `{run_id}` has no step {step} to fork from: it finished {finished} step(s)")]
     NoSuchStep {
@@ -115,6 +123,23 @@ pub enum ForkError {
         /// The step.
         step: u32,
     },
+}
+
+/// What the recording says: the boundary at the fork's step, the one at the end, and how many
+/// steps the run finished.
+#[derive(Debug)]
+struct Reading {
+    at: Boundary,
+    end: Boundary,
+    finished: u32,
+}
+
+/// A recording of `run` that does not add up, saying `why`.
+fn unreadable(run: &RunSnapshot, why: String) -> ForkError {
+    ForkError::Recording {
+        run_id: run.run_id.clone(),
+        why,
+    }
 }
 
 /// What the recording says about one step boundary of the run's own agent.
@@ -160,19 +185,16 @@ impl Fork {
         events: &[StoredEvent],
         run_id: impl Into<String>,
     ) -> Result<RunSnapshot, ForkError> {
-        let fail = |why: String| ForkError::Recording {
-            run_id: run.run_id.clone(),
-            why,
-        };
-        let (at, total, finished) = self.read(run, events)?;
-        let recorded = total.messages;
+        let Reading { at, end, finished } = self.read(run, events)?;
+        let recorded = end.messages;
         let history = run.messages.len();
         // Messages the run started with that it did not add itself (a session's earlier turns,
         // the history of the run it was forked from) come first.
         let before = history.checked_sub(recorded).ok_or_else(|| {
-            fail(format!(
-                "it recorded {recorded} messages and its history holds {history}"
-            ))
+            unreadable(
+                run,
+                format!("it recorded {recorded} messages and its history holds {history}"),
+            )
         })?;
         if self.step > finished {
             return Err(ForkError::NoSuchStep {
@@ -203,7 +225,7 @@ impl Fork {
             (None, Some(state)) => state,
             // No change recorded up to here: the state it started with, which is the state
             // it ended with when it never changed.
-            (None, None) if total.state.is_none() => run.state.clone(),
+            (None, None) if end.state.is_none() => run.state.clone(),
             (None, None) => Value::Null,
         };
         match &self.input {
@@ -229,17 +251,9 @@ impl Fork {
         Ok(forked)
     }
 
-    /// Reads the recording: what stood at the fork's step, at the end, and how many steps
-    /// finished.
-    fn read(
-        &self,
-        run: &RunSnapshot,
-        events: &[StoredEvent],
-    ) -> Result<(Boundary, Boundary, u32), ForkError> {
-        let fail = |why: String| ForkError::Recording {
-            run_id: run.run_id.clone(),
-            why,
-        };
+    /// Reads the recording (the run's own events; its sub-agents' are recorded beside them):
+    /// what stood at the fork's step, at the end, and how many steps finished.
+    fn read(&self, run: &RunSnapshot, events: &[StoredEvent]) -> Result<Reading, ForkError> {
         let mut own: Option<String> = None;
         let mut now = Boundary::default();
         let mut at = None;
@@ -270,7 +284,7 @@ impl Fork {
                 RunEvent::StatePatch { patch, .. } => {
                     let mut state = now.state.take().unwrap_or(Value::Null);
                     json_patch::patch(&mut state, &patch).map_err(|e| {
-                        fail(format!(
+                        unreadable(run, format!(
                             "a state patch of event {} does not apply ({e}); its start state was not recorded",
                             stored.seq
                         ))
@@ -284,12 +298,19 @@ impl Fork {
         if let Some(first) = first_step
             && self.step + 1 < first
         {
-            return Err(fail(format!(
-                "it began at step {first} from another run's history (its metadata names that run); fork that run to go back before step {}",
-                first - 1
-            )));
+            return Err(unreadable(
+                run,
+                format!(
+                    "it began at step {first} from another run's history (its metadata names that run); fork that run to go back before step {}",
+                    first - 1
+                ),
+            ));
         }
         let (messages, state) = at.unwrap_or_else(|| (now.messages, now.state.clone()));
-        Ok((Boundary { messages, state }, now, finished))
+        Ok(Reading {
+            at: Boundary { messages, state },
+            end: now,
+            finished,
+        })
     }
 }

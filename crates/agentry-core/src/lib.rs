@@ -63,6 +63,7 @@ pub use run::context::{
 };
 pub use run::events::{EVENT_FORMAT_VERSION, RunEvent};
 pub use run::output::RunOutput;
+pub use run::recorded::RecordedHistory;
 pub use run::stop::{Limit, StopReason};
 pub use state::{AgentState, ErasedState, StateError, StateSource};
 pub use store::{

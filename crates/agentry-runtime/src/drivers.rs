@@ -120,6 +120,7 @@ impl Runtime {
             step: 0,
             redactor: self.inner.redactor.clone(),
             record_events: self.inner.store.is_some(),
+            enclosing_history: None,
             hook_timeout: self.inner.limits.hook_timeout,
             depth,
         };

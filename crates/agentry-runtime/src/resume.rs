@@ -3,7 +3,7 @@
 use super::driver::Start;
 use super::handle::Observe;
 use super::{Runtime, check_decisions, drive, resume_error, typed};
-use agentry_core::fork::Fork;
+use agentry_core::fork::{Fork, ForkError};
 use agentry_core::run::approval::call_list;
 use agentry_core::{
     Agent, AgentState, Decision, Error, MessageLog, PendingApproval, RunMachine, RunOptions,
@@ -107,11 +107,22 @@ impl Runtime {
         fork: &Fork,
         observe: Observe,
     ) -> Result<RunOutput<S, O>, Error> {
-        let stored = self.load_run(from).await?;
-        let events = match &self.inner.store {
-            Some(store) => store.events(from).await?,
-            None => Vec::new(),
+        let missing = |why: &str| {
+            Error::Fork(ForkError::NoSuchRun {
+                run_id: from.to_string(),
+                why: why.to_string(),
+            })
         };
+        let store = self.inner.store.as_ref().ok_or_else(|| {
+            missing(
+                "this runtime has no store to read it from: configure the one it was run with, `Runtime::store(..)`",
+            )
+        })?;
+        let stored = store
+            .load(from)
+            .await?
+            .ok_or_else(|| missing("the store has no run with this id"))?;
+        let events = store.events(from).await?;
         let snapshot = fork.snapshot(&stored.snapshot, &events, run_id)?;
         self.resume_snapshot(agent, snapshot, observe).await
     }

@@ -159,12 +159,8 @@ impl Scope {
         if state.is_null() {
             return;
         }
-        let patch = json_patch::diff(&serde_json::Value::Null, &state);
-        self.engine.send_event(|p| RunEvent::StatePatch {
-            patch,
-            source: agentry_core::StateSource::System,
-            agent_path: p.clone(),
-        });
+        self.engine
+            .send_event(|p| RunEvent::start_state(state, p.clone()));
     }
 
     /// Reports a message added to the history.

@@ -29,6 +29,22 @@ function pretty(value) {
   return JSON.stringify(value, null, 2);
 }
 
+// JSON text with its object keys in order, so two values compare by content.
+function canonical(value) {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (value && typeof value === "object") {
+    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+// True when the model's arguments (JSON text, possibly malformed) say what `value` says.
+function sameJson(text, value) {
+  let asked = text;
+  try { asked = JSON.parse(text); } catch { /* not JSON: compared as text */ }
+  return canonical(asked) === canonical(value);
+}
+
 function ago(ms) {
   if (!ms) return "";
   const s = Math.max(0, (Date.now() - ms) / 1000);
@@ -257,11 +273,14 @@ function route() {
 const STATUSES = ["", "running", "awaiting_approval", "finished", "failed", "cancelled"];
 
 function runsPage(s) {
-  const state = { status: "", agent: "", search: "", runs: [], next: null };
+  const state = { status: "", agent: "", search: "", subAgents: false, runs: [], next: null };
   const status = h("select", { "aria-label": "Status" },
     STATUSES.map((v) => h("option", { value: v }, v ? statusLabel(v) : "every status")));
   const agent = h("select", { "aria-label": "Agent" }, h("option", { value: "" }, "every agent"));
   const search = h("input", { type: "search", placeholder: "Search run, session, agent  ( / )", "aria-label": "Search" });
+  // Sub-agents' runs are shown inside the run that called them; listed on their own on request.
+  const subAgents = h("input", { type: "checkbox", id: "sub-agent-runs" });
+  const subAgentsLabel = h("label", { class: "check", for: "sub-agent-runs", title: "Also list sub-agents' runs (each is shown inside the run that called it)" }, subAgents, "Sub-agents' runs");
   const body = h("tbody");
   const more = h("button", { type: "button", hidden: true }, "Older runs");
   const table = h("table", { class: "runs" },
@@ -274,7 +293,7 @@ function runsPage(s) {
   const empty = h("div", { class: "empty", hidden: true }, "No runs yet. Start one from ", h("a", { href: "#/chat" }, "Chat"), " or POST /v1/runs.");
   main.append(
     h("div", { class: "head" }, h("h1", {}, "Runs"), h("span", { class: "sub", id: "runs-total" })),
-    h("div", { class: "filters" }, search, status, agent),
+    h("div", { class: "filters" }, search, status, agent, subAgentsLabel),
     h("div", { class: "panel scroll-x" }, table, empty, h("div", { class: "more" }, more)),
   );
   api("/v1/agents").then((agents) => {
@@ -285,6 +304,7 @@ function runsPage(s) {
     const q = new URLSearchParams({ limit: "100" });
     if (state.status) q.set("status", state.status);
     if (state.agent) q.set("agent", state.agent);
+    if (!state.subAgents) q.set("top_level", "true");
     if (before) q.set("before", before);
     return `/v1/runs?${q}`;
   };
@@ -324,6 +344,7 @@ function runsPage(s) {
   };
   status.onchange = () => { state.status = status.value; state.runs = []; refresh(); };
   agent.onchange = () => { state.agent = agent.value; state.runs = []; refresh(); };
+  subAgents.onchange = () => { state.subAgents = subAgents.checked; state.runs = []; refresh(); };
   search.oninput = () => { state.search = search.value; render(); };
   more.onclick = async () => {
     const page = await api(query(state.next));
@@ -464,6 +485,8 @@ class Timeline {
       case "message": {
         const m = e.message || {};
         if (m.role === "assistant") {
+          // What the model asked each call to run with, to show beside what hooks left.
+          for (const c of m.tool_calls || []) (this.asked ??= new Map()).set(c.id, c.arguments);
           if (a.text) {
             a.text.body.classList.remove("cursor");
             if (Array.isArray(m.content)) a.text.body.replaceWith(contentView(m.content));
@@ -492,10 +515,15 @@ class Timeline {
         const input = h("pre", {}, pretty(e.input));
         const hooks = this.pendingHooks(e.call_id);
         const resultLabel = h("span", { class: "result-label" }, "result");
+        // The input before hooks (as the model asked) when hooks changed it.
+        const asked = this.asked?.get(e.call_id);
+        this.asked?.delete(e.call_id);
+        const rewritten = asked !== undefined && !sameJson(asked, e.input);
+        const before = rewritten ? [h("span", {}, "model asked"), h("pre", { class: "asked" }, pretty(asked))] : [];
         const el = this.item(a, "tool",
           [h("b", {}, e.name), h("span", { class: "mono" }, e.call_id), h("span", { class: "took" })],
           hooks,
-          h("div", { class: "kv" }, h("span", {}, "input"), input, resultLabel, result));
+          h("div", { class: "kv" }, ...before, h("span", {}, rewritten ? "after hooks" : "input"), input, resultLabel, result));
         el.dataset.call = e.call_id;
         const call = { el, result, input, hooks, at, name: e.name, took: $(".took", el) };
         this.calls.set(e.call_id, call);
@@ -595,7 +623,11 @@ class Timeline {
     const ran = step.hooksRan;
     ran.n++;
     ran.count.textContent = `${ran.n} ran`;
-    ran.list.append(h("span", { class: "hook-run", title: `${r.hook} on ${r.event}` }, h("b", {}, r.hook), ` ${r.event} `, h("span", { class: "sub" }, micros(r.duration_us))));
+    // What it changed of the event, by the names of the event's fields (`decision` when it decided).
+    const changed = Array.isArray(r.changed) && r.changed.length
+      ? [" ", h("span", { class: "tag changed", title: `${r.hook} changed ${r.changed.join(", ")} of ${r.event}` }, `changed ${r.changed.join(", ")}`)]
+      : "";
+    ran.list.append(h("span", { class: "hook-run", title: `${r.hook} on ${r.event}` }, h("b", {}, r.hook), ` ${r.event} `, h("span", { class: "sub" }, micros(r.duration_us)), changed));
   }
 
   // The latest run of `hook` on `event` not yet matched to a decision.

@@ -336,6 +336,9 @@ pub struct ListRuns {
     pub limit: Option<u32>,
     /// Only runs older than this one: the `next_before` of the previous page.
     pub before: Option<String>,
+    /// Only runs of their own, no sub-agent's run (`true`); by default every run is listed.
+    #[serde(default)]
+    pub top_level: bool,
 }
 
 impl ListRuns {

@@ -1,8 +1,8 @@
 //! The ids of a run's streamed events, as `Last-Event-ID` brings them back.
 //!
-//! An event the run's history records has its number there (`7`); an event it does not record
-//! (a piece of streamed text or reasoning, a model's progress, a sub-agent's event, which its own
-//! run records) is numbered after the last recorded one (`7.3`: the third since event 7). A
+//! An event the run's history records (its own, or one of its sub-agents') has its number there
+//! (`7`); an event it does not record (a piece of streamed text or reasoning, a model's progress)
+//! is numbered after the last recorded one (`7.3`: the third since event 7). A
 //! client that reconnects with either id gets what came after it: recorded events from the
 //! store, the others only from the process that streams the run while it still holds them (the
 //! complete turn's `message` event holds the text whole).

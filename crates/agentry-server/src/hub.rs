@@ -93,16 +93,15 @@ impl RunHub {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Adds an event of the run: a recorded one of the run itself takes the next number of its
-    /// history, the others the next place after it.
+    /// Adds an event of the run: one its history records (its own or a sub-agent's) takes the
+    /// next number of that history, the others (streamed text) the next place after it.
     pub(crate) fn push(&self, event: RunEvent) {
-        let recorded = !event.agent_path().contains('/')
-            && !matches!(
-                event,
-                RunEvent::TextDelta { .. }
-                    | RunEvent::ThinkingDelta { .. }
-                    | RunEvent::ModelProgress { .. }
-            );
+        let recorded = !matches!(
+            event,
+            RunEvent::TextDelta { .. }
+                | RunEvent::ThinkingDelta { .. }
+                | RunEvent::ModelProgress { .. }
+        );
         // Media go by reference, as the store records them: no stream, whichever door it goes
         // out by, carries their bytes (`GET /v1/media/{sha256}` reads them).
         let event = event.with_media_references().unwrap_or(event);
@@ -257,7 +256,7 @@ mod tests {
     }
 
     #[test]
-    fn recorded_events_of_the_run_take_its_history_numbers_and_the_others_places_after_them() {
+    fn recorded_events_take_the_history_numbers_and_streamed_text_places_after_them() {
         let hub = RunHub::new(4, Default::default());
         hub.push(text("a", "agent"));
         hub.push(step(1, "agent"));
@@ -266,9 +265,11 @@ mod tests {
         hub.push(step(2, "agent"));
         let (events, done) = hub.read(0);
         let ids: Vec<String> = events.iter().map(|e| e.id.to_string()).collect();
-        assert_eq!(ids, ["4.1", "5", "5.1", "5.2", "6"]);
+        // A sub-agent's event is in the run's history too.
+        assert_eq!(ids, ["4.1", "5", "5.1", "6", "7"]);
         assert!(!done);
         assert_eq!(hub.position_after("5.1".parse().unwrap()), 3);
+        assert_eq!(hub.position_after(EventId::recorded(6)), 4);
         assert_eq!(hub.position_after(EventId::recorded(4)), 0);
         assert_eq!(hub.position_after(EventId::recorded(9)), 5);
         let json: serde_json::Value = serde_json::from_str(&events[1].json).unwrap();

@@ -124,6 +124,7 @@ pub(crate) async fn list_runs(
         status,
         limit: Some(limit),
         before: q.before,
+        top_level: q.top_level,
     };
     let runs: Vec<RunItem> = state
         .store

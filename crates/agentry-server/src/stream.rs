@@ -23,7 +23,8 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// Each event's `event` field is its kind (`text_delta`, `tool_started`, `run_finished`, ...),
 /// its `data` the event's JSON with the time it happened (`at_ms`, milliseconds since the Unix
 /// epoch), and its `id` where it stands: events the run's history records
-/// have their number there, the others (streamed text, sub-agents' events) a place after it.
+/// have their number there (sub-agents' events among them), the others (streamed text) a place
+/// after it.
 /// A client that reconnects with the last id it saw gets every recorded event after it exactly
 /// once. The stream follows the run through pauses for approval and ends when it ends.
 #[utoipa::path(
@@ -60,18 +61,18 @@ pub(crate) async fn run_events(
 }
 
 /// True for an event after which the run goes no further without a new request: it finished,
-/// failed, was cancelled or stopped (a pause is not an end).
+/// failed, was cancelled or stopped (a pause is not an end; a sub-agent's end is not the run's).
 fn ends_run(kind: &str, event: impl FnOnce() -> Option<RunEvent>) -> bool {
-    match kind {
-        "run_failed" => true,
-        "run_finished" => !matches!(
-            event(),
-            Some(RunEvent::RunFinished {
-                stop: StopReason::AwaitingApproval { .. },
-                ..
-            })
-        ),
-        _ => false,
+    if !matches!(kind, "run_failed" | "run_finished") {
+        return false;
+    }
+    match event() {
+        Some(event) if event.is_sub_agent() => false,
+        Some(RunEvent::RunFinished {
+            stop: StopReason::AwaitingApproval { .. },
+            ..
+        }) => false,
+        _ => true,
     }
 }
 

@@ -367,6 +367,9 @@ where
         sql.push(" AND status = ")
             .push_bind(status.as_str().to_string());
     }
+    if query.top_level {
+        sql.push(" AND parent_run_id IS NULL");
+    }
     if let Some(before) = &query.before {
         sql.push(" AND position < COALESCE((SELECT position FROM runs WHERE run_id = ")
             .push_bind(before.clone())

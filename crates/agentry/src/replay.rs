@@ -240,7 +240,8 @@ fn one_line(text: &str) -> String {
 
 impl Recording {
     /// The recording of a stored run, from its events (`RunStore::events`). Events of kinds
-    /// this version does not know play no part.
+    /// this version does not know play no part, nor do its sub-agents' (a sub-agent's call
+    /// gives back its recorded result, as any tool's).
     ///
     /// # Errors
     /// [`ReplayError::NoInput`] when the events hold no input message.
@@ -249,10 +250,15 @@ impl Recording {
         let mut turns = Vec::new();
         let mut calls = Vec::new();
         let mut outcomes = Outcomes::default();
+        // The run's own events: its sub-agents' (recorded beside them) were its tools' work.
+        let mut own: Option<String> = None;
         for stored in events {
             let Ok(event) = RunEvent::from_recorded(&stored.event) else {
                 continue;
             };
+            if event.agent_path() != own.get_or_insert_with(|| event.agent_path().to_owned()) {
+                continue;
+            }
             if let RunEvent::Message { message, .. } = &event {
                 match &**message {
                     Message::User { content } if input.is_none() => input = Some(content.clone()),

@@ -276,14 +276,22 @@ impl<S, O> AgentBuilder<S, O> {
         self.with(on::around_tool(f))
     }
 
-    /// Checks the definition and builds the agent: tool names must be unique and schemas must
-    /// compile.
+    /// Checks the definition and builds the agent: its name must not be empty nor hold a `/`
+    /// (sub-agents' runs are named by `parent/child` paths), tool names must be unique and
+    /// schemas must compile.
     pub fn build(self) -> Result<Agent<S, O>, Error> {
         let agent = self.name.clone();
         let fail = |message: String| Error::Definition {
             agent: agent.clone(),
             message,
         };
+        if agent.is_empty() || agent.contains('/') {
+            return Err(fail(
+                "an agent's name must be non-empty and hold no `/` (a sub-agent's run is named by \
+                 the path `parent/child`): choose another name"
+                    .into(),
+            ));
+        }
         let mut tools = Vec::with_capacity(self.tools.len() + self.sub_agents.len());
         for tool in self.tools {
             let spec = tool.spec();

@@ -141,7 +141,7 @@ macro_rules! define_lists {
 super::with_events!(define_lists);
 
 /// A hook event payload type.
-pub trait Event: Decides + Clone + Send + Sync + 'static {
+pub trait Event: Decides + crate::hooks::events::Changes + Clone + Send + Sync + 'static {
     /// Which event this is.
     const KIND: EventKind;
     #[doc(hidden)]

@@ -16,7 +16,8 @@ pub const EVENT_FORMAT_VERSION: u32 = 1;
 /// One event of a run's event stream (`RunHandle::events` in the `agentry` crate).
 ///
 /// Events of sub-agents arrive on their parent's stream, tagged with their `agent_path`
-/// (`parent/child`).
+/// (`parent/child`) ([`is_sub_agent`](Self::is_sub_agent)), and a run that records its events
+/// records its sub-agents' beside its own, in the order the stream carries them.
 ///
 /// # JSON
 ///
@@ -262,6 +263,43 @@ impl RunEvent {
 }
 
 impl RunEvent {
+    /// The state a run starts with, as its first event reports it: one patch from nothing
+    /// (`replace` at `""`), source `system` (see [`RunEvent::StatePatch`]).
+    pub fn start_state(state: Value, agent_path: Arc<str>) -> RunEvent {
+        let op = json_patch::PatchOperation::Replace(json_patch::ReplaceOperation {
+            path: json_patch::jsonptr::PointerBuf::default(),
+            value: state,
+        });
+        RunEvent::StatePatch {
+            patch: json_patch::Patch(vec![op]),
+            source: StateSource::System,
+            agent_path,
+        }
+    }
+
+    /// The whole state, when this event sets it whole (a run's start state, as
+    /// [`start_state`](Self::start_state) makes it): readers show it as a snapshot, not a change.
+    pub fn whole_state(&self) -> Option<&Value> {
+        let RunEvent::StatePatch {
+            patch,
+            source: StateSource::System,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        match patch.0.as_slice() {
+            [json_patch::PatchOperation::Replace(op)] if op.path.is_root() => Some(&op.value),
+            _ => None,
+        }
+    }
+
+    /// True for an event of a sub-agent's run (its agent path is `parent/child`): a run's
+    /// stream and recorded history carry its sub-agents' events beside its own.
+    pub fn is_sub_agent(&self) -> bool {
+        self.agent_path().contains('/')
+    }
+
     /// The event's kind, as its history records it (`run_started`, `tool_finished`, ...).
     pub fn kind(&self) -> &'static str {
         match self {

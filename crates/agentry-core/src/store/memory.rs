@@ -251,7 +251,9 @@ impl RunStore for MemoryStore {
             .values()
             .filter(|r| {
                 let s = &r.snapshot;
-                r.order < bound && query.admits(s.session_id.as_deref(), &s.agent, s.status())
+                r.order < bound
+                    && (!query.top_level || s.parent_run_id.is_none())
+                    && query.admits(s.session_id.as_deref(), &s.agent, s.status())
             })
             .map(|r| {
                 (

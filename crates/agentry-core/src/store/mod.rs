@@ -306,6 +306,8 @@ pub struct RunQuery {
     /// Only runs first saved before this one (the last run of the previous page, for paging
     /// through a listing); a run the store does not hold leaves nothing before it.
     pub before: Option<String>,
+    /// Only runs of their own: no sub-agent's run (one with a parent run).
+    pub top_level: bool,
 }
 
 impl RunQuery {
@@ -328,6 +330,11 @@ impl RunQuery {
     /// Only runs of `agent`.
     pub fn agent(mut self, agent: impl Into<String>) -> Self {
         self.agent = Some(agent.into());
+        self
+    }
+    /// Only runs of their own, no sub-agent's run (whose events are in its parent's history).
+    pub fn top_level(mut self) -> Self {
+        self.top_level = true;
         self
     }
     /// At most `n` runs.

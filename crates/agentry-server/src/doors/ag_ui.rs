@@ -319,12 +319,9 @@ impl AgUiWriter {
             }
             RunEvent::StatePatch { patch, .. } if path.is_empty() => {
                 // A patch that sets the whole state (the state a run starts with) is a snapshot.
-                let patch = serde_json::to_value(patch).unwrap_or_default();
-                match patch.as_array().map(Vec::as_slice) {
-                    Some([op]) if op["op"] == "replace" && op["path"] == "" => {
-                        out.push(json!({"type": "STATE_SNAPSHOT", "snapshot": op["value"]}));
-                    }
-                    _ => out.push(json!({"type": "STATE_DELTA", "delta": patch})),
+                match e.event.whole_state() {
+                    Some(state) => out.push(json!({"type": "STATE_SNAPSHOT", "snapshot": state})),
+                    None => out.push(json!({"type": "STATE_DELTA", "delta": patch})),
                 }
             }
             RunEvent::HookDecision {

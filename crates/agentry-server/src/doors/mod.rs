@@ -88,7 +88,7 @@ pub(crate) async fn ended(state: &AppState, hub: &RunHub) {
 
 /// True for an event of the run itself (not of a sub-agent).
 pub(crate) fn own(event: &RunEvent) -> bool {
-    !event.agent_path().contains('/')
+    !event.is_sub_agent()
 }
 
 /// How a run ended, as doors report it.

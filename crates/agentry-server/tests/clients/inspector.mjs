@@ -91,6 +91,18 @@ try {
   seen.subagent_unfolds = !(await folded());
   await shot("run-subagent");
 
+  // A call whose input a hook rewrote: what the model asked beside what ran, and the hook's
+  // change among the hooks that ran.
+  if (runs.tidy) {
+    await page.goto(`${url}/#/runs/${runs.tidy}`);
+    await page.waitForSelector(".item.tool pre.asked");
+    await page.waitForSelector(".hook-run .tag.changed");
+    seen.tidy_asked = await page.locator(".item.tool pre.asked").textContent();
+    seen.tidy_input = await page.locator(".item.tool .kv > pre").nth(1).textContent();
+    seen.tidy_changed = await page.locator(".hook-run .tag.changed").allTextContents();
+    await shot("run-rewritten");
+  }
+
   // State changes as diffs.
   await page.goto(`${url}/#/runs/${runs.notes}`);
   await page.waitForSelector(".item.state .diff div");
@@ -203,6 +215,36 @@ try {
     await long.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
     seen.long_scroll_ms = Date.now() - t1;
     await long.screenshot({ path: path.join(shots, "run-long-end.png") });
+  }
+
+  // A run of a thousand sub-agent calls: each call's run nested in its step, from the store.
+  if (runs.crowd) {
+    const crowd = await context.newPage();
+    crowd.on("pageerror", (e) => errors.push(String(e)));
+    const t0 = Date.now();
+    await crowd.goto(`${url}/#/runs/${runs.crowd}`);
+    await crowd.waitForSelector(`.head .pill[data-status="finished"]`);
+    await crowd.waitForFunction((n) => document.querySelectorAll(".timeline details.agent").length >= n, runs.crowd_calls, { timeout: 120000 });
+    // The run's own end, after its sub-agents' (folded, so hidden).
+    await crowd.locator(".timeline .item.end").last().waitFor();
+    seen.crowd_load_ms = Date.now() - t0;
+    seen.crowd_agents_shown = await crowd.locator(".timeline details.agent").count();
+    seen.crowd_steps_shown = await crowd.locator(".timeline details.step:not(details.agent details.step)").count();
+    seen.crowd_last_answer = await crowd.locator(".timeline details.agent").last().locator(".item.text").last().textContent();
+    const t1 = Date.now();
+    for (let i = 0; i < 20; i++) await crowd.mouse.wheel(0, 4000);
+    await crowd.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+    await crowd.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    seen.crowd_scroll_ms = Date.now() - t1;
+    await crowd.screenshot({ path: path.join(shots, "run-crowd.png") });
+
+    // The list: runs of their own, and the sub-agents' runs when asked for.
+    await crowd.goto(`${url}/#/`);
+    await crowd.waitForSelector("tr[data-run]");
+    seen.sub_agent_rows = await crowd.locator("tr[data-run] .tag").count();
+    await crowd.check("#sub-agent-runs");
+    await crowd.waitForSelector("tr[data-run] .tag");
+    seen.sub_agent_rows_asked = await crowd.locator("tr[data-run] .tag").count();
   }
 } finally {
   await browser.close();

@@ -74,6 +74,16 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
         .unwrap();
     assert_eq!(code, 200);
 
+    // First, so its sub-agents' runs are older than the runs the list is looked at for.
+    let t0 = Instant::now();
+    let crowd = server
+        .start_run(json!({"agent": "crowd", "input": "ask them all"}))
+        .await;
+    server
+        .wait_status_within(&crowd, "finished", Duration::from_secs(300))
+        .await;
+    eprintln!("a run of {CROWD} sub-agent calls took {:?}", t0.elapsed());
+
     let t0 = Instant::now();
     let long = server
         .start_run(json!({"agent": "long", "input": "go on"}))
@@ -98,10 +108,13 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
     let notes = server
         .start_run(json!({"agent": "notes", "input": "note"}))
         .await;
+    let tidy = server
+        .start_run(json!({"agent": "tidy", "input": "clean up"}))
+        .await;
     let ops = server
         .start_run(json!({"agent": "ops", "input": "restart"}))
         .await;
-    for id in [&echo, &team, &notes, &picture] {
+    for id in [&echo, &team, &notes, &picture, &tidy] {
         server.wait_status(id, "finished").await;
     }
     server.wait_status(&ops, "awaiting_approval").await;
@@ -116,6 +129,7 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
     let runs = json!({
         "echo": echo, "team": team, "notes": notes, "ops": ops, "picture": picture,
         "long": long, "long_steps": LONG + 1,
+        "crowd": crowd, "crowd_calls": CROWD, "tidy": tidy,
     })
     .to_string();
     let (token_url, token) = (guarded.url.clone(), "open-sesame");
@@ -334,7 +348,46 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
     );
     assert!(scroll < 5_000, "scrolling it took {scroll} ms");
 
+    // A call a hook rewrote: what the model asked, what ran, and what the hook changed.
+    assert!(
+        seen["tidy_asked"].as_str().unwrap().contains("\"/\""),
+        "{seen}"
+    );
+    assert!(
+        seen["tidy_input"]
+            .as_str()
+            .unwrap()
+            .contains("/tmp/scratch"),
+        "{seen}"
+    );
+    let changed = seen["tidy_changed"].to_string();
+    assert!(changed.contains("changed tool_input"), "{changed}");
+
+    // The run of a thousand sub-agent calls, read from the store: each call's run nested in
+    // its own step, loaded and scrolled within the budget.
+    assert_eq!(seen["crowd_agents_shown"], CROWD, "{seen}");
+    assert_eq!(seen["crowd_steps_shown"], CROWD + 1);
+    let last = seen["crowd_last_answer"].as_str().unwrap();
+    assert!(last.contains(&format!("answer {CROWD}")), "{last}");
+    let (load, scroll) = (
+        seen["crowd_load_ms"].as_u64().unwrap(),
+        seen["crowd_scroll_ms"].as_u64().unwrap(),
+    );
+    eprintln!(
+        "the page of a run of {CROWD} sub-agent calls: loaded in {load} ms, scrolled in {scroll} ms"
+    );
+    assert!(load < 30_000, "loaded in {load} ms");
+    assert!(scroll < 5_000, "scrolled in {scroll} ms");
+    // The list shows runs of their own unless asked: not one of the thousand sub-agents' runs.
+    assert_eq!(seen["sub_agent_rows"], 0, "{seen}");
+    assert!(
+        seen["sub_agent_rows_asked"].as_u64().unwrap() >= 50,
+        "{seen}"
+    );
+
     for name in [
+        "run-crowd",
+        "run-rewritten",
         "runs",
         "run-waiting",
         "run-approved",
@@ -360,6 +413,73 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
 
 /// Steps in the long run.
 const LONG: u64 = 10_000;
+
+#[derive(Deserialize, JsonSchema)]
+struct Target {
+    path: String,
+}
+
+/// Asks to delete `/`; its `scratch-only` hook sends the call to `/tmp/scratch` instead.
+fn tidy() -> Agent<(), String> {
+    let model = ScriptedModel::from_fn(|_, req| {
+        match req.messages.iter().rev().find_map(|m| m.tool_result()) {
+            Some(result) => ScriptedTurn::text(format!("tidied: {}", result.content)),
+            None => ScriptedTurn::new().with_tool_call("delete", json!({"path": "/"})),
+        }
+    });
+    Agent::builder("tidy")
+        .model(model)
+        .tool(tool(
+            "delete",
+            "Deletes a path.",
+            |a: Target, _c: ToolCtx| async move { Ok(format!("deleted {}", a.path)) },
+        ))
+        .with(
+            on::before_tool(|mut ev, _ctx| async move {
+                if ev.input["path"] == "/" {
+                    ev.input = json!({"path": "/tmp/scratch"});
+                }
+                Ok(ev)
+            })
+            .named("scratch-only"),
+        )
+        .build()
+        .unwrap()
+}
+
+/// Sub-agent calls in the crowd run.
+const CROWD: u64 = 1_000;
+
+/// Asks its `helper` sub-agent [`CROWD`] times, one call a step, then answers.
+fn crowd() -> Agent<(), String> {
+    let helper = Agent::builder("helper")
+        .description("Answers a question.")
+        .model(ScriptedModel::from_fn(|_, req| {
+            let asked = req.messages.first().map(|m| m.text().into_owned());
+            ScriptedTurn::text(asked.unwrap_or_default().replace("question", "answer"))
+        }))
+        .build()
+        .unwrap();
+    let model = ScriptedModel::from_fn(|_, req| {
+        let done = req
+            .messages
+            .iter()
+            .filter(|m| matches!(m, Message::Tool(_)))
+            .count() as u64;
+        if done < CROWD {
+            ScriptedTurn::new()
+                .with_tool_call("helper", json!({"input": format!("question {}", done + 1)}))
+        } else {
+            ScriptedTurn::text("all asked")
+        }
+    });
+    Agent::builder("crowd")
+        .model(model)
+        .sub_agent(&helper)
+        .max_steps(CROWD as u32 + 10)
+        .build()
+        .unwrap()
+}
 
 /// Calls `tick` [`LONG`] times, then answers.
 fn long() -> Agent<(), String> {
@@ -404,6 +524,8 @@ fn with_long_runs(store: impl RunStore, guard_notes: bool) -> Server {
     }
     with_agents(Server::builder(runtime))
         .agent(long())
+        .agent(crowd())
+        .agent(tidy())
         .price("long", agentry::Price::per_million(3.0, 15.0))
         .build()
         .unwrap()

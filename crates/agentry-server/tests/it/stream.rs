@@ -224,3 +224,98 @@ async fn a_history_longer_than_a_page_streams_whole_from_the_store_a_page_at_a_t
     driver.shut_down().await;
     reader.shut_down().await;
 }
+
+/// Asks its `slow` sub-agent twice, one call after the other, then answers.
+fn manager() -> agentry::Agent<(), String> {
+    use agentry::ScriptedTurn;
+    use agentry::prelude::*;
+    let model = ScriptedModel::from_fn(|_, req| {
+        let asked = req
+            .messages
+            .iter()
+            .filter(|m| matches!(m, agentry::Message::Tool(_)))
+            .count();
+        if asked < 2 {
+            ScriptedTurn::new()
+                .with_tool_call("slow", json!({"input": format!("job {}", asked + 1)}))
+        } else {
+            ScriptedTurn::new().with_text_deltas(["both ", "done"])
+        }
+    });
+    Agent::builder("manager")
+        .model(model)
+        .sub_agent(&slow(2, 100))
+        .build()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sub_agents_events_are_in_the_runs_history_for_clients_that_reconnect_or_come_later() {
+    let (store, _dir, path) = sqlite().await;
+    let driver = TestServer::start(
+        builder_on(store, Duration::from_secs(30))
+            .agent(manager())
+            .build()
+            .unwrap(),
+    )
+    .await;
+    // Another server on the same store: it has no hub of the run, only the store.
+    let reader = TestServer::start(server_on(
+        agentry_store::SqliteStore::open(&path).await.unwrap(),
+        Duration::from_secs(30),
+    ))
+    .await;
+    let run_id = driver
+        .start_run(json!({"agent": "manager", "input": "go"}))
+        .await;
+    let url = driver.at(&format!("/v1/runs/{run_id}/events"));
+
+    // A client that reconnects after every fourth event, in the middle of the sub-agents' runs.
+    let mut pieced = Vec::new();
+    let mut last: Option<String> = None;
+    for connections in 1.. {
+        let mut n = 0;
+        let part = read_events(&url, last.as_deref(), |_| {
+            n += 1;
+            n == 4
+        })
+        .await;
+        let ended = part
+            .last()
+            .is_some_and(|e| e.kind == "run_finished" && e.data["agent_path"] == "manager");
+        last = part.last().map(|e| e.id.clone()).or(last);
+        pieced.extend(part);
+        if ended {
+            break;
+        }
+        assert!(connections < 300, "the run never ended");
+    }
+    let whole = all_events(&url, None).await;
+    let late = all_events(&reader.at(&format!("/v1/runs/{run_id}/events")), None).await;
+
+    // The sub-agents' events are recorded, numbered in the run's history: reconnecting clients
+    // and a server that only has the store get each of them once, in place.
+    let sub_agent_runs = |events: &[Sse]| {
+        events
+            .iter()
+            .filter(|e| !e.id.contains('.') && e.kind == "run_started")
+            .map(|e| e.data["agent_path"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        sub_agent_runs(&late),
+        ["manager", "manager/slow", "manager/slow"]
+    );
+    assert_eq!(recorded(&pieced), recorded(&whole));
+    assert_eq!(recorded(&late), recorded(&whole));
+    let sub_agent_tools = late
+        .iter()
+        .filter(|e| e.kind == "tool_finished" && e.data["agent_path"] == "manager/slow")
+        .count();
+    assert_eq!(sub_agent_tools, 4, "two waits in each of the two calls");
+    // The stream ends at the run's own end, not at a sub-agent's.
+    assert_eq!(late.last().unwrap().data["agent_path"], "manager");
+    assert_eq!(late.last().unwrap().kind, "run_finished");
+    driver.shut_down().await;
+    reader.shut_down().await;
+}

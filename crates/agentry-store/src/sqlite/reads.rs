@@ -116,6 +116,9 @@ impl SqliteStore {
                     sql.push_str(" AND status = ?");
                     values.push(status);
                 }
+                if query.top_level {
+                    sql.push_str(" AND parent_run_id IS NULL");
+                }
                 if let Some(before) = &query.before {
                     sql.push_str(
                         " AND position < COALESCE((SELECT position FROM runs WHERE run_id = ?), 0)",

@@ -5,7 +5,7 @@
 use crate::common::*;
 use agentry::prelude::*;
 use agentry::{AgentBuilder, ModelErrorKind};
-use agentry::{Message, RunOptions, ScriptedTurn, ToolResult};
+use agentry::{Message, RunOptions, RunStore, ScriptedTurn, ToolResult};
 
 const CHILD_EVENTS: [&str; 10] = [
     "RunStart",
@@ -442,6 +442,74 @@ async fn the_child_events_reach_the_parent_event_stream_under_the_child_path() {
         })
         .unwrap();
     assert_eq!(note, json!({"from": "parent/child"}));
+}
+
+#[tokio::test]
+async fn a_run_records_its_sub_agents_events_where_they_happened_and_each_child_its_own() {
+    // parent -> child -> grandchild, each called once.
+    let grandchild = Agent::builder("grandchild")
+        .description("Knows.")
+        .model(ScriptedModel::new().text("Paris"))
+        .build()
+        .unwrap();
+    let child = child_builder(
+        &ScriptedModel::new()
+            .tool_call("grandchild", json!({"input": "which city?"}))
+            .text("Paris, says grandchild."),
+    )
+    .sub_agent(&grandchild)
+    .build()
+    .unwrap();
+    let agent = parent(&parent_model(), &child).build().unwrap();
+    let store = agentry::MemoryStore::new();
+    let runtime = Runtime::new().store(store.clone());
+
+    let mut handle = runtime.run(&agent, "Capital?").start();
+    let mut streamed = Vec::new();
+    while let Some(ev) = handle.events().next().await {
+        streamed.push(ev);
+    }
+    let out = handle.result().await.unwrap();
+
+    // The parent's history: every event of the stream but streamed text, in the stream's order.
+    let recorded = |run_id: String| {
+        let store = store.clone();
+        async move {
+            store
+                .events(&run_id)
+                .await
+                .unwrap()
+                .iter()
+                .map(|e| describe(&RunEvent::from_recorded(&e.event).unwrap()))
+                .collect::<Vec<_>>()
+        }
+    };
+    let expected: Vec<String> = streamed
+        .iter()
+        .filter(|e| !matches!(e, RunEvent::TextDelta { .. }))
+        .map(describe)
+        .collect();
+    let parent_history = recorded(out.run_id.clone()).await;
+    assert_eq!(parent_history, expected);
+    assert!(parent_history.contains(&"parent/child/grandchild RunStarted".to_string()));
+
+    // The child's own run: its events and its sub-agent's, none of its parent's.
+    let child_run = streamed
+        .iter()
+        .find_map(|e| match e {
+            RunEvent::RunStarted { run_id, agent_path } if &**agent_path == "parent/child" => {
+                Some(run_id.clone())
+            }
+            _ => None,
+        })
+        .unwrap();
+    let child_history = recorded(child_run).await;
+    let below: Vec<&String> = expected
+        .iter()
+        .filter(|l| l.starts_with("parent/child"))
+        .collect();
+    assert_eq!(child_history.iter().collect::<Vec<_>>(), below);
+    assert_eq!(child_history.first().unwrap(), "parent/child RunStarted");
 }
 
 /// A new run's snapshot, as an engine that drives runs itself opens its effects with.

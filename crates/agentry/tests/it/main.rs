@@ -12,6 +12,7 @@ mod builtin_telemetry;
 mod builtin_tool_policy;
 mod hooks_allow;
 mod hooks_batch;
+mod hooks_changes;
 mod hooks_decisions;
 mod hooks_errors;
 mod hooks_fields;

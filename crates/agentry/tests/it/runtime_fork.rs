@@ -183,7 +183,17 @@ async fn a_fork_that_cannot_be_says_why_and_starts_nothing() {
     assert!(err.to_string().contains("give the fork an input"), "{err}");
 
     let err = runtime.fork(&agent, "nope", Fork::at(1)).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Fork(ForkError::NoSuchRun { run_id, .. }) if run_id == "nope"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("cannot be forked"), "{err}");
     assert!(err.to_string().contains("no run with this id"), "{err}");
+    let err = Runtime::new()
+        .fork(&agent, &first.run_id, Fork::at(1))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("has no store"), "{err}");
     assert_eq!(
         store.list(&agentry::RunQuery::all()).await.unwrap().len(),
         1
@@ -246,4 +256,100 @@ async fn a_fork_of_a_fork_and_of_a_sessions_run_keep_what_came_before() {
     assert_eq!(forked.messages.get(0), one.messages.get(0));
     assert_eq!(forked.text, "stop, instead (0 added)");
     assert_eq!(forked.session_id, None);
+}
+
+#[tokio::test]
+async fn a_compacted_run_cannot_be_forked_and_says_so() {
+    let agent = Agent::builder("chat")
+        .model(ScriptedModel::from_fn(|_, _| ScriptedTurn::text("ok")))
+        .compaction(agentry::agent::Compaction::window(1_000_000).keep_recent(1))
+        .build()
+        .unwrap();
+    let store = MemoryStore::new();
+    let runtime = Runtime::new().store(store.clone());
+    let session = RunOptions::new().session("s");
+    runtime
+        .run(&agent, "one")
+        .with(session.clone())
+        .await
+        .unwrap();
+    let compacted = runtime
+        .run(&agent, "two")
+        .with(session.compact_first())
+        .await
+        .unwrap();
+
+    let err = runtime
+        .fork(&agent, &compacted.run_id, Fork::at(0).input("again"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Fork(ForkError::Compacted { run_id }) if *run_id == compacted.run_id),
+        "{err}"
+    );
+    assert!(err.to_string().contains("fork a run that was not"), "{err}");
+}
+
+#[tokio::test]
+async fn a_run_with_sub_agents_forks_from_its_own_steps_and_the_fork_calls_them_again() {
+    let child = Agent::builder("counter")
+        .description("Counts.")
+        .model(ScriptedModel::from_fn(|_, req| {
+            if req.messages.iter().any(|m| matches!(m, Message::Tool(_))) {
+                ScriptedTurn::text("counted")
+            } else {
+                ScriptedTurn::new().with_tool_call("tick", json!({"item": "x"}))
+            }
+        }))
+        .tool(tool("tick", "Ticks.", |_: Item, _c: ToolCtx| async move {
+            Ok("ticked")
+        }))
+        .build()
+        .unwrap();
+    // Asks the counter twice, then answers with how many results it saw.
+    let model = ScriptedModel::from_fn(|_, req| {
+        let results = req
+            .messages
+            .iter()
+            .filter(|m| matches!(m, Message::Tool(_)))
+            .count();
+        if results < 2 {
+            ScriptedTurn::new().with_tool_call("counter", json!({"input": "count"}))
+        } else {
+            ScriptedTurn::text(format!("{results} counts"))
+        }
+    });
+    let agent = Agent::builder("boss")
+        .model(model)
+        .sub_agent(&child)
+        .build()
+        .unwrap();
+    let store = MemoryStore::new();
+    let runtime = Runtime::new().store(store.clone());
+    let first = runtime.run(&agent, "go").await.unwrap();
+    assert_eq!(first.steps, 3);
+    let events = store.events(&first.run_id).await.unwrap();
+    let sub_steps = events
+        .iter()
+        .filter(|e| e.event.kind == "step_started" && e.event.data["agent_path"] == "boss/counter")
+        .count();
+    assert_eq!(
+        sub_steps, 4,
+        "the counter's steps are in the boss's history"
+    );
+
+    let stored = store.load(&first.run_id).await.unwrap().unwrap();
+    for step in 0..=2u32 {
+        let forked = Fork::at(step)
+            .snapshot(&stored.snapshot, &events, "f")
+            .unwrap();
+        // The boss's own history only: the input, then a call and its result per step.
+        assert_eq!(forked.messages.len(), 1 + 2 * step as usize, "step {step}");
+    }
+    let fork = runtime
+        .fork(&agent, &first.run_id, Fork::at(1))
+        .await
+        .unwrap();
+    assert_eq!(fork.output.as_deref(), Some("2 counts"));
+    assert_eq!(fork.steps, 3, "it went on from step 1");
 }

@@ -74,6 +74,14 @@ pub(super) async fn run_chain<E: Event>(
             None
         };
         let marks = slot.as_ref().map_or(0, Decides::marks);
+        // Observers of HookFinished hear what the hook changed: the event as it got it is
+        // kept to compare (only then; a read-only copy's changes are dropped anyway).
+        let unchanged = match observers {
+            Some(obs) if !read_only && !HookFinished::list(obs.lists()).is_empty() => {
+                slot.clone().map(Box::new)
+            }
+            _ => None,
+        };
         // A traced dispatch keeps the event as it was before the hook: a failing asynchronous
         // hook does not give it back, and its step still shows it.
         let traced_before = match trace {
@@ -141,7 +149,14 @@ pub(super) async fn run_chain<E: Event>(
             Ok(()) => {
                 if let (Some(obs), Some(_)) = (observers, started) {
                     run.hook_closed(&meta.name, E::KIND);
-                    let done = HookFinished::new(meta.name.clone(), E::KIND, took);
+                    let mut done = HookFinished::new(meta.name.clone(), E::KIND, took);
+                    if let (Some(before), Some(now)) = (unchanged.as_deref(), slot.as_ref()) {
+                        let mut changed = now.changed_since(before);
+                        if now.marks() != marks {
+                            changed.push("decision".to_owned());
+                        }
+                        done = done.with_changes(changed);
+                    }
                     observe(obs, done, run).await?;
                 }
                 if !read_only && let Some(ev) = slot.as_ref() {

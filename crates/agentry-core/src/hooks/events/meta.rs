@@ -38,6 +38,8 @@ pub struct HookFinished {
     event: EventKind,
     /// How long it took.
     duration: Duration,
+    /// What it changed of the event.
+    changed: Vec<String>,
 }
 impl HookFinished {
     /// A new event (runtimes create these).
@@ -47,7 +49,21 @@ impl HookFinished {
             hook,
             event,
             duration,
+            changed: Vec::new(),
         }
+    }
+    /// The same event, saying what the hook changed (runtimes set it).
+    pub fn with_changes(mut self, changed: Vec<String>) -> Self {
+        self.changed = changed;
+        self
+    }
+    /// What the hook changed of the event it handled: the names of the fields of the event's
+    /// JSON form that differ from the event as the hook got it (`tool_input`, `system`,
+    /// `messages`, ...), then `decision` when it took a decision (blocked, skipped, answered,
+    /// ...). Empty when it changed nothing, and for a hook that ran on a read-only copy (an
+    /// earlier hook's decision stood) or around a call (middleware).
+    pub fn changed(&self) -> &[String] {
+        &self.changed
     }
     /// The hook's name.
     pub fn hook(&self) -> &HookName {

@@ -42,6 +42,7 @@
 //! [`HookFinished`], [`HookFailed`]) observe hooks themselves and have none.
 
 mod batch;
+mod changes;
 mod context;
 mod form;
 mod human;
@@ -54,6 +55,7 @@ mod sub_agent;
 mod tool;
 
 pub use batch::{AfterToolBatch, BatchPlan, BeforeToolBatch};
+pub use changes::Changes;
 pub use context::{AfterCompact, BeforeCompact, CompactFailed};
 pub use human::{ApprovalRequested, ApprovalResolved, Resolver, StoppedByHuman};
 pub use meta::{HookFailed, HookFinished, HookStarted};

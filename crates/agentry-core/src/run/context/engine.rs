@@ -32,7 +32,7 @@ impl RunEngine {
 
     /// The spec of a run started inside this one (a sub-agent's): it inherits the session, user,
     /// tags and metadata, cancellation (as a child token), the event stream, the redactor, the
-    /// event history and the hook timeout; its path is this run's path and `agent_name`.
+    /// hook timeout and the event history (its events are recorded in this run's too); its path is this run's path and `agent_name`.
     pub fn child_spec(
         &self,
         run_id: impl Into<String>,
@@ -54,6 +54,7 @@ impl RunEngine {
             step: 0,
             redactor: self.redactor().cloned(),
             record_events: self.records_events(),
+            enclosing_history: self.history(),
             hook_timeout: parent.hook_timeout(),
             depth,
         }
@@ -147,35 +148,33 @@ impl RunEngine {
     /// checkpoint).
     pub fn take_recorded(&self) -> Vec<crate::run::recorded::RecordedEvent> {
         match &self.0.0.recorded {
-            Some(recorded) => std::mem::take(&mut *lock(recorded)),
+            Some(recorded) => recorded.take(),
             None => Vec::new(),
         }
     }
 
     /// Puts back events taken with [`take_recorded`](Self::take_recorded) whose checkpoint was
     /// not written, before any recorded since, so the next checkpoint saves them (oldest first).
-    pub fn restore_recorded(&self, mut events: Vec<crate::run::recorded::RecordedEvent>) {
-        if let Some(recorded) = &self.0.0.recorded
-            && !events.is_empty()
-        {
-            let mut recorded = lock(recorded);
-            events.append(&mut recorded);
-            *recorded = events;
+    pub fn restore_recorded(&self, events: Vec<crate::run::recorded::RecordedEvent>) {
+        if let Some(recorded) = &self.0.0.recorded {
+            recorded.restore(events);
         }
     }
 
     /// True when events were recorded since the last [`take_recorded`](Self::take_recorded).
     pub fn has_recorded(&self) -> bool {
-        self.0
-            .0
-            .recorded
-            .as_ref()
-            .is_some_and(|r| !lock(r).is_empty())
+        self.0.0.recorded.as_ref().is_some_and(|r| !r.is_empty())
     }
 
     /// Whether the run's events are recorded for its store.
     pub fn records_events(&self) -> bool {
         self.0.0.recorded.is_some()
+    }
+
+    /// The run's recorded history, when it records one: a run nested in this one (a
+    /// sub-agent's) records into it too ([`RunContextSpec::enclosing_history`]).
+    pub fn history(&self) -> Option<crate::run::recorded::RecordedHistory> {
+        self.0.0.recorded.clone()
     }
 
     /// The run's redactor, for child runs.

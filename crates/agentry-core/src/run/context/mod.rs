@@ -115,6 +115,10 @@ pub struct RunContextSpec {
     /// Whether the run's events are kept for its store's event history (see
     /// [`RunContext::take_recorded`]).
     pub record_events: bool,
+    /// The history of the run this one is nested in (a sub-agent's parent's, from
+    /// [`RunEngine::history`]): when the run records its events, that history records them
+    /// too. `None` for a run of its own.
+    pub enclosing_history: Option<crate::run::recorded::RecordedHistory>,
     /// How long an async hook without a timeout of its own may take (see
     /// [`RunContext::hook_timeout`]).
     pub hook_timeout: Duration,
@@ -144,6 +148,7 @@ impl RunContextSpec {
             step: 0,
             redactor: None,
             record_events: false,
+            enclosing_history: None,
             hook_timeout: DEFAULT_HOOK_TIMEOUT,
             depth: 0,
         }
@@ -183,7 +188,7 @@ struct RunShared {
     notices: Mutex<Vec<Notice>>,
     events: Option<UnboundedSender<RunEvent>>,
     redactor: Option<Arc<dyn crate::Redact>>,
-    recorded: Option<Mutex<Vec<crate::run::recorded::RecordedEvent>>>,
+    recorded: Option<crate::run::recorded::RecordedHistory>,
     hook_timeout: Duration,
     depth: u32,
     /// The earliest deadline set with [`RunContext::stop_at`], and the stop it brings.
@@ -261,7 +266,10 @@ impl RunContext {
             notices: Mutex::new(Vec::new()),
             events: spec.events,
             redactor: spec.redactor,
-            recorded: spec.record_events.then(|| Mutex::new(Vec::new())),
+            recorded: spec.record_events.then(|| match spec.enclosing_history {
+                Some(enclosing) => crate::run::recorded::RecordedHistory::nested_in(enclosing),
+                None => crate::run::recorded::RecordedHistory::new(),
+            }),
             hook_timeout: spec.hook_timeout,
             depth: spec.depth,
             stop_at: Mutex::new(None),
@@ -514,12 +522,13 @@ impl RunContext {
         // Recorded and sent under one lock: the stream's recorded events come in the order the
         // history holds them, even from tool calls on other threads (a server numbers them by
         // that order, so a client that reconnects goes on at the right event).
-        let held = self.0.recorded.as_ref().and_then(|recorded| {
-            let r = event.to_recorded()?;
-            let mut held = lock(recorded);
-            held.push(r);
-            Some(held)
-        });
+        // A sub-agent's event goes into each enclosing run's history too, under the outermost
+        // one's lock: the stream a server follows is the outermost run's.
+        let held = self
+            .0
+            .recorded
+            .as_ref()
+            .and_then(|history| Some(history.record(event.to_recorded()?)));
         if let Some(tx) = &self.0.events {
             let _ = tx.unbounded_send(event);
         }

@@ -136,6 +136,19 @@ pub async fn listing_filters_and_puts_the_newest_first(s: &Stores) {
         .status(RunStatus::Running);
     assert_eq!(listed(store, &query).await, ["r5", "r1"]);
     assert_eq!(listed(store, &RunQuery::all().limit(2)).await, ["r5", "r4"]);
+    // r2 is r1's sub-agent's run.
+    assert_eq!(
+        listed(store, &RunQuery::all().top_level()).await,
+        ["r5", "r4", "r3", "r1"]
+    );
+    assert_eq!(
+        listed(
+            &*s.other,
+            &RunQuery::session("s1").top_level().limit(1).before("r5")
+        )
+        .await,
+        ["r1"]
+    );
     // Paging: the next page starts after the last run of the one before, filters kept.
     assert_eq!(
         listed(store, &RunQuery::all().limit(2).before("r4")).await,

@@ -1,0 +1,120 @@
+//! What a hook changed of an event: the fields of the event's JSON form that differ from the
+//! event as the hook got it. Worked out only when someone observes [`HookFinished`] (the
+//! engine then keeps a copy of the event before each hook); a dispatch nobody observes never
+//! compares.
+
+use super::*;
+use serde::Serialize;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// What a hook changed of an event, by the names of its JSON form's fields
+/// ([`HookFinished::changed`]).
+pub trait Changes {
+    /// The names of the fields that differ from `before` (the event as the hook got it), in
+    /// the order of the event's JSON form; empty when the hook changed nothing.
+    fn changed_since(&self, before: &Self) -> Vec<String>;
+}
+
+/// The top-level fields in which the JSON forms of `now` and `before` differ.
+fn json_changes<T: Serialize>(now: &T, before: &T) -> Vec<String> {
+    let (Ok(now), Ok(before)) = (serde_json::to_value(now), serde_json::to_value(before)) else {
+        return Vec::new();
+    };
+    match (now, before) {
+        (Value::Object(now), Value::Object(mut before)) => {
+            let mut changed: Vec<String> = now
+                .into_iter()
+                .filter(|(key, value)| before.remove(key).as_ref() != Some(value))
+                .map(|(key, _)| key)
+                .collect();
+            changed.extend(before.into_iter().map(|(key, _)| key));
+            changed
+        }
+        (now, before) if now != before => vec!["value".to_owned()],
+        _ => Vec::new(),
+    }
+}
+
+macro_rules! changes_by_json_form {
+    ($($ty:ty),* $(,)?) => {
+        $(impl Changes for $ty {
+            fn changed_since(&self, before: &Self) -> Vec<String> {
+                json_changes(self, before)
+            }
+        })*
+    };
+}
+
+changes_by_json_form!(
+    RunStart,
+    RunEnd,
+    RunFailed,
+    BeforeStep,
+    AfterStep,
+    Stop,
+    AfterModel,
+    TextDelta,
+    Thinking,
+    BeforeTool,
+    AfterTool,
+    BeforeToolBatch,
+    AfterToolBatch,
+    ToolFailed,
+    BeforeSubAgent,
+    AfterSubAgent,
+    SubAgentFailed,
+    ApprovalRequested,
+    ApprovalResolved,
+    StoppedByHuman,
+    BeforeCompact,
+    AfterCompact,
+    CompactFailed,
+    StateChange,
+    MessageAdded,
+    Custom,
+);
+
+/// A request's history is compared message by message, by identity: it is shared, not copied,
+/// so a hook that left it alone left every message where it was.
+impl Changes for BeforeModel {
+    fn changed_since(&self, before: &Self) -> Vec<String> {
+        let (now, was) = (&self.request, &before.request);
+        let same_messages = now.messages.len() == was.messages.len()
+            && now
+                .messages
+                .iter_shared()
+                .zip(was.messages.iter_shared())
+                .all(|(a, b)| Arc::ptr_eq(a, b) || a == b);
+        let same_tools = Arc::ptr_eq(&now.tools, &was.tools)
+            || (now.tools.len() == was.tools.len()
+                && now
+                    .tools
+                    .iter()
+                    .zip(was.tools.iter())
+                    .all(|(a, b)| a.name == b.name));
+        [
+            ("system", now.system == was.system),
+            ("messages", same_messages),
+            ("tools", same_tools),
+            ("params", now.params == was.params),
+        ]
+        .into_iter()
+        .filter(|(_, same)| !same)
+        .map(|(name, _)| name.to_owned())
+        .collect()
+    }
+}
+
+/// The meta events have no JSON form, and no hook changes them.
+macro_rules! no_changes {
+    ($($ty:ty),* $(,)?) => {
+        $(impl Changes for $ty {
+            fn changed_since(&self, _before: &Self) -> Vec<String> {
+                Vec::new()
+            }
+        })*
+    };
+}
+
+no_changes!(HookStarted, HookFinished, HookFailed);
