@@ -29,14 +29,14 @@
 //! let path = || std::sync::Arc::<str>::from("helper");
 //! let events: Vec<StoredEvent> = [
 //!     RunEvent::RunStarted { run_id: "r-1".into(), agent_path: path() },
-//!     RunEvent::Message { message: run.messages.get_shared(0).unwrap().clone(), agent_path: path() },
-//!     RunEvent::StepStarted { step: 1, agent_path: path() },
-//!     RunEvent::Message { message: run.messages.get_shared(1).unwrap().clone(), agent_path: path() },
-//!     RunEvent::Message { message: run.messages.get_shared(2).unwrap().clone(), agent_path: path() },
-//!     RunEvent::StepFinished { step: 1, usage: Default::default(), agent_path: path() },
-//!     RunEvent::StepStarted { step: 2, agent_path: path() },
-//!     RunEvent::Message { message: run.messages.get_shared(3).unwrap().clone(), agent_path: path() },
-//!     RunEvent::StepFinished { step: 2, usage: Default::default(), agent_path: path() },
+//!     RunEvent::Message { message: run.messages.get_shared(0).unwrap().clone(), agent_path: path(), run_id: None },
+//!     RunEvent::StepStarted { step: 1, agent_path: path(), run_id: None },
+//!     RunEvent::Message { message: run.messages.get_shared(1).unwrap().clone(), agent_path: path(), run_id: None },
+//!     RunEvent::Message { message: run.messages.get_shared(2).unwrap().clone(), agent_path: path(), run_id: None },
+//!     RunEvent::StepFinished { step: 1, usage: Default::default(), agent_path: path(), run_id: None },
+//!     RunEvent::StepStarted { step: 2, agent_path: path(), run_id: None },
+//!     RunEvent::Message { message: run.messages.get_shared(3).unwrap().clone(), agent_path: path(), run_id: None },
+//!     RunEvent::StepFinished { step: 2, usage: Default::default(), agent_path: path(), run_id: None },
 //! ]
 //! .iter()
 //! .filter_map(RunEvent::to_recorded)

@@ -112,6 +112,7 @@ impl CompactPhase<'_> {
             strategy: plan.strategy,
             summary: summary.clone(),
             agent_path: p.clone(),
+            run_id: None,
         });
         Ok(Some(Folded {
             start: plan.start,

@@ -225,6 +225,7 @@ pub(crate) async fn stream_model(
                     scope.engine.send_event(|p| RunEvent::TextDelta {
                         text,
                         agent_path: p.clone(),
+                        run_id: None,
                     });
                 }
             }
@@ -249,6 +250,7 @@ pub(crate) async fn stream_model(
                     scope.engine.send_event(|p| RunEvent::ThinkingDelta {
                         text,
                         agent_path: p.clone(),
+                        run_id: None,
                     });
                 }
             }
@@ -271,6 +273,7 @@ pub(crate) async fn stream_model(
                 scope.engine.send_event(|p| RunEvent::ModelProgress {
                     progress,
                     agent_path: p.clone(),
+                    run_id: None,
                 })
             }
         }
@@ -281,12 +284,14 @@ pub(crate) async fn stream_model(
             scope.engine.send_event(|p| RunEvent::ThinkingDelta {
                 text,
                 agent_path: p.clone(),
+                run_id: None,
             });
         }
         if let Some(text) = held_text.flush(r.as_ref()) {
             scope.engine.send_event(|p| RunEvent::TextDelta {
                 text,
                 agent_path: p.clone(),
+                run_id: None,
             });
         }
     }

@@ -106,6 +106,7 @@ impl Scope {
                             patch,
                             source,
                             agent_path: p.clone(),
+                            run_id: None,
                         });
                     }
                     if self.wants(Events::STATE_CHANGE) {
@@ -120,6 +121,7 @@ impl Scope {
                             name: n,
                             data: d,
                             agent_path: p.clone(),
+                            run_id: None,
                         });
                     }
                     if self.wants(Events::CUSTOM) {
@@ -170,6 +172,7 @@ impl Scope {
             self.engine.send_event(|p| RunEvent::Message {
                 message: m,
                 agent_path: p.clone(),
+                run_id: None,
             });
         }
         if self.wants(Events::MESSAGE_ADDED) {

@@ -371,31 +371,42 @@ class Timeline {
   constructor(root, runPath) {
     this.root = root;
     this.agents = new Map();
+    // The latest run of each sub-agent path, for events that do not name their run.
+    this.latest = new Map();
     this.calls = new Map();
     this.rootPath = runPath;
     this.lastAt = null;
   }
 
-  agent(path) {
-    let a = this.agents.get(path);
-    if (a) return a;
+  // The run an event belongs to: the run itself, or one run of a sub-agent (its path and run
+  // id: calls of the same sub-agent at once share a path, not a run).
+  agent(path, runId) {
     if (!this.rootPath) this.rootPath = path;
-    if (path === this.rootPath || !path.includes("/")) {
-      a = { items: this.root, step: null, text: null, steps: 0 };
+    const own = path === this.rootPath || !path.includes("/");
+    const key = own ? path : runId ? `${path}#${runId}` : this.latest.get(path) || path;
+    let a = this.agents.get(key);
+    if (a) return a;
+    if (own) {
+      a = { items: this.root, step: null, text: null, steps: 0, calls: [] };
     } else {
-      const parent = this.agent(path.slice(0, path.lastIndexOf("/")));
+      const parentPath = path.slice(0, path.lastIndexOf("/"));
+      const parent = this.agent(parentPath, null);
       const name = path.split("/").pop();
       const items = h("div", { class: "items" });
       const meta = h("span", { class: "meta" });
-      const el = h("details", { class: "agent", open: true },
+      const el = h("details", { class: "agent", open: true, "data-run": runId || "" },
         h("summary", {}, h("span", {}, "Sub-agent ", h("b", {}, name)), meta), items);
-      // Inside the call that started it, when the parent called it as a tool.
-      const call = parent.lastCall && parent.lastCall.name === name ? parent.lastCall : null;
-      if (call) call.el.append(el);
-      else (parent.step ? parent.step.items : parent.items).append(el);
-      a = { items, step: null, text: null, steps: 0, meta, el };
+      // Inside the call that started it, when the parent called it as a tool: the earliest of
+      // its calls of this agent that has no run yet.
+      const call = parent.calls.find((c) => c.name === name && !c.child);
+      if (call) {
+        call.child = true;
+        call.el.append(el);
+      } else (parent.step ? parent.step.items : parent.items).append(el);
+      a = { items, step: null, text: null, steps: 0, meta, el, calls: [] };
     }
-    this.agents.set(path, a);
+    this.agents.set(key, a);
+    if (!own) this.latest.set(path, key);
     return a;
   }
 
@@ -440,11 +451,12 @@ class Timeline {
   add(kind, e) {
     const path = e.agent_path || this.rootPath || "";
     // A sub-agent called again (a later step, or a later call in the same step) is a run of its
-    // own: it gets an element of its own, in the call that started it.
-    if (kind === "run_started" && this.rootPath && path !== this.rootPath && this.agents.get(path)?.ended) {
+    // own: it gets an element of its own, in the call that started it. Its events name its run;
+    // a history recorded before they did is told apart by where each run started and ended.
+    if (kind === "run_started" && this.rootPath && path !== this.rootPath && !e.run_id && this.agents.get(path)?.ended) {
       this.agents.delete(path);
     }
-    const a = this.agent(path);
+    const a = this.agent(path, e.run_id);
     const at = e.at_ms ?? Date.now();
     switch (kind) {
       case "run_started":
@@ -527,7 +539,7 @@ class Timeline {
         el.dataset.call = e.call_id;
         const call = { el, result, input, hooks, at, name: e.name, took: $(".took", el) };
         this.calls.set(e.call_id, call);
-        a.lastCall = call;
+        a.calls.push(call);
         a.text = null;
         break;
       }

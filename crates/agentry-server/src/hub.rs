@@ -245,6 +245,7 @@ mod tests {
         RunEvent::TextDelta {
             text: t.into(),
             agent_path: path.into(),
+            run_id: None,
         }
     }
 
@@ -252,6 +253,7 @@ mod tests {
         RunEvent::StepStarted {
             step: n,
             agent_path: path.into(),
+            run_id: None,
         }
     }
 

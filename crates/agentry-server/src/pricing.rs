@@ -40,6 +40,7 @@ mod tests {
             step: 1,
             usage,
             agent_path: path.into(),
+            run_id: None,
         };
         let usage = Usage::new(1_000_000, 1_000_000);
         assert_eq!(step_cost(&prices, &step("team", usage)), Some(3.0));

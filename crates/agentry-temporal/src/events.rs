@@ -27,11 +27,17 @@ pub(crate) struct Recording {
 impl Recording {
     /// Appends `event` to `out`: as it is, or joined to the piece before it.
     pub(crate) fn push(&mut self, out: &mut Vec<WireEvent>, event: WireEvent) {
-        let (text, path, thinking) = match &event {
-            WireEvent::Run(RunEvent::TextDelta { text, agent_path }) => (text, agent_path, false),
-            WireEvent::Run(RunEvent::ThinkingDelta { text, agent_path }) => {
-                (text, agent_path, true)
-            }
+        let (text, path, run, thinking) = match &event {
+            WireEvent::Run(RunEvent::TextDelta {
+                text,
+                agent_path,
+                run_id,
+            }) => (text, agent_path, run_id, false),
+            WireEvent::Run(RunEvent::ThinkingDelta {
+                text,
+                agent_path,
+                run_id,
+            }) => (text, agent_path, run_id, true),
             // A model's progress is for whoever watches live; the history does not keep it.
             WireEvent::Run(RunEvent::ModelProgress { .. }) => return,
             _ => {
@@ -45,11 +51,13 @@ impl Recording {
                 Some(WireEvent::Run(RunEvent::TextDelta {
                     text: last,
                     agent_path,
-                })) if !thinking && agent_path == path => Some(last),
+                    run_id,
+                })) if !thinking && agent_path == path && run_id == run => Some(last),
                 Some(WireEvent::Run(RunEvent::ThinkingDelta {
                     text: last,
                     agent_path,
-                })) if thinking && agent_path == path => Some(last),
+                    run_id,
+                })) if thinking && agent_path == path && run_id == run => Some(last),
                 _ => None,
             };
             if let Some(last) = last
@@ -125,6 +133,7 @@ mod tests {
         WireEvent::Run(RunEvent::TextDelta {
             text: piece.into(),
             agent_path: "a".into(),
+            run_id: None,
         })
     }
 
@@ -143,6 +152,7 @@ mod tests {
                         step: 1,
                         usage: Default::default(),
                         agent_path: "a".into(),
+                        run_id: None,
                     }),
                 );
             }

@@ -141,6 +141,7 @@ mod tests {
             name: name.into(),
             data: serde_json::Value::Null,
             agent_path: "a".into(),
+            run_id: None,
         })
     }
 

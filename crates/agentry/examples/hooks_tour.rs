@@ -314,8 +314,12 @@ async fn main() -> Result<(), agentry::Error> {
             mid_line = false;
         }
         match ev {
-            RunEvent::StepStarted { step, agent_path } => println!("[{agent_path}] step {step}"),
-            RunEvent::TextDelta { text, agent_path } => {
+            RunEvent::StepStarted {
+                step, agent_path, ..
+            } => println!("[{agent_path}] step {step}"),
+            RunEvent::TextDelta {
+                text, agent_path, ..
+            } => {
                 if !mid_line {
                     print!("[{agent_path}] model: ");
                     mid_line = true;
@@ -330,7 +334,9 @@ async fn main() -> Result<(), agentry::Error> {
                 agent_path,
                 ..
             } => println!("[{agent_path}] -> {name} {input}"),
-            RunEvent::ToolFinished { result, agent_path } => {
+            RunEvent::ToolFinished {
+                result, agent_path, ..
+            } => {
                 let tag = if result.is_error { "error" } else { "ok" };
                 println!(
                     "[{agent_path}] <- {} {tag}: {}",

@@ -397,6 +397,7 @@ mod tests {
         let message = |m: Message| RunEvent::Message {
             message: Arc::new(m),
             agent_path: "a".into(),
+            run_id: None,
         };
         let with_image = message(Message::user([
             Part::text("see"),

@@ -16,8 +16,10 @@ pub const EVENT_FORMAT_VERSION: u32 = 1;
 /// One event of a run's event stream (`RunHandle::events` in the `agentry` crate).
 ///
 /// Events of sub-agents arrive on their parent's stream, tagged with their `agent_path`
-/// (`parent/child`) ([`is_sub_agent`](Self::is_sub_agent)), and a run that records its events
-/// records its sub-agents' beside its own, in the order the stream carries them.
+/// (`parent/child`, [`is_sub_agent`](Self::is_sub_agent)) and their run's id (`run_id`,
+/// [`sub_agent_run`](Self::sub_agent_run): calls of one sub-agent at once share a path, not a
+/// run), and a run that records its events records its sub-agents' beside its own, in the order
+/// the stream carries them.
 ///
 /// # JSON
 ///
@@ -28,7 +30,7 @@ pub const EVENT_FORMAT_VERSION: u32 = 1;
 ///
 /// ```
 /// use agentry_core::RunEvent;
-/// let event = RunEvent::StepStarted { step: 2, agent_path: "helper".into() };
+/// let event = RunEvent::StepStarted { step: 2, agent_path: "helper".into(), run_id: None };
 /// let json = serde_json::to_value(&event).unwrap();
 /// assert_eq!(json, serde_json::json!({"type": "step_started", "step": 2, "agent_path": "helper"}));
 /// assert_eq!(serde_json::from_value::<RunEvent>(json).unwrap().kind(), "step_started");
@@ -52,6 +54,9 @@ pub enum RunEvent {
         /// The agent path.
         #[serde(default)]
         agent_path: Arc<str>,
+        /// The sub-agent's run it belongs to, for a sub-agent's event (absent for the run's own).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        run_id: Option<Arc<str>>,
     },
     /// A step ended.
     StepFinished {
@@ -64,6 +69,9 @@ pub enum RunEvent {
         /// The agent path.
         #[serde(default)]
         agent_path: Arc<str>,
+        /// The sub-agent's run it belongs to, for a sub-agent's event (absent for the run's own).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        run_id: Option<Arc<str>>,
     },
     /// Streamed text.
     TextDelta {
@@ -72,6 +80,9 @@ pub enum RunEvent {
         /// The agent path.
         #[serde(default)]
         agent_path: Arc<str>,
+        /// The sub-agent's run it belongs to, for a sub-agent's event (absent for the run's own).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        run_id: Option<Arc<str>>,
     },
     /// Streamed reasoning.
     ThinkingDelta {
@@ -80,6 +91,9 @@ pub enum RunEvent {
         /// The agent path.
         #[serde(default)]
         agent_path: Arc<str>,
+        /// The sub-agent's run it belongs to, for a sub-agent's event (absent for the run's own).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        run_id: Option<Arc<str>>,
     },
     /// How far the model's turn is before its text arrives (a local model reading a long
     /// prompt, or writing text it holds back): not recorded in the run's history.
@@ -90,6 +104,9 @@ pub enum RunEvent {
         /// The agent path.
         #[serde(default)]
         agent_path: Arc<str>,
+        /// The sub-agent's run it belongs to, for a sub-agent's event (absent for the run's own).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        run_id: Option<Arc<str>>,
     },
     /// A tool call starts, after BeforeTool hooks: `input` is what they left (what the tool
     /// receives unless a hook blocked, mocked or held the call); for a call that goes no further
@@ -104,6 +121,9 @@ pub enum RunEvent {
         /// The agent path.
         #[serde(default)]
         agent_path: Arc<str>,
+        /// The sub-agent's run it belongs to, for a sub-agent's event (absent for the run's own).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        run_id: Option<Arc<str>>,
     },
     /// A tool call settled (after AfterTool or ToolFailed hooks).
     ToolFinished {
@@ -112,6 +132,9 @@ pub enum RunEvent {
         /// The agent path.
         #[serde(default)]
         agent_path: Arc<str>,
+        /// The sub-agent's run it belongs to, for a sub-agent's event (absent for the run's own).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        run_id: Option<Arc<str>>,
     },
     /// The state changed; `patch` (RFC 6902) turns the previous state into the new one. A run
     /// that starts with a state (not `null`) reports it first, as one patch from nothing
@@ -125,6 +148,9 @@ pub enum RunEvent {
         /// The agent path.
         #[serde(default)]
         agent_path: Arc<str>,
+        /// The sub-agent's run it belongs to, for a sub-agent's event (absent for the run's own).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        run_id: Option<Arc<str>>,
     },
     /// A message was added to the history.
     Message {
@@ -133,6 +159,9 @@ pub enum RunEvent {
         /// The agent path.
         #[serde(default)]
         agent_path: Arc<str>,
+        /// The sub-agent's run it belongs to, for a sub-agent's event (absent for the run's own).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        run_id: Option<Arc<str>>,
     },
     /// The history was compacted: `removed` older messages were replaced by one message.
     Compacted {
@@ -145,6 +174,9 @@ pub enum RunEvent {
         /// The agent path.
         #[serde(default)]
         agent_path: Arc<str>,
+        /// The sub-agent's run it belongs to, for a sub-agent's event (absent for the run's own).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        run_id: Option<Arc<str>>,
     },
     /// A custom event emitted by a tool or hook.
     Custom {
@@ -155,6 +187,9 @@ pub enum RunEvent {
         /// The agent path.
         #[serde(default)]
         agent_path: Arc<str>,
+        /// The sub-agent's run it belongs to, for a sub-agent's event (absent for the run's own).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        run_id: Option<Arc<str>>,
     },
     /// A hook decided something about what the run does: blocked, mocked, allowed or held a
     /// tool call for approval, or rewrote its input. Streamed only (a run without an event stream compares
@@ -177,6 +212,9 @@ pub enum RunEvent {
         /// The agent path.
         #[serde(default)]
         agent_path: Arc<str>,
+        /// The sub-agent's run it belongs to, for a sub-agent's event (absent for the run's own).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        run_id: Option<Arc<str>>,
     },
     /// A hook, or one handler of a hook (a command, a webhook), failed and the run went on: an
     /// advisory hook, or a command hook that fails open. (A failure that fails the run ends it
@@ -193,6 +231,9 @@ pub enum RunEvent {
         /// The agent path.
         #[serde(default)]
         agent_path: Arc<str>,
+        /// The sub-agent's run it belongs to, for a sub-agent's event (absent for the run's own).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        run_id: Option<Arc<str>>,
     },
     /// The run paused: these calls wait for a person's decision.
     AwaitingApproval {
@@ -201,6 +242,9 @@ pub enum RunEvent {
         /// The agent path.
         #[serde(default)]
         agent_path: Arc<str>,
+        /// The sub-agent's run it belongs to, for a sub-agent's event (absent for the run's own).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        run_id: Option<Arc<str>>,
     },
     /// A pending call was decided.
     ApprovalResolved {
@@ -211,6 +255,9 @@ pub enum RunEvent {
         /// The agent path.
         #[serde(default)]
         agent_path: Arc<str>,
+        /// The sub-agent's run it belongs to, for a sub-agent's event (absent for the run's own).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        run_id: Option<Arc<str>>,
     },
     /// The run ended.
     RunFinished {
@@ -234,6 +281,33 @@ pub enum RunEvent {
         #[serde(default)]
         agent_path: Arc<str>,
     },
+}
+
+/// The `run_id` field of a sub-agent's event, for `&` and `&mut` alike (`None` for the kinds
+/// that always carry their run id: a run's start and end).
+macro_rules! run_id_field {
+    ($event:expr) => {
+        match $event {
+            RunEvent::RunStarted { .. }
+            | RunEvent::RunFinished { .. }
+            | RunEvent::RunFailed { .. } => None,
+            RunEvent::StepStarted { run_id, .. }
+            | RunEvent::StepFinished { run_id, .. }
+            | RunEvent::TextDelta { run_id, .. }
+            | RunEvent::ThinkingDelta { run_id, .. }
+            | RunEvent::ModelProgress { run_id, .. }
+            | RunEvent::ToolStarted { run_id, .. }
+            | RunEvent::ToolFinished { run_id, .. }
+            | RunEvent::StatePatch { run_id, .. }
+            | RunEvent::Message { run_id, .. }
+            | RunEvent::Compacted { run_id, .. }
+            | RunEvent::AwaitingApproval { run_id, .. }
+            | RunEvent::HookDecision { run_id, .. }
+            | RunEvent::HookFailed { run_id, .. }
+            | RunEvent::ApprovalResolved { run_id, .. }
+            | RunEvent::Custom { run_id, .. } => Some(run_id),
+        }
+    };
 }
 
 impl RunEvent {
@@ -274,6 +348,7 @@ impl RunEvent {
             patch: json_patch::Patch(vec![op]),
             source: StateSource::System,
             agent_path,
+            run_id: None,
         }
     }
 
@@ -298,6 +373,41 @@ impl RunEvent {
     /// stream and recorded history carry its sub-agents' events beside its own.
     pub fn is_sub_agent(&self) -> bool {
         self.agent_path().contains('/')
+    }
+
+    /// For a sub-agent's event, the id of the sub-agent's run it belongs to: two calls of the
+    /// same sub-agent (at once, or one after the other) share an agent path, not a run. `None`
+    /// for the run's own events (and for a sub-agent's event recorded before runs were named
+    /// on each event).
+    pub fn sub_agent_run(&self) -> Option<&str> {
+        if !self.is_sub_agent() {
+            return None;
+        }
+        match self {
+            RunEvent::RunStarted { run_id, .. }
+            | RunEvent::RunFinished { run_id, .. }
+            | RunEvent::RunFailed { run_id, .. } => {
+                Some(run_id.as_str()).filter(|id| !id.is_empty())
+            }
+            _ => self.run_id_field().and_then(Option::as_deref),
+        }
+    }
+
+    /// The same event, saying it belongs to the run `run_id` (runtimes name a sub-agent's run
+    /// on each of its events; the run's start and end name it already).
+    pub fn with_run_id(mut self, run_id: &Arc<str>) -> Self {
+        if let Some(field) = self.run_id_field_mut() {
+            *field = Some(run_id.clone());
+        }
+        self
+    }
+
+    fn run_id_field(&self) -> Option<&Option<Arc<str>>> {
+        run_id_field!(self)
+    }
+
+    fn run_id_field_mut(&mut self) -> Option<&mut Option<Arc<str>>> {
+        run_id_field!(self)
     }
 
     /// The event's kind, as its history records it (`run_started`, `tool_finished`, ...).
@@ -332,6 +442,7 @@ impl RunEvent {
             RunEvent::Message {
                 message,
                 agent_path,
+                run_id,
             } if message.content().is_some_and(loaded) => {
                 let mut m = (**message).clone();
                 if let Some(content) = m.content_mut() {
@@ -340,6 +451,7 @@ impl RunEvent {
                 Some(RunEvent::Message {
                     message: Arc::new(m),
                     agent_path: agent_path.clone(),
+                    run_id: run_id.clone(),
                 })
             }
             RunEvent::ToolFinished { result, .. } if loaded(&result.content) => {

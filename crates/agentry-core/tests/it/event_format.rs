@@ -23,49 +23,59 @@ fn every_kind() -> Vec<RunEvent> {
         RunEvent::StepStarted {
             step: 1,
             agent_path: path.clone(),
+            run_id: None,
         },
         RunEvent::StepFinished {
             step: 1,
             usage: Usage::new(12, 3),
             agent_path: path.clone(),
+            run_id: None,
         },
         RunEvent::TextDelta {
             text: "he".into(),
             agent_path: path.clone(),
+            run_id: None,
         },
         RunEvent::ThinkingDelta {
             text: "hm".into(),
             agent_path: path.clone(),
+            run_id: None,
         },
         RunEvent::ToolStarted {
             call_id: "c".into(),
             name: "echo".into(),
             input: json!({"text": "x"}),
             agent_path: path.clone(),
+            run_id: None,
         },
         RunEvent::ToolFinished {
             result: ToolResult::ok("c", "echo", "x"),
             agent_path: path.clone(),
+            run_id: None,
         },
         RunEvent::StatePatch {
             patch,
             source: StateSource::Hook("h".into()),
             agent_path: path.clone(),
+            run_id: None,
         },
         RunEvent::Message {
             message: Arc::new(Message::user("hi")),
             agent_path: path.clone(),
+            run_id: None,
         },
         RunEvent::Compacted {
             removed: 4,
             strategy: CompactStrategy::Summarize,
             summary: "s".into(),
             agent_path: path.clone(),
+            run_id: None,
         },
         RunEvent::Custom {
             name: "n".into(),
             data: json!({"k": [1, 2]}),
             agent_path: path.clone(),
+            run_id: None,
         },
         RunEvent::HookDecision {
             hook: "guard".into(),
@@ -75,6 +85,7 @@ fn every_kind() -> Vec<RunEvent> {
             tool: "echo".into(),
             detail: "no".into(),
             agent_path: path.clone(),
+            run_id: None,
         },
         RunEvent::AwaitingApproval {
             pending: vec![PendingApproval {
@@ -84,11 +95,13 @@ fn every_kind() -> Vec<RunEvent> {
                 reason: "ask".into(),
             }],
             agent_path: path.clone(),
+            run_id: None,
         },
         RunEvent::ApprovalResolved {
             decision: Decision::reject("c", "no"),
             by: "person".into(),
             agent_path: path.clone(),
+            run_id: None,
         },
         RunEvent::RunFinished {
             run_id: "r".into(),
@@ -112,6 +125,40 @@ fn every_event_is_tagged_with_its_kind_and_reads_back_the_same() {
         let back: RunEvent = serde_json::from_value(json.clone()).unwrap();
         assert_eq!(back, event, "{json}");
     }
+}
+
+#[test]
+fn a_sub_agents_event_names_its_run_and_the_runs_own_do_not() {
+    let run: Arc<str> = "child-run".into();
+    for event in every_kind() {
+        // Every kind names the sub-agent's run: the start and end in `run_id` as always, the
+        // others once the runtime names it.
+        let named = event.with_run_id(&run);
+        let json = serde_json::to_value(&named).unwrap();
+        let expected = match &named {
+            RunEvent::RunStarted { .. } => "r",
+            RunEvent::RunFinished { run_id, .. } | RunEvent::RunFailed { run_id, .. } => run_id,
+            _ => "child-run",
+        };
+        assert_eq!(json["run_id"], expected, "{json}");
+        assert_eq!(
+            named.sub_agent_run(),
+            Some(expected).filter(|r| !r.is_empty())
+        );
+        assert_eq!(serde_json::from_value::<RunEvent>(json).unwrap(), named);
+    }
+    // The run's own events (an agent path without `/`) name none, and carry no `run_id` field
+    // but their start's and end's.
+    let own = RunEvent::StepStarted {
+        step: 1,
+        agent_path: "planner".into(),
+        run_id: None,
+    };
+    assert_eq!(own.sub_agent_run(), None);
+    assert_eq!(
+        serde_json::to_value(&own).unwrap(),
+        json!({"type": "step_started", "step": 1, "agent_path": "planner"})
+    );
 }
 
 #[test]

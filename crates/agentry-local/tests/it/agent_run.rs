@@ -35,7 +35,10 @@ async fn an_agent_on_the_local_model_streams_its_answer() {
     let mut streamed = String::new();
     let mut pieces = 0;
     while let Some(event) = run.events().next().await {
-        if let RunEvent::TextDelta { text, agent_path } = event {
+        if let RunEvent::TextDelta {
+            text, agent_path, ..
+        } = event
+        {
             assert_eq!(agent_path.to_string(), "greeter");
             streamed.push_str(&text);
             pieces += 1;

@@ -88,6 +88,7 @@ impl Driver {
                             .send_event(|path| RunEvent::AwaitingApproval {
                                 pending: p,
                                 agent_path: path.clone(),
+                                run_id: None,
                             });
                     }
                     let stopped = match &phase.ran {
@@ -214,6 +215,7 @@ impl Driver {
         self.scope.engine.send_event(|p| RunEvent::StepStarted {
             step,
             agent_path: p.clone(),
+            run_id: None,
         });
     }
 
@@ -229,6 +231,7 @@ impl Driver {
             step,
             usage,
             agent_path: p.clone(),
+            run_id: None,
         });
         let mut stop = None;
         if self.scope.wants(Events::AFTER_STEP) {

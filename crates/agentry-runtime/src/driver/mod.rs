@@ -250,6 +250,7 @@ impl Driver {
                     name: agentry_core::TOOL_SOURCE_WARNING.to_string(),
                     data: serde_json::json!({"source": name, "message": warning}),
                     agent_path: p.clone(),
+                    run_id: None,
                 });
                 self.source_warnings.push(warning);
             }

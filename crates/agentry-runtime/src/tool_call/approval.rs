@@ -18,6 +18,7 @@ impl ToolCalls<'_> {
                     Resolver::Hook(name) => name.clone(),
                 },
                 agent_path: p.clone(),
+                run_id: None,
             });
     }
 

@@ -14,6 +14,7 @@ impl ToolCalls<'_> {
             name: call.name.clone(),
             input: input.clone(),
             agent_path: p.clone(),
+            run_id: None,
         });
     }
 
@@ -47,6 +48,7 @@ impl ToolCalls<'_> {
             tool: call.name.clone(),
             detail,
             agent_path: p.clone(),
+            run_id: None,
         });
     }
 
@@ -61,6 +63,7 @@ impl ToolCalls<'_> {
             tool: call.name.clone(),
             detail: reason,
             agent_path: p.clone(),
+            run_id: None,
         });
     }
 
@@ -68,6 +71,7 @@ impl ToolCalls<'_> {
         self.scope.engine.send_event(|p| RunEvent::ToolFinished {
             result: result.clone(),
             agent_path: p.clone(),
+            run_id: None,
         });
     }
 }

@@ -216,12 +216,19 @@ impl AgUiWriter {
 
     fn events(&mut self, e: &HubEvent) -> Vec<Value> {
         let full_path = e.event.agent_path();
-        // Events of the run itself are keyed "", a sub-agent's by its path.
-        let path = if own(&e.event) { "" } else { full_path };
+        // Events of the run itself are keyed "", a sub-agent's by its run (calls of one
+        // sub-agent at once share a path), or by its path in a history recorded before events
+        // named their run.
+        let key = match e.event.sub_agent_run() {
+            _ if own(&e.event) => std::borrow::Cow::Borrowed(""),
+            Some(run) => std::borrow::Cow::Owned(format!("{full_path}#{run}")),
+            None => std::borrow::Cow::Borrowed(full_path),
+        };
+        let path = &*key;
         let mut out = Vec::new();
         if !path.is_empty() && !self.subagents.contains_key(path) {
             if let RunEvent::RunStarted { run_id, .. } = &e.event {
-                let name = path.rsplit('/').next().unwrap_or(path);
+                let name = full_path.rsplit('/').next().unwrap_or(full_path);
                 out.push(
                     json!({"type": "SUBAGENT_STARTED", "subagentRunId": run_id, "name": name}),
                 );

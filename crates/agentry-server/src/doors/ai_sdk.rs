@@ -338,10 +338,16 @@ impl UiWriter {
     fn sub_agent(&mut self, event: &RunEvent, path: &str) -> Vec<Value> {
         match event {
             RunEvent::TextDelta { text, .. } => {
-                let so_far = self.sub_text.entry(path.to_owned()).or_default();
+                // One part per run of the sub-agent (calls of it share its path, not a run).
+                let run = event.sub_agent_run();
+                let id = match run {
+                    Some(run) => format!("{path}#{run}"),
+                    None => path.to_owned(),
+                };
+                let so_far = self.sub_text.entry(id.clone()).or_default();
                 so_far.push_str(text);
                 vec![
-                    json!({"type": "data-agentry-subagent", "id": path, "data": {"agentPath": path, "text": so_far}}),
+                    json!({"type": "data-agentry-subagent", "id": id, "data": {"agentPath": path, "runId": run, "text": so_far}}),
                 ]
             }
             RunEvent::ToolStarted {

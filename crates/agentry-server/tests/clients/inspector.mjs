@@ -103,6 +103,16 @@ try {
     await shot("run-rewritten");
   }
 
+  // Two calls of one sub-agent at once: a run of it in each call.
+  if (runs.pair) {
+    await page.goto(`${url}/#/runs/${runs.pair}`);
+    await page.waitForFunction(() => document.querySelectorAll(".timeline details.agent").length >= 2);
+    await page.locator(".timeline .item.end").last().waitFor();
+    seen.pair_agents = await page.locator(".timeline details.agent").count();
+    seen.pair_in_calls = await page.locator(".timeline .item.tool").evaluateAll((calls) => calls.map((c) => c.querySelectorAll(":scope > details.agent").length));
+    seen.pair_texts = await page.locator(".timeline details.agent").evaluateAll((runs) => runs.map((r) => r.querySelector(".item.text")?.textContent || ""));
+  }
+
   // State changes as diffs.
   await page.goto(`${url}/#/runs/${runs.notes}`);
   await page.waitForSelector(".item.state .diff div");

@@ -235,11 +235,12 @@ async fn the_ai_sdk_chat_talks_to_agents_through_its_default_transport() {
     let team = &seen["team"];
     assert_eq!(team["status"], "ready");
     assert_eq!(team["text"], "All done.");
-    assert_eq!(
-        team["subagent"],
-        serde_json::json!([{"agentPath": "team/researcher", "text": "found three papers"}]),
-        "{team}"
-    );
+    // One part per run of the sub-agent, naming it.
+    let parts = team["subagent"].as_array().unwrap();
+    assert_eq!(parts.len(), 1, "{team}");
+    assert_eq!(parts[0]["agentPath"], "team/researcher");
+    assert_eq!(parts[0]["text"], "found three papers");
+    assert_eq!(parts[0]["runId"].as_str().unwrap().len(), 36, "{team}");
     let hook = &team["hook"][0];
     assert_eq!(hook["hook"], "no-deletes");
     assert_eq!(hook["decision"], "blocked");

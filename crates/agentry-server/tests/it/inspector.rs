@@ -111,10 +111,13 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
     let tidy = server
         .start_run(json!({"agent": "tidy", "input": "clean up"}))
         .await;
+    let pair = server
+        .start_run(json!({"agent": "pair", "input": "ask both"}))
+        .await;
     let ops = server
         .start_run(json!({"agent": "ops", "input": "restart"}))
         .await;
-    for id in [&echo, &team, &notes, &picture, &tidy] {
+    for id in [&echo, &team, &notes, &picture, &tidy, &pair] {
         server.wait_status(id, "finished").await;
     }
     server.wait_status(&ops, "awaiting_approval").await;
@@ -129,7 +132,7 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
     let runs = json!({
         "echo": echo, "team": team, "notes": notes, "ops": ops, "picture": picture,
         "long": long, "long_steps": LONG + 1,
-        "crowd": crowd, "crowd_calls": CROWD, "tidy": tidy,
+        "crowd": crowd, "crowd_calls": CROWD, "tidy": tidy, "pair": pair,
     })
     .to_string();
     let (token_url, token) = (guarded.url.clone(), "open-sesame");
@@ -363,6 +366,15 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
     let changed = seen["tidy_changed"].to_string();
     assert!(changed.contains("changed tool_input"), "{changed}");
 
+    // Two calls of one sub-agent at once: two runs, each in the call that started it.
+    assert_eq!(seen["pair_agents"], 2, "{seen}");
+    assert_eq!(seen["pair_in_calls"], json!([1, 1]), "{seen}");
+    let texts = seen["pair_texts"].to_string();
+    assert!(
+        texts.contains("echo: left") && texts.contains("echo: right"),
+        "{texts}"
+    );
+
     // The run of a thousand sub-agent calls, read from the store: each call's run nested in
     // its own step, loaded and scrolled within the budget.
     assert_eq!(seen["crowd_agents_shown"], CROWD, "{seen}");
@@ -447,6 +459,32 @@ fn tidy() -> Agent<(), String> {
         .unwrap()
 }
 
+/// Calls its `echoer` sub-agent twice in one turn (the calls run at once), then answers.
+fn pair() -> Agent<(), String> {
+    let echoer = Agent::builder("echoer")
+        .description("Says its task back.")
+        .model(ScriptedModel::from_fn(|_, req| {
+            let task = req.messages[0].text().into_owned();
+            ScriptedTurn::new().with_text_deltas(["echo: ".to_owned(), task])
+        }))
+        .build()
+        .unwrap();
+    let model = ScriptedModel::from_fn(|_, req| {
+        if req.messages.iter().any(|m| matches!(m, Message::Tool(_))) {
+            ScriptedTurn::text("both echoed")
+        } else {
+            ScriptedTurn::new()
+                .with_tool_call("echoer", json!({"input": "left"}))
+                .with_tool_call("echoer", json!({"input": "right"}))
+        }
+    });
+    Agent::builder("pair")
+        .model(model)
+        .sub_agent(&echoer)
+        .build()
+        .unwrap()
+}
+
 /// Sub-agent calls in the crowd run.
 const CROWD: u64 = 1_000;
 
@@ -526,6 +564,7 @@ fn with_long_runs(store: impl RunStore, guard_notes: bool) -> Server {
         .agent(long())
         .agent(crowd())
         .agent(tidy())
+        .agent(pair())
         .price("long", agentry::Price::per_million(3.0, 15.0))
         .build()
         .unwrap()

@@ -121,6 +121,7 @@ impl Loop {
             self.emit(RunEvent::StepStarted {
                 step,
                 agent_path: self.id.agent.as_str().into(),
+                run_id: None,
             });
         }
         if let Some(folded) = &done.folded {

@@ -361,7 +361,13 @@ impl Loop {
 
     /// Records a run event of the run's course, masked by the worker's redactor.
     fn emit(&self, event: impl Into<WireEvent>) {
-        let event = event.into();
+        let event = match event.into() {
+            // A sub-agent's run names itself on each of its events, as in process.
+            WireEvent::Run(event) if self.id.parent.is_some() => {
+                WireEvent::Run(event.with_run_id(&Arc::from(self.id.run_id.as_str())))
+            }
+            event => event,
+        };
         self.ctx.state_mut(|s| {
             let event = match (event, &s.redactor) {
                 (WireEvent::Run(event), Some(r)) => WireEvent::Run(event.redacted(&**r)),
@@ -397,6 +403,7 @@ impl Loop {
             self.emit(RunEvent::Message {
                 message: message.clone(),
                 agent_path: agent_path.clone(),
+                run_id: None,
             });
         }
     }
@@ -407,6 +414,7 @@ impl Loop {
             step,
             usage: self.machine.step_usage(),
             agent_path: self.id.agent.as_str().into(),
+            run_id: None,
         });
     }
 

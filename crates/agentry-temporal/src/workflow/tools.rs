@@ -147,6 +147,7 @@ impl Loop {
             self.emit(RunEvent::AwaitingApproval {
                 pending: waiting.clone(),
                 agent_path: self.id.agent.as_str().into(),
+                run_id: None,
             });
             self.pause(&waiting).await?;
             let decisions = self.wait_for_decisions(waiting.clone()).await?;

@@ -120,16 +120,23 @@ async fn a_run_with_tools_hooks_and_a_sub_agent_matches_the_in_process_run() {
 /// An event in a form that compares across runtimes: its kind, its agent, and what it says.
 fn shape(event: &RunEvent) -> Option<String> {
     Some(match event {
-        RunEvent::TextDelta { text, agent_path } => format!("text_delta {agent_path} {text}"),
-        RunEvent::ThinkingDelta { text, agent_path } => {
+        RunEvent::TextDelta {
+            text, agent_path, ..
+        } => format!("text_delta {agent_path} {text}"),
+        RunEvent::ThinkingDelta {
+            text, agent_path, ..
+        } => {
             format!("thinking_delta {agent_path} {text}")
         }
         RunEvent::RunStarted { agent_path, .. } => format!("run_started {agent_path}"),
-        RunEvent::StepStarted { step, agent_path } => format!("step_started {agent_path} {step}"),
+        RunEvent::StepStarted {
+            step, agent_path, ..
+        } => format!("step_started {agent_path} {step}"),
         RunEvent::StepFinished {
             step,
             agent_path,
             usage,
+            ..
         } => format!(
             "step_finished {agent_path} {step} {}+{}",
             usage.input_tokens, usage.output_tokens
@@ -139,8 +146,11 @@ fn shape(event: &RunEvent) -> Option<String> {
             name,
             input,
             agent_path,
+            ..
         } => format!("tool_started {agent_path} {call_id} {name} {input}"),
-        RunEvent::ToolFinished { result, agent_path } => {
+        RunEvent::ToolFinished {
+            result, agent_path, ..
+        } => {
             format!(
                 "tool_finished {agent_path} {} {}",
                 result.call_id, result.content
@@ -149,6 +159,7 @@ fn shape(event: &RunEvent) -> Option<String> {
         RunEvent::Message {
             message,
             agent_path,
+            ..
         } => format!(
             "message {agent_path} {}",
             serde_json::to_string(&**message).unwrap()

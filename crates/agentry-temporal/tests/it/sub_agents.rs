@@ -463,7 +463,7 @@ async fn a_sub_agents_events_reach_its_parents_stream_as_they_happen_and_once() 
     let waiting = tokio::time::timeout(Duration::from_secs(30), async {
         while let Some(event) = events.next().await {
             let event = event.unwrap();
-            let holding = matches!(&event, RunEvent::Message { message, agent_path }
+            let holding = matches!(&event, RunEvent::Message { message, agent_path, .. }
                 if &**agent_path == "lead/slowpoke"
                     && message.tool_calls().iter().any(|c| c.name == "hold"));
             seen.push(event);

@@ -512,6 +512,74 @@ async fn a_run_records_its_sub_agents_events_where_they_happened_and_each_child_
     assert_eq!(child_history.first().unwrap(), "parent/child RunStarted");
 }
 
+#[tokio::test]
+async fn calls_of_one_sub_agent_at_once_are_told_apart_by_the_run_each_event_names() {
+    // The child streams its task back slowly, so the two calls' events interleave.
+    let child = Agent::builder("child")
+        .description("Echoes.")
+        .model(ScriptedModel::from_fn(|_, req| {
+            let task = req.messages[0].text().into_owned();
+            ScriptedTurn::new()
+                .with_text_deltas(task.split(' ').map(|w| format!("{w} ")).collect::<Vec<_>>())
+        }))
+        .build()
+        .unwrap();
+    let model = ScriptedModel::new()
+        .turn(
+            ScriptedTurn::new()
+                .with_tool_call("child", json!({"input": "one two three"}))
+                .with_tool_call("child", json!({"input": "four five six"})),
+        )
+        .text("both answered");
+    let agent = parent(&model, &child).build().unwrap();
+    let store = agentry::MemoryStore::new();
+    let mut handle = Runtime::new()
+        .store(store.clone())
+        .run(&agent, "go")
+        .start();
+    let mut events = Vec::new();
+    while let Some(ev) = handle.events().next().await {
+        events.push(ev);
+    }
+    let out = handle.result().await.unwrap();
+    assert_eq!(out.output.as_deref(), Some("both answered"));
+
+    // The run's own events name no run; each sub-agent event names one of two runs, and the
+    // text of each run is its own task.
+    let mut texts: std::collections::BTreeMap<String, String> = Default::default();
+    for ev in &events {
+        match ev.sub_agent_run() {
+            None => assert!(
+                !ev.is_sub_agent(),
+                "a sub-agent's event without its run: {ev:?}"
+            ),
+            Some(run) => {
+                if let RunEvent::TextDelta { text, .. } = ev {
+                    texts.entry(run.to_owned()).or_default().push_str(text);
+                }
+            }
+        }
+    }
+    let mut said: Vec<&str> = texts.values().map(|t| t.trim()).collect();
+    said.sort();
+    assert_eq!(said, ["four five six", "one two three"]);
+    let started: Vec<&str> = events
+        .iter()
+        .filter(|e| matches!(e, RunEvent::RunStarted { .. }) && e.is_sub_agent())
+        .filter_map(RunEvent::sub_agent_run)
+        .collect();
+    assert_eq!(started.len(), 2);
+    assert!(started.iter().all(|r| texts.contains_key(*r)));
+    // The stored history names them too.
+    let stored = store.events(&out.run_id).await.unwrap();
+    let named = stored
+        .iter()
+        .filter_map(|e| RunEvent::from_recorded(&e.event).ok())
+        .filter(|e| e.is_sub_agent())
+        .all(|e| e.sub_agent_run().is_some_and(|r| texts.contains_key(r)));
+    assert!(named);
+}
+
 /// A new run's snapshot, as an engine that drives runs itself opens its effects with.
 fn fresh(run_id: &str, agent: &str, parent: Option<&str>) -> agentry::RunSnapshot {
     agentry::RunSnapshot {

@@ -328,7 +328,9 @@ async fn a_sub_agent_gets_its_parent_run_s_tool_sources() {
     assert_eq!(out.text, "done");
     // The sub-agent called the source's tool, in its own run, and got its real result.
     let greeted = events.iter().find_map(|e| match e {
-        RunEvent::ToolFinished { result, agent_path } if result.name == "greet_1" => {
+        RunEvent::ToolFinished {
+            result, agent_path, ..
+        } if result.name == "greet_1" => {
             Some((result.content.text().into_owned(), agent_path.to_string()))
         }
         _ => None,

@@ -231,7 +231,7 @@ async fn follow(
                 event = events.next() => match event {
                     Some(Ok(event)) => {
                         render.event(&event);
-                        if let RunEvent::AwaitingApproval { pending, agent_path } = &event
+                        if let RunEvent::AwaitingApproval { pending, agent_path, .. } = &event
                             && &**agent_path == agent
                         {
                             waiting = Some(pending.clone());

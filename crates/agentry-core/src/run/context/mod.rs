@@ -177,6 +177,8 @@ impl Default for RunContextSpec {
 struct RunShared {
     run_id: String,
     parent_run_id: Option<String>,
+    /// A sub-agent's run id, as its events name it (`None` for a run of its own).
+    sub_run: Option<Arc<str>>,
     agent_name: Arc<str>,
     agent_path: Arc<str>,
     info: Arc<RunInfo>,
@@ -253,6 +255,10 @@ impl RunContext {
 
     pub(crate) fn create(spec: RunContextSpec) -> Self {
         RunContext(Arc::new(RunShared {
+            sub_run: spec
+                .parent_run_id
+                .is_some()
+                .then(|| Arc::from(spec.run_id.as_str())),
             run_id: spec.run_id,
             parent_run_id: spec.parent_run_id,
             agent_name: spec.agent_name,
@@ -494,6 +500,7 @@ impl RunContext {
             event,
             error: error.to_owned(),
             agent_path: path.clone(),
+            run_id: None,
         });
     }
 
@@ -514,7 +521,10 @@ impl RunContext {
         if !self.has_event_stream() {
             return;
         }
-        let event = make(&self.0.agent_path);
+        let mut event = make(&self.0.agent_path);
+        if let Some(run) = &self.0.sub_run {
+            event = event.with_run_id(run);
+        }
         let event = match &self.0.redactor {
             Some(r) => event.redacted(&**r),
             None => event,
@@ -547,6 +557,7 @@ impl RunContext {
             name: name.to_string(),
             data: data(),
             agent_path: path.clone(),
+            run_id: None,
         });
     }
 

@@ -440,6 +440,7 @@ pub async fn messages_with_media_round_trip_and_events_hold_references(s: &Store
     let recorded = agentry_core::RunEvent::Message {
         message: Arc::new(ask.clone()),
         agent_path: "helper".into(),
+        run_id: None,
     }
     .to_recorded()
     .unwrap();
