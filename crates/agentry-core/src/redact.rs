@@ -116,6 +116,14 @@ impl RunEvent {
                 }
             }
             RunEvent::Compacted { summary, .. } => redact_string(r, summary),
+            RunEvent::ModelRequest { system, .. } => {
+                if let Some(text) = system {
+                    let masked = r.redact(text);
+                    if let std::borrow::Cow::Owned(masked) = masked {
+                        *text = masked.into();
+                    }
+                }
+            }
             RunEvent::HookDecision { detail, .. } => redact_string(r, detail),
             RunEvent::HookFailed { error, .. } => redact_string(r, error),
             RunEvent::RunFailed { error, .. } => redact_string(r, error),

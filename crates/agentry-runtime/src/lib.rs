@@ -23,6 +23,7 @@ mod held_text;
 mod lease;
 mod limits;
 mod model_call;
+mod model_request;
 mod nesting;
 mod open_calls;
 mod request;

@@ -75,7 +75,17 @@ impl ModelPhase<'_> {
             let answered_by_hook = answered.is_some();
             let response = match answered {
                 Some(r) => r,
-                None => self.call_model(request).await?,
+                None => {
+                    let first = step == 1 && retries == 0;
+                    crate::model_request::report(
+                        self.scope,
+                        self.def,
+                        &request,
+                        &self.machine.messages,
+                        first,
+                    );
+                    self.call_model(request).await?
+                }
             };
             if !self.scope.wants(Events::AFTER_MODEL) {
                 return Ok(response);

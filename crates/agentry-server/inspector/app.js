@@ -471,10 +471,26 @@ class Timeline {
           // The step's tokens, and their cost when the server knows the agent's price.
           const used = e.usage ? usageText(e.usage) : "";
           const cost = used && typeof e.cost_usd === "number" ? costText(e) : "";
-          a.step.meta.textContent = [a.step.tools ? `${a.step.tools} tool call${a.step.tools > 1 ? "s" : ""}` : "", used, cost, took].filter(Boolean).join(" · ");
+          const sent = a.step.sent ? `${a.step.sent} messages sent` : "";
+          a.step.meta.textContent = [sent, a.step.tools ? `${a.step.tools} tool call${a.step.tools > 1 ? "s" : ""}` : "", used, cost, took].filter(Boolean).join(" · ");
         }
         a.text = null;
         break;
+      case "model_request": {
+        // What the model was sent: the messages by number (in the step's line); the system
+        // prompt, tools and parameters when new or changed, and messages hooks rewrote.
+        const step = this.stepOf(a);
+        step.sent = e.messages;
+        const shown = [];
+        if (e.messages_rewritten) shown.push(h("span", { class: "tag rewrite" }, "messages rewritten by hooks"), " ");
+        if (Array.isArray(e.tools)) shown.push(h("span", { class: "sub" }, `tools: ${e.tools.join(", ") || "none"}`), " ");
+        if (e.params && Object.keys(e.params).length) shown.push(h("span", { class: "sub mono" }, JSON.stringify(e.params)), " ");
+        const system = typeof e.system === "string"
+          ? h("details", { class: "system" }, h("summary", {}, e.system ? "system prompt" : "system prompt removed"), e.system ? h("pre", {}, e.system) : "")
+          : "";
+        if (shown.length || system) this.item(a, "request", [h("b", {}, "Request"), h("span", { class: "sub" }, `${e.messages} messages`)], h("div", {}, ...shown), system);
+        break;
+      }
       case "text_delta": {
         if (!a.text) {
           const body = h("div", { class: "body cursor" });

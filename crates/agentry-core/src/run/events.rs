@@ -73,6 +73,33 @@ pub enum RunEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         run_id: Option<Arc<str>>,
     },
+    /// A model call is made, with the request as BeforeModel hooks left it. The system prompt,
+    /// tools and parameters are given at the run's first call and at any call where hooks made
+    /// them differ from the agent's own (a system prompt a hook removed is `""`); the messages
+    /// as their number, since they are the run's history (its `message` events) unless hooks
+    /// changed them.
+    ModelRequest {
+        /// How many messages the model is sent.
+        messages: usize,
+        /// True when BeforeModel hooks sent other messages than the run's history.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        messages_rewritten: bool,
+        /// The system prompt, at the first call or when hooks changed it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        system: Option<Arc<str>>,
+        /// The tools' names, at the first call or when hooks changed them.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tools: Option<Vec<String>>,
+        /// The parameters, at the first call or when hooks changed them.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        params: Option<crate::ModelParams>,
+        /// The agent path.
+        #[serde(default)]
+        agent_path: Arc<str>,
+        /// The sub-agent's run it belongs to, for a sub-agent's event (absent for the run's own).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        run_id: Option<Arc<str>>,
+    },
     /// Streamed text.
     TextDelta {
         /// The piece of text.
@@ -293,6 +320,7 @@ macro_rules! run_id_field {
             | RunEvent::RunFailed { .. } => None,
             RunEvent::StepStarted { run_id, .. }
             | RunEvent::StepFinished { run_id, .. }
+            | RunEvent::ModelRequest { run_id, .. }
             | RunEvent::TextDelta { run_id, .. }
             | RunEvent::ThinkingDelta { run_id, .. }
             | RunEvent::ModelProgress { run_id, .. }
@@ -317,6 +345,7 @@ impl RunEvent {
             RunEvent::RunStarted { agent_path, .. }
             | RunEvent::StepStarted { agent_path, .. }
             | RunEvent::StepFinished { agent_path, .. }
+            | RunEvent::ModelRequest { agent_path, .. }
             | RunEvent::TextDelta { agent_path, .. }
             | RunEvent::ThinkingDelta { agent_path, .. }
             | RunEvent::ModelProgress { agent_path, .. }
@@ -416,6 +445,7 @@ impl RunEvent {
             RunEvent::RunStarted { .. } => "run_started",
             RunEvent::StepStarted { .. } => "step_started",
             RunEvent::StepFinished { .. } => "step_finished",
+            RunEvent::ModelRequest { .. } => "model_request",
             RunEvent::TextDelta { .. } => "text_delta",
             RunEvent::ThinkingDelta { .. } => "thinking_delta",
             RunEvent::ModelProgress { .. } => "model_progress",

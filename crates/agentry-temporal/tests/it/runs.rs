@@ -129,6 +129,17 @@ fn shape(event: &RunEvent) -> Option<String> {
             format!("thinking_delta {agent_path} {text}")
         }
         RunEvent::RunStarted { agent_path, .. } => format!("run_started {agent_path}"),
+        RunEvent::ModelRequest {
+            messages,
+            messages_rewritten,
+            system,
+            tools,
+            params,
+            agent_path,
+            ..
+        } => format!(
+            "model_request {agent_path} {messages} {messages_rewritten} {system:?} {tools:?} {params:?}"
+        ),
         RunEvent::StepStarted {
             step, agent_path, ..
         } => format!("step_started {agent_path} {step}"),

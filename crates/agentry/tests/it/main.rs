@@ -30,6 +30,7 @@ mod runtime_fork;
 mod runtime_lifecycle;
 mod runtime_limits;
 mod runtime_media;
+mod runtime_model_request;
 mod runtime_output;
 mod runtime_size_limits;
 mod runtime_snapshot;
