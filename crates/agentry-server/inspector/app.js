@@ -15,7 +15,7 @@ function h(tag, attrs = {}, ...children) {
     else if (k === "text") el.textContent = v;
     else el.setAttribute(k, v === true ? "" : v);
   }
-  for (const c of children.flat()) {
+  for (const c of children.flat(Infinity)) {
     if (c === undefined || c === null || c === false) continue;
     el.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }
@@ -471,7 +471,7 @@ class Timeline {
           // The step's tokens, and their cost when the server knows the agent's price.
           const used = e.usage ? usageText(e.usage) : "";
           const cost = used && typeof e.cost_usd === "number" ? costText(e) : "";
-          const sent = a.step.sent ? `${a.step.sent} messages sent` : "";
+          const sent = a.step.sent ? `${a.step.sent} message${a.step.sent === 1 ? "" : "s"} sent` : "";
           a.step.meta.textContent = [sent, a.step.tools ? `${a.step.tools} tool call${a.step.tools > 1 ? "s" : ""}` : "", used, cost, took].filter(Boolean).join(" · ");
         }
         a.text = null;
@@ -488,7 +488,7 @@ class Timeline {
         const system = typeof e.system === "string"
           ? h("details", { class: "system" }, h("summary", {}, e.system ? "system prompt" : "system prompt removed"), e.system ? h("pre", {}, e.system) : "")
           : "";
-        if (shown.length || system) this.item(a, "request", [h("b", {}, "Request"), h("span", { class: "sub" }, `${e.messages} messages`)], h("div", {}, ...shown), system);
+        if (shown.length || system) this.item(a, "request", [h("b", {}, "Request"), h("span", { class: "sub" }, `${e.messages} message${e.messages === 1 ? "" : "s"}`)], h("div", {}, ...shown), system);
         break;
       }
       case "text_delta": {
@@ -651,10 +651,13 @@ class Timeline {
     const ran = step.hooksRan;
     ran.n++;
     ran.count.textContent = `${ran.n} ran`;
-    // What it changed of the event, by the names of the event's fields (`decision` when it decided).
-    const changed = Array.isArray(r.changed) && r.changed.length
-      ? [" ", h("span", { class: "tag changed", title: `${r.hook} changed ${r.changed.join(", ")} of ${r.event}` }, `changed ${r.changed.join(", ")}`)]
-      : "";
+    // What it changed of the event, by the names of the event's fields, and whether it decided.
+    const fields = Array.isArray(r.changed) ? r.changed.filter((f) => f !== "decision") : [];
+    const decided = Array.isArray(r.changed) && r.changed.includes("decision");
+    const changed = [
+      fields.length ? [" ", h("span", { class: "tag changed", title: `${r.hook} changed ${fields.join(", ")} of ${r.event}` }, `changed ${fields.join(", ")}`)] : "",
+      decided ? [" ", h("span", { class: "tag changed", title: `${r.hook} took a decision on ${r.event}` }, "decided")] : "",
+    ];
     ran.list.append(h("span", { class: "hook-run", title: `${r.hook} on ${r.event}` }, h("b", {}, r.hook), ` ${r.event} `, h("span", { class: "sub" }, micros(r.duration_us)), changed));
   }
 

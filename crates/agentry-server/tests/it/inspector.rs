@@ -262,6 +262,10 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
         ran.contains("no-deletes") && ran.contains("BeforeTool"),
         "{ran}"
     );
+    // The run of it that blocked the call decided; the one that let the sub-agent's call by
+    // changed nothing.
+    assert_eq!(ran.matches("decided").count(), 1, "{ran}");
+    assert!(!ran.contains("changed"), "{ran}");
 
     // State changes as diffs.
     let diffs = seen["state_diffs"].to_string();
