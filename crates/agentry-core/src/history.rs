@@ -53,6 +53,19 @@ impl History {
         self.messages.get(index)
     }
 
+    /// True when both hold the same shared messages in the same order (compared by identity,
+    /// so a history and its untouched clone compare in O(1) to O(n) pointer checks, never
+    /// message by message).
+    pub fn same_messages(&self, other: &History) -> bool {
+        self.messages.len() == other.messages.len()
+            && (self.messages.ptr_eq(&other.messages)
+                || self
+                    .messages
+                    .iter()
+                    .zip(other.messages.iter())
+                    .all(|(a, b)| Arc::ptr_eq(a, b)))
+    }
+
     /// The number of messages.
     pub fn len(&self) -> usize {
         self.messages.len()

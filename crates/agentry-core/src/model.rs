@@ -43,6 +43,50 @@ pub struct ModelRequest {
 }
 
 impl ModelRequest {
+    /// The parts of this request that differ from `before`, in this order: `system`,
+    /// `messages` (by identity: the history is shared, so untouched messages are the same
+    /// ones), `tools` (by name), `params`.
+    ///
+    /// ```
+    /// use agentry_core::{History, Message, ModelRequest};
+    /// let mut history = History::new();
+    /// history.push(Message::user("hi"));
+    /// let asked = ModelRequest::new(history);
+    /// let mut sent = asked.clone();
+    /// assert!(sent.changed_from(&asked).is_empty());
+    /// sent.system = Some("Be brief.".into());
+    /// sent.params.max_tokens = Some(100);
+    /// sent.messages.push(Message::user("a hint"));
+    /// assert_eq!(sent.changed_from(&asked), ["system", "messages", "params"]);
+    /// // The same text in another message is another message.
+    /// let mut retold = History::new();
+    /// retold.push(Message::user("hi"));
+    /// assert_eq!(ModelRequest::new(retold).changed_from(&asked), ["messages"]);
+    /// ```
+    pub fn changed_from(&self, before: &ModelRequest) -> Vec<&'static str> {
+        let same_system = match (&self.system, &before.system) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a == b,
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        let same_tools = Arc::ptr_eq(&self.tools, &before.tools)
+            || (self.tools.len() == before.tools.len()
+                && self
+                    .tools
+                    .iter()
+                    .zip(before.tools.iter())
+                    .all(|(a, b)| a.name == b.name));
+        [
+            ("system", same_system),
+            ("messages", self.messages.same_messages(&before.messages)),
+            ("tools", same_tools),
+            ("params", self.params == before.params),
+        ]
+        .into_iter()
+        .filter(|(_, same)| !same)
+        .map(|(part, _)| part)
+        .collect()
+    }
+
     /// A request with only messages.
     pub fn new(messages: History) -> Self {
         ModelRequest {

@@ -63,7 +63,13 @@ impl ModelPhase<'_> {
                 params: self.def.params.clone(),
                 output_schema: self.def.output.as_ref().map(|o| o.schema.clone()),
             };
+            // What the agent asked, kept (O(1): shared parts) to report what hooks changed.
+            let reported = self.scope.engine.has_event_stream();
+            let mut asked = None;
             let (request, answered) = if self.scope.wants(Events::BEFORE_MODEL) {
+                if reported {
+                    asked = Some(request.clone());
+                }
                 let mut ev = Some(BeforeModel::new(request));
                 self.scope.run_hooks(&mut ev).await?;
                 // Open until AfterModel: a run interrupted meanwhile closes it.
@@ -76,14 +82,10 @@ impl ModelPhase<'_> {
             let response = match answered {
                 Some(r) => r,
                 None => {
-                    let first = step == 1 && retries == 0;
-                    crate::model_request::report(
-                        self.scope,
-                        self.def,
-                        &request,
-                        &self.machine.messages,
-                        first,
-                    );
+                    if reported {
+                        let first = step == 1 && retries == 0;
+                        crate::model_request::report(self.scope, &request, asked.as_ref(), first);
+                    }
                     self.call_model(request).await?
                 }
             };

@@ -96,12 +96,7 @@ impl RunHub {
     /// Adds an event of the run: one its history records (its own or a sub-agent's) takes the
     /// next number of that history, the others (streamed text) the next place after it.
     pub(crate) fn push(&self, event: RunEvent) {
-        let recorded = !matches!(
-            event,
-            RunEvent::TextDelta { .. }
-                | RunEvent::ThinkingDelta { .. }
-                | RunEvent::ModelProgress { .. }
-        );
+        let recorded = event.is_recorded();
         // Media go by reference, as the store records them: no stream, whichever door it goes
         // out by, carries their bytes (`GET /v1/media/{sha256}` reads them).
         let event = event.with_media_references().unwrap_or(event);

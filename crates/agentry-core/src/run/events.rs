@@ -398,6 +398,17 @@ impl RunEvent {
         }
     }
 
+    /// True for an event a run's history records: every kind but streamed pieces (text,
+    /// reasoning) and a model's progress, whose complete turn a `message` event holds.
+    pub fn is_recorded(&self) -> bool {
+        !matches!(
+            self,
+            RunEvent::TextDelta { .. }
+                | RunEvent::ThinkingDelta { .. }
+                | RunEvent::ModelProgress { .. }
+        )
+    }
+
     /// True for an event of a sub-agent's run (its agent path is `parent/child`): a run's
     /// stream and recorded history carry its sub-agents' events beside its own.
     pub fn is_sub_agent(&self) -> bool {
@@ -500,12 +511,7 @@ impl RunEvent {
     /// `message` event holds whole, and for a model's progress. Media parts are recorded by
     /// reference (their SHA-256 and size): their bytes are in the run's messages, once.
     pub fn to_recorded(&self) -> Option<RecordedEvent> {
-        if matches!(
-            self,
-            RunEvent::TextDelta { .. }
-                | RunEvent::ThinkingDelta { .. }
-                | RunEvent::ModelProgress { .. }
-        ) {
+        if !self.is_recorded() {
             return None;
         }
         let referenced = self.with_media_references();

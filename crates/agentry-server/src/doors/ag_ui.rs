@@ -219,10 +219,9 @@ impl AgUiWriter {
         // Events of the run itself are keyed "", a sub-agent's by its run (calls of one
         // sub-agent at once share a path), or by its path in a history recorded before events
         // named their run.
-        let key = match e.event.sub_agent_run() {
-            _ if own(&e.event) => std::borrow::Cow::Borrowed(""),
-            Some(run) => std::borrow::Cow::Owned(format!("{full_path}#{run}")),
-            None => std::borrow::Cow::Borrowed(full_path),
+        let key = match own(&e.event) {
+            true => std::borrow::Cow::Borrowed(""),
+            false => super::sub_agent_key(&e.event),
         };
         let path = &*key;
         let mut out = Vec::new();

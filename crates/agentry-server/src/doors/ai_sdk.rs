@@ -340,10 +340,7 @@ impl UiWriter {
             RunEvent::TextDelta { text, .. } => {
                 // One part per run of the sub-agent (calls of it share its path, not a run).
                 let run = event.sub_agent_run();
-                let id = match run {
-                    Some(run) => format!("{path}#{run}"),
-                    None => path.to_owned(),
-                };
+                let id = super::sub_agent_key(event).into_owned();
                 let so_far = self.sub_text.entry(id.clone()).or_default();
                 so_far.push_str(text);
                 vec![

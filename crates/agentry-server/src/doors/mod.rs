@@ -91,6 +91,16 @@ pub(crate) fn own(event: &RunEvent) -> bool {
     !event.is_sub_agent()
 }
 
+/// What tells a sub-agent's run apart on a door: its path and run (`team/researcher#<run id>`;
+/// calls of one sub-agent at once share a path), or its path alone in a history recorded before
+/// events named their run.
+pub(crate) fn sub_agent_key(event: &RunEvent) -> std::borrow::Cow<'_, str> {
+    match event.sub_agent_run() {
+        Some(run) => format!("{}#{run}", event.agent_path()).into(),
+        None => event.agent_path().into(),
+    }
+}
+
 /// How a run ended, as doors report it.
 pub(crate) enum Outcome {
     /// It answered.

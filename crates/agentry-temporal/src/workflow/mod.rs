@@ -86,6 +86,7 @@ impl AgentRun {
         let mut run = Loop {
             ctx: ctx.clone(),
             id: Identity::of(&run_id, &request),
+            sub_run: request.parent.is_some().then(|| Arc::from(run_id.as_str())),
             limits: request.limits,
             placement: request.placement,
             continue_after: request.continue_after,
@@ -268,6 +269,8 @@ enum Exit {
 struct Loop {
     ctx: WorkflowContext<AgentRun>,
     id: Identity,
+    /// The run's id as its events name it, for a sub-agent's run.
+    sub_run: Option<Arc<str>>,
     limits: Limits,
     placement: Placement,
     /// How many events the history may reach before the run continues as a new execution.
@@ -363,9 +366,10 @@ impl Loop {
     fn emit(&self, event: impl Into<WireEvent>) {
         let event = match event.into() {
             // A sub-agent's run names itself on each of its events, as in process.
-            WireEvent::Run(event) if self.id.parent.is_some() => {
-                WireEvent::Run(event.with_run_id(&Arc::from(self.id.run_id.as_str())))
-            }
+            WireEvent::Run(event) => match &self.sub_run {
+                Some(run) => WireEvent::Run(event.with_run_id(run)),
+                None => WireEvent::Run(event),
+            },
             event => event,
         };
         self.ctx.state_mut(|s| {

@@ -6,7 +6,6 @@
 use super::*;
 use serde::Serialize;
 use serde_json::Value;
-use std::sync::Arc;
 
 /// What a hook changed of an event, by the names of its JSON form's fields
 /// ([`HookFinished::changed`]).
@@ -16,24 +15,21 @@ pub trait Changes {
     fn changed_since(&self, before: &Self) -> Vec<String>;
 }
 
-/// The top-level fields in which the JSON forms of `now` and `before` differ.
+/// The top-level fields in which the JSON forms of `now` and `before` differ (every event's
+/// form is an object).
 fn json_changes<T: Serialize>(now: &T, before: &T) -> Vec<String> {
-    let (Ok(now), Ok(before)) = (serde_json::to_value(now), serde_json::to_value(before)) else {
+    let (Ok(Value::Object(now)), Ok(Value::Object(mut before))) =
+        (serde_json::to_value(now), serde_json::to_value(before))
+    else {
         return Vec::new();
     };
-    match (now, before) {
-        (Value::Object(now), Value::Object(mut before)) => {
-            let mut changed: Vec<String> = now
-                .into_iter()
-                .filter(|(key, value)| before.remove(key).as_ref() != Some(value))
-                .map(|(key, _)| key)
-                .collect();
-            changed.extend(before.into_iter().map(|(key, _)| key));
-            changed
-        }
-        (now, before) if now != before => vec!["value".to_owned()],
-        _ => Vec::new(),
-    }
+    let mut changed: Vec<String> = now
+        .into_iter()
+        .filter(|(key, value)| before.remove(key).as_ref() != Some(value))
+        .map(|(key, _)| key)
+        .collect();
+    changed.extend(before.into_iter().map(|(key, _)| key));
+    changed
 }
 
 macro_rules! changes_by_json_form {
@@ -75,34 +71,15 @@ changes_by_json_form!(
     Custom,
 );
 
-/// A request's history is compared message by message, by identity: it is shared, not copied,
-/// so a hook that left it alone left every message where it was.
+/// A request is compared part by part ([`ModelRequest::changed_from`](crate::ModelRequest::changed_from)):
+/// its shared history by identity, never serialised.
 impl Changes for BeforeModel {
     fn changed_since(&self, before: &Self) -> Vec<String> {
-        let (now, was) = (&self.request, &before.request);
-        let same_messages = now.messages.len() == was.messages.len()
-            && now
-                .messages
-                .iter_shared()
-                .zip(was.messages.iter_shared())
-                .all(|(a, b)| Arc::ptr_eq(a, b) || a == b);
-        let same_tools = Arc::ptr_eq(&now.tools, &was.tools)
-            || (now.tools.len() == was.tools.len()
-                && now
-                    .tools
-                    .iter()
-                    .zip(was.tools.iter())
-                    .all(|(a, b)| a.name == b.name));
-        [
-            ("system", now.system == was.system),
-            ("messages", same_messages),
-            ("tools", same_tools),
-            ("params", now.params == was.params),
-        ]
-        .into_iter()
-        .filter(|(_, same)| !same)
-        .map(|(name, _)| name.to_owned())
-        .collect()
+        self.request
+            .changed_from(&before.request)
+            .into_iter()
+            .map(str::to_owned)
+            .collect()
     }
 }
 
