@@ -269,16 +269,25 @@ impl AgentActivities {
             .to_json()
             .map_err(|e| non_retryable(format!("the agent's initial state: {e}")))?;
         let request = &input.request;
-        let snapshot = RunSnapshot {
-            parent_run_id: request.parent.as_ref().map(|p| p.run_id.clone()),
-            session_id: request.session_id.clone(),
-            user_id: request.user_id.clone(),
-            tags: request.tags.clone(),
-            metadata: request.metadata.clone(),
-            state,
-            hooks: request.hooks.clone(),
-            ..RunSnapshot::new(&input.run_id, &request.agent)
+        // A fork starts from the snapshot it was given: its state and step (the workflow keeps
+        // its history).
+        let snapshot = match &request.forked {
+            Some(forked) => RunSnapshot {
+                run_id: input.run_id.clone(),
+                ..(**forked).clone()
+            },
+            None => RunSnapshot {
+                parent_run_id: request.parent.as_ref().map(|p| p.run_id.clone()),
+                session_id: request.session_id.clone(),
+                user_id: request.user_id.clone(),
+                tags: request.tags.clone(),
+                metadata: request.metadata.clone(),
+                state,
+                hooks: request.hooks.clone(),
+                ..RunSnapshot::new(&input.run_id, &request.agent)
+            },
         };
+        let forked = request.forked.is_some();
         let root = match &request.parent {
             Some(parent) => parent.root_run_id.as_str(),
             None => input.run_id.as_str(),
@@ -293,7 +302,12 @@ impl AgentActivities {
         let this = self.clone();
         let run_id = input.run_id.clone();
         heartbeating(&ctx, run, Ends::AtDeadline, async move {
-            let input = effects.run_start(input.request.input).await?;
+            let input = if forked {
+                effects.forked_start();
+                agentry_core::Content::new()
+            } else {
+                effects.run_start(input.request.input).await?
+            };
             let def = effects.def();
             let plan = RunPlan {
                 wants: effects.wanted().bits(),
@@ -302,7 +316,11 @@ impl AgentActivities {
                 output_retries: def.output_retries,
                 parallel_tool_calls: def.parallel_tool_calls,
             };
-            this.keep(&run_id, &effects, Checked::empty());
+            // A fork's history goes to its next activity whole (the workflow's ledger starts
+            // from nothing), so only a new run's is kept.
+            if !forked {
+                this.keep(&run_id, &effects, Checked::empty());
+            }
             done(Begun { input, plan }, &effects, &mut events)
         })
         .await

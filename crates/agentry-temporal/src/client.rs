@@ -220,13 +220,13 @@ impl Client {
     /// `Runtime::run`. The result is a text agent's (`RunOutput<(), String>`) unless
     /// [`typed`](RunRequest::typed) says otherwise.
     pub fn run(&self, agent: &str, input: impl Into<agentry_core::Content>) -> RunRequest<'_> {
-        RunRequest {
-            client: self,
-            agent: agent.to_string(),
-            input: input.into(),
-            options: RunOptions::new(),
-            _types: PhantomData,
-        }
+        RunRequest::of(
+            self,
+            Origin::New {
+                agent: agent.to_string(),
+                input: input.into(),
+            },
+        )
     }
 
     /// Starts a run (see [`RunRequest::start`]).
@@ -253,7 +253,6 @@ impl Client {
         let run_id = options
             .run_id
             .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-        self.check_workers(&run_id).await?;
         let request = WorkflowInput {
             agent,
             input,
@@ -265,9 +264,26 @@ impl Client {
             placement: self.placement,
             continue_after: self.continue_after,
             carried: None,
+            forked: None,
             parent: None,
             hooks: options.stored_hooks,
         };
+        self.launch(run_id, request).await
+    }
+
+    /// The time limits, placement and continue-as-new threshold of the runs this client
+    /// starts.
+    pub(crate) fn plan_settings(&self) -> (Limits, Placement, u32) {
+        (self.limits, self.placement, self.continue_after)
+    }
+
+    /// Starts the workflow of run `run_id` on `request`, once a worker polls the task queue.
+    pub(crate) async fn launch(
+        &self,
+        run_id: String,
+        request: WorkflowInput,
+    ) -> Result<RunHandle, TemporalError> {
+        self.check_workers(&run_id).await?;
         let start =
             WorkflowStartOptions::new(self.server.task_queue.clone(), run_id.clone()).build();
         self.inner
@@ -348,7 +364,7 @@ impl RunHandle {
         &self.run_id
     }
 
-    fn interaction(&self, message: impl std::fmt::Display) -> TemporalError {
+    pub(crate) fn interaction(&self, message: impl std::fmt::Display) -> TemporalError {
         TemporalError::Interaction {
             run_id: self.run_id.clone(),
             message: message.to_string(),
@@ -479,6 +495,24 @@ impl RunHandle {
         self.events_from(0)
     }
 
+    /// The run as it stood when it last stopped (ended, failed, or paused), read from its
+    /// workflow (a query, which takes a worker); `None` while it has not stopped.
+    pub(crate) async fn stopped(&self) -> Result<Option<agentry_core::RunSnapshot>, TemporalError> {
+        self.handle
+            .query(AgentRun::stopped, (), WorkflowQueryOptions::default())
+            .await
+            .map_err(|e| self.interaction(wording::query(&e)))
+    }
+
+    /// The run's own recorded events of its current execution, from the first it keeps, with
+    /// the position of that first (0 unless the run continued as a new execution).
+    pub(crate) async fn own_events(&self) -> Result<crate::wire::EventPage, TemporalError> {
+        self.handle
+            .query(AgentRun::events, 0, WorkflowQueryOptions::default())
+            .await
+            .map_err(|e| self.interaction(wording::query(&e)))
+    }
+
     /// How many events the run has recorded so far: where [`events_from`](Self::events_from)
     /// starts to show only what comes next.
     pub async fn event_count(&self) -> Result<usize, TemporalError> {
@@ -599,17 +633,46 @@ impl RunHandle {
 #[must_use = "a run request does nothing until it is awaited or started"]
 pub struct RunRequest<'c, S = (), O = String> {
     client: &'c Client,
-    agent: String,
-    input: agentry_core::Content,
+    origin: Origin,
     options: RunOptions,
     _types: PhantomData<fn() -> (S, O)>,
 }
 
+/// What a [`RunRequest`] starts.
+#[derive(Debug)]
+pub(crate) enum Origin {
+    /// A run of `agent` on `input`.
+    New {
+        agent: String,
+        input: agentry_core::Content,
+    },
+    /// A fork of the stopped run `from` ([`Client::fork`]).
+    Fork {
+        from: String,
+        fork: agentry_core::fork::Fork,
+    },
+}
+
 impl<S, O> std::fmt::Debug for RunRequest<'_, S, O> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RunRequest")
-            .field("agent", &self.agent)
-            .finish_non_exhaustive()
+        let mut out = f.debug_struct("RunRequest");
+        match &self.origin {
+            Origin::New { agent, .. } => out.field("agent", agent),
+            Origin::Fork { from, fork } => out.field("fork_of", from).field("at_step", &fork.step),
+        };
+        out.finish_non_exhaustive()
+    }
+}
+
+impl<'c> RunRequest<'c> {
+    /// A request of `client` to start what `origin` says, with default options.
+    pub(crate) fn of(client: &'c Client, origin: Origin) -> Self {
+        RunRequest {
+            client,
+            origin,
+            options: RunOptions::new(),
+            _types: PhantomData,
+        }
     }
 }
 
@@ -624,8 +687,7 @@ impl<'c, S, O> RunRequest<'c, S, O> {
     pub fn typed<S2, O2>(self) -> RunRequest<'c, S2, O2> {
         RunRequest {
             client: self.client,
-            agent: self.agent,
-            input: self.input,
+            origin: self.origin,
             options: self.options,
             _types: PhantomData,
         }
@@ -635,9 +697,10 @@ impl<'c, S, O> RunRequest<'c, S, O> {
     /// workflow id) is the options' `run_id`, or a fresh UUID; a run id already running is an
     /// error.
     pub async fn start(self) -> Result<RunHandle, TemporalError> {
-        self.client
-            .start(self.agent, self.input, self.options)
-            .await
+        match self.origin {
+            Origin::New { agent, input } => self.client.start(agent, input, self.options).await,
+            Origin::Fork { from, fork } => self.client.start_fork(&from, &fork, self.options).await,
+        }
     }
 }
 

@@ -101,4 +101,9 @@ pub enum TemporalError {
         /// The parse error.
         message: String,
     },
+    /// A run could not be forked where asked ([`Client::fork`](crate::Client::fork)): it is
+    /// unknown or has not stopped, has no such step, was compacted or continued as a new
+    /// execution, or the step ended with an answer and the fork was given no input.
+    #[error(transparent)]
+    Fork(#[from] agentry_core::fork::ForkError),
 }

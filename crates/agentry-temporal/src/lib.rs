@@ -100,6 +100,7 @@ mod client;
 mod connect;
 mod error;
 mod events;
+mod fork;
 mod ledger;
 mod reading;
 mod recent;

@@ -45,6 +45,13 @@ impl RunEffects {
         .await
     }
 
+    /// Starts a run from a snapshot it did not run itself (a fork of another run): its start
+    /// state is reported, so its own recording can rebuild its state at any step, as a new run's
+    /// is. No RunStart hooks and no input: its history is the snapshot's.
+    pub fn forked_start(&mut self) {
+        self.driver.scope.report_start_state();
+    }
+
     /// Starts a new run: RunStart hooks (which may rewrite the input and the state), then the
     /// input is added to the history, with its MessageAdded hooks. Returns the input as hooks
     /// left it.

@@ -169,6 +169,60 @@ pub async fn sqlite() -> (
     (store, dir, path)
 }
 
+/// A database of its own on the Postgres server `AGENTRY_TEST_POSTGRES_URL` names, dropped by
+/// [`PostgresDb::drop_db`]; `None` (the caller reports the test skipped) when no server is
+/// named, which CI never allows.
+pub struct PostgresDb {
+    /// The database's URL.
+    pub url: String,
+    name: String,
+    admin: sqlx::PgConnection,
+}
+
+impl PostgresDb {
+    /// Creates the database, or says (on stderr) why the test is skipped.
+    pub async fn create() -> Option<PostgresDb> {
+        use sqlx::Connection;
+        let Ok(server) = std::env::var("AGENTRY_TEST_POSTGRES_URL") else {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "CI=true but AGENTRY_TEST_POSTGRES_URL is not set"
+            );
+            eprintln!("skipping: no Postgres server (set AGENTRY_TEST_POSTGRES_URL)");
+            return None;
+        };
+        let name = format!("agentry_server_test_{}", uuid::Uuid::new_v4().simple());
+        let mut admin = sqlx::PgConnection::connect(&server).await.unwrap();
+        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+            .execute(&mut admin)
+            .await
+            .unwrap();
+        let url = match server.rsplit_once('/') {
+            Some((base, _)) => format!("{base}/{name}"),
+            None => unreachable!("a Postgres URL has a path"),
+        };
+        Some(PostgresDb { url, name, admin })
+    }
+
+    /// A store on the database.
+    pub async fn store(&self) -> agentry_store::PostgresStore {
+        agentry_store::PostgresStore::connect(&self.url)
+            .await
+            .unwrap()
+    }
+
+    /// Drops the database (its connections too).
+    pub async fn drop_db(mut self) {
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "DROP DATABASE {} WITH (FORCE)",
+            self.name
+        )))
+        .execute(&mut self.admin)
+        .await
+        .unwrap();
+    }
+}
+
 #[derive(Deserialize, JsonSchema)]
 pub struct Wait {
     /// Milliseconds.

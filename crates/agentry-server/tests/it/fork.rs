@@ -3,11 +3,27 @@
 use crate::common::*;
 use agentry::RunStore;
 use serde_json::{Value, json};
+use std::sync::Arc;
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fork_over_http_starts_from_a_steps_history_and_state() {
     let (store, _dir, _path) = sqlite().await;
+    forks_on(Arc::new(store)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_over_http_on_postgres_starts_from_a_steps_history_and_state() {
+    let Some(db) = PostgresDb::create().await else {
+        return;
+    };
+    forks_on(Arc::new(db.store().await)).await;
+    db.drop_db().await;
+}
+
+/// Forks of a run of the notes agent on `store`: from a step with another state, from the start
+/// with another input, and what cannot be forked.
+async fn forks_on(store: Arc<dyn RunStore>) {
     let server = TestServer::start(server_on(store.clone(), Duration::from_secs(30))).await;
     let noted = server
         .start_run(json!({"agent": "notes", "input": "note"}))

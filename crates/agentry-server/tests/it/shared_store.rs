@@ -4,7 +4,6 @@
 use crate::common::*;
 use agentry::RunStore;
 use serde_json::json;
-use sqlx::Connection;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -87,31 +86,9 @@ async fn two_servers_on_one_sqlite_file_share_the_runs() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_servers_on_one_postgres_database_share_the_runs() {
-    let Ok(server) = std::env::var("AGENTRY_TEST_POSTGRES_URL") else {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI=true but AGENTRY_TEST_POSTGRES_URL is not set"
-        );
-        eprintln!("skipping: no Postgres server (set AGENTRY_TEST_POSTGRES_URL)");
+    let Some(db) = PostgresDb::create().await else {
         return;
     };
-    let name = format!("agentry_server_test_{}", uuid::Uuid::new_v4().simple());
-    let mut admin = sqlx::PgConnection::connect(&server).await.unwrap();
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&mut admin)
-        .await
-        .unwrap();
-    let url = match server.rsplit_once('/') {
-        Some((base, _)) => format!("{base}/{name}"),
-        None => unreachable!("a Postgres URL has a path"),
-    };
-    let a = agentry_store::PostgresStore::connect(&url).await.unwrap();
-    let b = agentry_store::PostgresStore::connect(&url).await.unwrap();
-    share(Arc::new(a), Arc::new(b)).await;
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "DROP DATABASE {name} WITH (FORCE)"
-    )))
-    .execute(&mut admin)
-    .await
-    .unwrap();
+    share(Arc::new(db.store().await), Arc::new(db.store().await)).await;
+    db.drop_db().await;
 }

@@ -39,6 +39,11 @@ pub(crate) struct WorkflowInput {
     /// The run as the execution it continues left it.
     #[serde(default)]
     pub carried: Option<Box<Carried>>,
+    /// The run, for a fork of another run: its history, state and step as that run's were at
+    /// the step it is forked from (`Client::fork`). It starts from there (no RunStart hooks, no
+    /// input) and records its own events from there on.
+    #[serde(default)]
+    pub forked: Option<Box<RunSnapshot>>,
     /// The run whose call started this one as a sub-agent (then `agent` is the sub-agent's
     /// path, `root/child`).
     #[serde(default)]

@@ -3,17 +3,24 @@
 
 use super::{Exit, Loop};
 use crate::activities::AgentActivities;
+use crate::ledger::Ledger;
 use crate::wire::{
     BeginInput, Done, EndStepInput, Ending, Failure, Opening as StepOpened, StepInput,
     WorkflowInput,
 };
 use agentry_core::hooks::Events;
 use agentry_core::machine::{Ending as MachineEnding, Next, Opening, Rules, StepClosed, ToolsRan};
-use agentry_core::{OutputSpec, RunEvent};
+use agentry_core::{History, OutputSpec, RunEvent, RunMachine};
 use serde_json::Value;
 
 impl Loop {
-    pub(super) async fn body(&mut self, request: WorkflowInput) -> Result<Ending, Exit> {
+    pub(super) async fn body(&mut self, mut request: WorkflowInput) -> Result<Ending, Exit> {
+        let forked = request.forked.clone();
+        if let Some(snapshot) = request.forked.as_mut() {
+            // The begin activity reports a fork's start state; its history stays here, and
+            // goes to the next activity.
+            snapshot.messages = History::new();
+        }
         let input = BeginInput {
             run_id: self.id.run_id.clone(),
             request,
@@ -24,10 +31,22 @@ impl Loop {
         )?;
         let begun = self.accept(begun);
         self.plan = begun.plan;
-        self.machine.add_input(begun.input);
-        self.synced();
-        // The begin activity reported the input to MessageAdded hooks.
-        self.reported = self.machine.messages.len();
+        match forked {
+            // A fork goes on from the history it was given, which its hooks have seen in the
+            // run it came from; the next activity is given all of it.
+            Some(snapshot) => {
+                self.machine = RunMachine::restore(&snapshot);
+                self.first_step = self.machine.step;
+                self.reported = self.machine.messages.len();
+                self.ledger = Ledger::resumed(&self.machine.messages, 0);
+            }
+            None => {
+                self.machine.add_input(begun.input);
+                self.synced();
+                // The begin activity reported the input to MessageAdded hooks.
+                self.reported = self.machine.messages.len();
+            }
+        }
         self.steps().await
     }
 

@@ -73,6 +73,7 @@ impl Loop {
             }
         };
         let finish = self.accept(finish);
+        self.keep_stopped(Some(finish.stop.clone()), finish.output.clone(), None);
         self.emit(RunEvent::RunFinished {
             run_id: self.id.run_id.clone(),
             stop: finish.stop.clone(),
@@ -122,6 +123,23 @@ impl Loop {
         }
     }
 
+    /// Keeps the run as it stands, stopped with `stop`, `output` or `error`, for
+    /// [`AgentRun::stopped`](super::AgentRun::stopped) (its history is shared, not copied).
+    fn keep_stopped(
+        &self,
+        stop: Option<StopReason>,
+        output: Option<serde_json::Value>,
+        error: Option<String>,
+    ) {
+        let mut snapshot =
+            self.id
+                .snapshot(&self.machine, &self.state, self.machine.messages.clone());
+        snapshot.stop = stop;
+        snapshot.output = output;
+        snapshot.error = error;
+        self.ctx.state_mut(|s| s.stopped = Some(Box::new(snapshot)));
+    }
+
     /// The run pauses for a person, as in-process, where the paused run's call returns: Stop
     /// and RunEnd hooks see `AwaitingApproval` (in the finish activity, when some hook wants
     /// them), the stream gets `RunFinished` with that reason, and what the run's caller gets is
@@ -141,6 +159,7 @@ impl Loop {
                 .await?;
             self.accept(done);
         }
+        self.keep_stopped(Some(stop.clone()), None, None);
         let paused = self.output(stop.clone(), None);
         self.ctx.state_mut(|s| s.paused = Some(Box::new(paused)));
         self.emit(RunEvent::RunFinished {
@@ -153,7 +172,10 @@ impl Loop {
 
     /// The run goes on after a person decided, as an in-process resume does.
     pub(super) fn unpause(&mut self) {
-        self.ctx.state_mut(|s| s.paused = None);
+        self.ctx.state_mut(|s| {
+            s.paused = None;
+            s.stopped = None;
+        });
         self.emit(RunEvent::RunStarted {
             run_id: self.id.run_id.clone(),
             agent_path: self.id.agent.as_str().into(),
@@ -164,6 +186,7 @@ impl Loop {
     /// in-process store keeps a failed run's error).
     pub(super) fn failed(&self, error: String) -> RunResult {
         let error = self.redact(error);
+        self.keep_stopped(None, None, Some(error.clone()));
         self.emit(RunEvent::RunFailed {
             run_id: self.id.run_id.clone(),
             error: error.clone(),

@@ -11,8 +11,8 @@ use crate::wire::{
 };
 use agentry_core::hooks::Events;
 use agentry_core::{
-    Decision, History, Message, PendingApproval, Redact, RunEvent, RunMachine, StopReason,
-    match_decisions,
+    Decision, History, Message, PendingApproval, Redact, RunEvent, RunMachine, RunSnapshot,
+    StopReason, match_decisions,
 };
 
 /// A run's output as the workflow gives it: state and output as JSON.
@@ -56,6 +56,9 @@ pub(crate) struct AgentRun {
     deadline: Option<Deadline>,
     /// What the run's caller gets while it waits for a person.
     paused: Option<Box<RunOutput>>,
+    /// The run as it stood when it last stopped (ended, failed, or paused for a person): what
+    /// a fork of it starts from ([`AgentRun::stopped`]).
+    stopped: Option<Box<RunSnapshot>>,
     /// The worker runtime's redactor, which masks the events the workflow records itself (the
     /// activities' come masked), as the in-process runtime masks every event it sends. Given
     /// by the worker that hosts the workflow; it changes what the run reports, never a command.
@@ -136,6 +139,7 @@ impl AgentRun {
                 let next = WorkflowInput {
                     input: agentry_core::Content::new(),
                     carried: Some(Box::new(run.carry())),
+                    forked: None,
                     ..request
                 };
                 return match ctx.continue_as_new(next, ContinueAsNewOptions::default()) {
@@ -180,6 +184,13 @@ impl AgentRun {
     #[query]
     pub(crate) fn paused(&self, _ctx: &WorkflowContextView) -> Option<RunOutput> {
         self.paused.as_deref().cloned()
+    }
+
+    /// The run as it stood when it last stopped (ended, failed, or paused for a person), its
+    /// whole history included; `None` while it has not stopped yet. What a fork reads.
+    #[query]
+    pub(crate) fn stopped(&self, _ctx: &WorkflowContextView) -> Option<RunSnapshot> {
+        self.stopped.as_deref().cloned()
     }
 
     /// The first `upto` messages of the run's history: what an activity whose worker does not

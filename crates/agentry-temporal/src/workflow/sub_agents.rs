@@ -114,6 +114,7 @@ impl Loop {
             placement: self.placement,
             continue_after: self.continue_after,
             carried: None,
+            forked: None,
             parent: Some(ParentRun {
                 run_id: self.id.run_id.clone(),
                 root_run_id,

@@ -5,6 +5,7 @@ mod support;
 mod batches_and_compaction;
 mod deadlines;
 mod durability;
+mod fork;
 mod no_worker;
 mod redaction;
 mod runs;
