@@ -79,12 +79,15 @@ function toast(message, kind = "") {
   setTimeout(() => t.remove(), kind === "error" ? 6000 : 2500);
 }
 
+// Numbers as the reader's locale writes them (one formatter: a page may write ten thousand).
+const counts = new Intl.NumberFormat();
+
 function usageText(usage) {
   if (!usage || typeof usage !== "object") return "—";
   const input = usage.input_tokens ?? usage.prompt_tokens;
   const output = usage.output_tokens ?? usage.completion_tokens;
   if (input === undefined && output === undefined) return "—";
-  return `${(input || 0).toLocaleString()} in · ${(output || 0).toLocaleString()} out`;
+  return `${counts.format(input || 0)} in · ${counts.format(output || 0)} out`;
 }
 
 // What a run's tokens cost (`cost_usd`, when the server knows the agent's price).
@@ -93,6 +96,28 @@ function costText(run) {
   if (typeof cost !== "number") return "—";
   if (cost === 0) return "$0";
   return `$${cost.toFixed(cost < 0.01 ? 5 : 3)}`;
+}
+
+// What "Fork here" on step `n` does.
+function forkTitle(n) {
+  return `Start a new run from the end of step ${n}, with its history and state as they were then`;
+}
+
+function escapeHtml(text) {
+  return String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+}
+
+// A step's line: messages sent, tool calls, tokens and their cost (when the server knows the
+// agent's price), how long it took.
+function stepMeta(sent, tools, usage, cost, took) {
+  const used = usage ? usageText(usage) : "";
+  return [
+    sent ? `${sent} message${sent === 1 ? "" : "s"} sent` : "",
+    tools ? `${tools} tool call${tools > 1 ? "s" : ""}` : "",
+    used,
+    used && typeof cost === "number" ? costText({ cost_usd: cost }) : "",
+    typeof took === "number" ? duration(took) : "",
+  ].filter(Boolean).join(" · ");
 }
 
 // ---------------------------------------------------------------- the server
@@ -187,8 +212,8 @@ function contentText(content) {
 // Server-Sent Events over fetch (EventSource cannot send a bearer token): calls `onEvent(kind,
 // data, id)` for each event, reconnects with Last-Event-ID until the stream ends normally or
 // `signal` aborts.
-async function follow(path, onEvent, signal, setLive = () => {}) {
-  let lastId = "";
+async function follow(path, onEvent, signal, setLive = () => {}, from = "") {
+  let lastId = from;
   for (let attempt = 0; !signal.aborted; attempt++) {
     try {
       const response = await fetch(path, {
@@ -376,6 +401,14 @@ class Timeline {
     this.calls = new Map();
     this.rootPath = runPath;
     this.lastAt = null;
+    // "Fork here" on any of the run's own steps, listed or streamed.
+    root?.addEventListener("click", (ev) => {
+      const button = ev.target.closest?.(".fork-here");
+      if (!button || !this.onFork) return;
+      ev.preventDefault();
+      ev.stopPropagation();
+      this.onFork(Number(button.closest("details.step").dataset.step));
+    });
   }
 
   // The run an event belongs to: the run itself, or one run of a sub-agent (its path and run
@@ -421,21 +454,65 @@ class Timeline {
       const prev = a.step;
       if (!prev.pinned) prev.el.open = false;
     }
-    const items = h("div", { class: "items" });
-    const meta = h("span", { class: "meta" });
-    // The run's own steps can be forked from (a sub-agent's steps belong to its own run).
-    const fork = this.onFork && a === this.agents.get(this.rootPath)
-      ? h("button", { type: "button", class: "ghost fork-here", title: `Start a new run from the end of step ${n}, with its history and state as they were then`, onclick: (ev) => { ev.preventDefault(); ev.stopPropagation(); this.onFork(n); } }, "Fork here")
-      : "";
-    const el = h("details", { class: "step", open: true, "data-step": n },
-      h("summary", {}, h("span", {}, `Step ${n}`), meta, fork), items);
-    el.addEventListener("toggle", () => { step.pinned = true; }, { once: true });
-    a.items.append(el);
-    const step = { el, items, meta, n, at, tools: 0 };
+    const step = this.stepRow(a, n, at, true);
+    step.el.addEventListener("toggle", () => { step.pinned = true; }, { once: true });
     a.step = step;
     a.steps = n;
     a.text = null;
     return step;
+  }
+
+  // A step's row: its summary line (number, meta, "Fork here" on the run's own steps) and
+  // the place for its items.
+  stepRow(a, n, at, open, into = a.items) {
+    const items = h("div", { class: "items" });
+    const meta = h("span", { class: "meta" });
+    // The run's own steps can be forked from (a sub-agent's steps belong to its own run).
+    const fork = this.onFork && a === this.agents.get(this.rootPath)
+      ? h("button", { type: "button", class: "ghost fork-here", title: forkTitle(n) }, "Fork here")
+      : "";
+    const el = h("details", { class: "step", open, "data-step": n },
+      h("summary", {}, h("span", {}, `Step ${n}`), meta, fork), items);
+    into.append(el);
+    return { el, items, meta, n, at, tools: 0 };
+  }
+
+  // The steps of a long run listed from the run's steps (`steps`, as /steps gives them),
+  // folded: a step's events are fetched by `load` when a person first opens it, into a
+  // timeline of their own. The rows go in as one piece of markup, with one listener for all.
+  listSteps(steps, load) {
+    const a = this.agent(this.rootPath, null);
+    const listed = new Map();
+    const rows = steps.map((s) => {
+      listed.set(s.step, s);
+      a.steps = s.step;
+      const meta = stepMeta(s.messages_sent, s.tool_calls, s.usage, s.cost_usd, s.finished_at_ms && s.finished_at_ms - s.started_at_ms);
+      const fork = this.onFork ? `<button type="button" class="ghost fork-here" title="${escapeHtml(forkTitle(s.step))}">Fork here</button>` : "";
+      return `<details class="step${s.failed ? " failed" : ""}" data-step="${Number(s.step)}" data-lazy><summary><span>Step ${Number(s.step)}</span><span class="meta">${escapeHtml(meta)}</span>${fork}</summary><div class="items"></div></details>`;
+    });
+    a.items.insertAdjacentHTML("beforeend", rows.join(""));
+    // `toggle` does not bubble: listened for on the way down.
+    a.items.addEventListener("toggle", (ev) => {
+      const el = ev.target;
+      const s = el.parentElement === a.items && el.open && listed.get(Number(el.dataset.step));
+      if (!s) return;
+      listed.delete(s.step);
+      const step = { el, items: $(":scope > .items", el), meta: $(":scope > summary .meta", el), n: s.step, at: s.started_at_ms, tools: 0 };
+      this.loadStep(s, step, load);
+    }, true);
+  }
+
+  // Fetches the events of listed step `s` into its row.
+  loadStep(s, step, load) {
+    step.items.append(h("div", { class: "sub loading" }, "loading…"));
+    const inner = new Timeline(null, this.rootPath);
+    inner.agents.set(this.rootPath, { items: step.items, step, text: null, steps: s.step, calls: [] });
+    load(s, (kind, e) => {
+      // Its own start is this row.
+      if (kind === "step_started" && (e.agent_path || this.rootPath) === this.rootPath && !e.run_id) return;
+      inner.add(kind, e);
+    }).then(() => { $(".loading", step.items)?.remove(); delete step.el.dataset.lazy; },
+      (err) => { step.items.replaceChildren(h("div", { class: "item fail" }, h("div", { class: "label" }, h("b", {}, "Could not load this step")), h("div", { class: "body" }, err.message))); });
   }
 
   item(a, kind, label, ...body) {
@@ -466,14 +543,7 @@ class Timeline {
         this.newStep(a, e.step, at);
         break;
       case "step_finished":
-        if (a.step) {
-          const took = a.step.at ? duration(at - a.step.at) : "";
-          // The step's tokens, and their cost when the server knows the agent's price.
-          const used = e.usage ? usageText(e.usage) : "";
-          const cost = used && typeof e.cost_usd === "number" ? costText(e) : "";
-          const sent = a.step.sent ? `${a.step.sent} message${a.step.sent === 1 ? "" : "s"} sent` : "";
-          a.step.meta.textContent = [sent, a.step.tools ? `${a.step.tools} tool call${a.step.tools > 1 ? "s" : ""}` : "", used, cost, took].filter(Boolean).join(" · ");
-        }
+        if (a.step) a.step.meta.textContent = stepMeta(a.step.sent, a.step.tools, e.usage, e.cost_usd, a.step.at ? at - a.step.at : null);
         a.text = null;
         break;
       case "model_request": {
@@ -746,16 +816,43 @@ function runPage(runId, s) {
     outcome.replaceChildren(...outcomePanel(v));
   };
   const reload = () => api(`/v1/runs/${encodeURIComponent(runId)}`).then(show).catch((e) => toast(e.message, "error"));
-  reload().then(() => {
-    follow(`/v1/runs/${encodeURIComponent(runId)}/events`, (kind, e) => {
-      t.add(kind, e);
-      if (["awaiting_approval", "run_finished", "run_failed", "approval_resolved"].includes(kind) && !(e.agent_path || "").includes("/")) reload();
-      if (kind === "step_finished" && view && !(e.agent_path || "").includes("/")) {
-        view.step = Math.max(view.step, e.step);
-        summary.children[3].lastChild.textContent = String(view.step);
-      }
-    }, s.signal, setLive).then(reload);
+  const events = `/v1/runs/${encodeURIComponent(runId)}/events`;
+  const onEvent = (kind, e) => {
+    t.add(kind, e);
+    if (["awaiting_approval", "run_finished", "run_failed", "approval_resolved"].includes(kind) && !(e.agent_path || "").includes("/")) reload();
+    if (kind === "step_finished" && view && !(e.agent_path || "").includes("/")) {
+      view.step = Math.max(view.step, e.step);
+      summary.children[3].lastChild.textContent = String(view.step);
+    }
+  };
+  reload().then(async () => {
+    const from = view && view.step > LIST_STEPS_AFTER ? await listSteps(runId, events, t, onEvent, s.signal) : "";
+    follow(events, onEvent, s.signal, setLive, from).then(reload);
   });
+}
+
+// A run longer than this many steps is shown from its list of steps (`/steps`): the earlier
+// ones folded, each one's events fetched when a person opens it; only the last TAIL_STEPS are
+// streamed with their events. So a run of 10,000 steps costs its list and a few steps.
+const LIST_STEPS_AFTER = 200;
+const TAIL_STEPS = 20;
+
+// Lists a long run's earlier steps into `t` (its opening first), and returns the id of the
+// event the stream of its last steps goes on after ("" to stream it whole).
+async function listSteps(runId, events, t, onEvent, signal) {
+  let steps;
+  try {
+    steps = (await api(`/v1/runs/${encodeURIComponent(runId)}/steps`)).steps;
+  } catch (e) {
+    toast(`${e.message}; streaming the run whole`, "error");
+    return "";
+  }
+  if (steps.length <= TAIL_STEPS) return "";
+  // The run's opening: what came before its first step (its input, its start state).
+  await follow(`${events}?until=${steps[0].first - 1}`, onEvent, signal);
+  const range = (s, each) => follow(`${events}?until=${s.last}`, each, signal, () => {}, String(s.first - 1));
+  t.listSteps(steps.slice(0, -TAIL_STEPS), range);
+  return String(steps[steps.length - TAIL_STEPS].first - 1);
 }
 
 function outcomePanel(v) {

@@ -516,6 +516,9 @@ pub(crate) fn messages_json<'a>(messages: impl Iterator<Item = &'a Message>) -> 
 pub struct StreamEvents {
     /// Only events after this id (as the `Last-Event-ID` header gives it; the header wins).
     pub after: Option<String>,
+    /// Only events up to the recorded event of this number: the stream ends once it was sent
+    /// (one step's events, as `GET /v1/runs/{id}/steps` places them).
+    pub until: Option<u64>,
 }
 
 /// The server's health.

@@ -67,6 +67,7 @@ mod runs;
 mod server;
 mod sessions;
 mod state;
+mod steps;
 mod stream;
 
 pub use api::{
@@ -75,6 +76,7 @@ pub use api::{
     SessionPage, SessionView, StartRun, StreamEvents,
 };
 pub use error::{ApiError, ErrorBody};
+pub use steps::{RunSteps, StepSummary};
 
 /// The guide: the book's chapter on `agentry serve`, the run API, the doors and security.
 #[doc = include_str!("../../../docs/src/server.md")]

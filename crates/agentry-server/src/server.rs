@@ -6,7 +6,8 @@ use crate::guard::{Guard, guard};
 use crate::hub::Hubs;
 use crate::state::{AppState, Inner};
 use crate::{
-    doors, fork, hook_timings, inspector, media, meta, recovery, replay, runs, sessions, stream,
+    doors, fork, hook_timings, inspector, media, meta, recovery, replay, runs, sessions, steps,
+    stream,
 };
 use agentry::{Agent, AgentState, RunOptions, Runtime};
 use axum::Router;
@@ -314,6 +315,7 @@ impl Server {
             .routes(routes!(runs::get_run))
             .routes(routes!(runs::run_messages))
             .routes(routes!(stream::run_events))
+            .routes(routes!(steps::run_steps))
             .routes(routes!(runs::decide))
             .routes(routes!(runs::cancel))
             .routes(routes!(runs::resume))

@@ -57,7 +57,9 @@ pub(crate) async fn run_events(
     if state.hubs.get(&run_id).is_none() {
         state.load(&run_id).await?;
     }
-    Ok(Sse::new(follow(state, run_id, after)).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
+    let until = q.until.map(EventId::recorded);
+    Ok(Sse::new(follow(state, run_id, after, until))
+        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
 }
 
 /// True for an event after which the run goes no further without a new request: it finished,
@@ -104,12 +106,15 @@ fn stored_sse(state: &AppState, e: &StoredEvent) -> (Event, bool) {
 }
 
 /// The stream: what the store holds after `after`, then the hub while this process drives the
-/// run, then the store again, until the run ends or the server shuts down.
+/// run, then the store again, until the run ends, the event `until` was sent, or the server
+/// shuts down.
 fn follow(
     state: AppState,
     run_id: String,
     mut after: EventId,
+    until: Option<EventId>,
 ) -> impl Stream<Item = Result<Event, Infallible>> {
+    let past = move |id: EventId| until.is_some_and(|until| id > until);
     async_stream::stream! {
         let shutdown = state.shutdown.clone();
         'follow: loop {
@@ -123,7 +128,13 @@ fn follow(
                             let last_page = events.len() < state.events_page;
                             for e in events.iter().filter(|e| e.seq <= hub.base) {
                                 after = EventId::recorded(e.seq);
+                                if past(after) {
+                                    break 'follow;
+                                }
                                 yield Ok(stored_sse(&state, e).0);
+                                if until == Some(after) {
+                                    break 'follow;
+                                }
                             }
                             if last_page {
                                 break;
@@ -144,8 +155,14 @@ fn follow(
                     let mut ended = false;
                     for e in &events {
                         after = e.id;
+                        if past(after) {
+                            break 'follow;
+                        }
                         ended |= ends_run(e.kind, || Some(e.event.clone()));
                         yield Ok(sse(e.id, e.kind, &e.json));
+                        if until == Some(after) {
+                            break 'follow;
+                        }
                     }
                     if ended {
                         break 'follow;
@@ -168,10 +185,16 @@ fn follow(
                         let last_page = events.len() < state.events_page;
                         let mut ended = false;
                         for e in &events {
+                            after = EventId::recorded(e.seq);
+                            if past(after) {
+                                break 'follow;
+                            }
                             let (event, ends) = stored_sse(&state, e);
                             ended |= ends;
-                            after = EventId::recorded(e.seq);
                             yield Ok(event);
+                            if until == Some(after) {
+                                break 'follow;
+                            }
                         }
                         if ended {
                             break 'follow;

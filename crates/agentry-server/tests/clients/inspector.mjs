@@ -219,12 +219,25 @@ try {
     seen.long_load_ms = Date.now() - t0;
     seen.long_steps_shown = await long.locator(".timeline details.step").count();
     seen.long_step_meta = await long.locator(`.timeline details.step[data-step="1"] .meta`).first().textContent();
+    // Its earlier steps are listed, not loaded: only the last ones' events are in the page.
+    seen.long_steps_listed = await long.locator(".timeline details.step[data-lazy]").count();
+    seen.long_tools_in_page = await long.locator(".timeline .item.tool").count();
     const t1 = Date.now();
     for (let i = 0; i < 20; i++) await long.mouse.wheel(0, 4000);
     await long.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
     await long.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
     seen.long_scroll_ms = Date.now() - t1;
     await long.screenshot({ path: path.join(shots, "run-long-end.png") });
+    // A listed step opened by keyboard: its events fetched then, shown as a streamed step's.
+    const early = long.locator(`.timeline > details.step[data-step="2"]`);
+    await early.locator(":scope > summary").focus();
+    await long.keyboard.press("Enter");
+    await early.locator(".item.tool").waitFor();
+    await long.waitForFunction(() => !document.querySelector(`.timeline > details.step[data-step="2"] .loading`));
+    seen.long_step2_open = await early.evaluate((el) => el.open && !("lazy" in el.dataset));
+    seen.long_step2_tool = await early.locator(".item.tool b").first().textContent();
+    seen.long_step2_meta = await early.locator(":scope > summary .meta").textContent();
+    seen.long_step2_text = await early.locator(".items").first().textContent();
   }
 
   // A run of a thousand sub-agent calls: each call's run nested in its step, from the store.
@@ -234,7 +247,7 @@ try {
     const t0 = Date.now();
     await crowd.goto(`${url}/#/runs/${runs.crowd}`);
     await crowd.waitForSelector(`.head .pill[data-status="finished"]`);
-    await crowd.waitForFunction((n) => document.querySelectorAll(".timeline details.agent").length >= n, runs.crowd_calls, { timeout: 120000 });
+    await crowd.waitForFunction((n) => document.querySelectorAll(".timeline details.step:not(details.agent details.step)").length >= n, runs.crowd_calls + 1, { timeout: 120000 });
     // The run's own end, after its sub-agents' (folded, so hidden).
     await crowd.locator(".timeline .item.end").last().waitFor();
     seen.crowd_load_ms = Date.now() - t0;
@@ -246,6 +259,12 @@ try {
     await crowd.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
     await crowd.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
     seen.crowd_scroll_ms = Date.now() - t1;
+    // The first step, listed: opened, its sub-agent's run is fetched and nested in its call.
+    const first = crowd.locator(`.timeline > details.step[data-step="1"]`);
+    await first.locator(":scope > summary").click();
+    await first.locator("details.agent .item.end").waitFor({ state: "attached" });
+    seen.crowd_first_answer = await first.locator("details.agent .item.text").last().textContent();
+    seen.crowd_first_nested = await first.locator(".item.tool details.agent").count();
     await crowd.screenshot({ path: path.join(shots, "run-crowd.png") });
 
     // The list: runs of their own, and the sub-agents' runs when asked for.

@@ -335,6 +335,23 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
 
     // The long run's page: every step, loaded and scrolled to the end within the budget.
     assert_eq!(seen["long_steps_shown"], LONG + 1);
+    // Listed from the run's steps: all but the last 20 are folded rows whose events are
+    // fetched when opened, so the page holds the tool calls of those 20 only.
+    assert_eq!(seen["long_steps_listed"], LONG + 1 - 20, "{seen}");
+    assert_eq!(seen["long_tools_in_page"], 19, "{seen}");
+    // Step 2, opened from the keyboard: its call and result fetched then, its line as listed.
+    assert_eq!(seen["long_step2_open"], true, "{seen}");
+    assert_eq!(seen["long_step2_tool"], "tick", "{seen}");
+    let text = seen["long_step2_text"].as_str().unwrap();
+    assert!(
+        text.contains("\"n\": 2") && text.contains("tick 2"),
+        "{text}"
+    );
+    let meta2 = seen["long_step2_meta"].as_str().unwrap();
+    assert!(
+        meta2.contains("1 tool call") && meta2.contains("120 in · 7 out"),
+        "{meta2}"
+    );
     // Each step shows its tokens and, the agent being priced, their cost ($3 and $15 per
     // million: 120 in and 7 out cost $0.000465).
     let meta = seen["long_step_meta"].as_str().unwrap();
@@ -381,8 +398,17 @@ async fn a_person_follows_and_acts_on_runs_in_the_inspector() {
 
     // The run of a thousand sub-agent calls, read from the store: each call's run nested in
     // its own step, loaded and scrolled within the budget.
-    assert_eq!(seen["crowd_agents_shown"], CROWD, "{seen}");
+    // Every step listed; the events of the last 20 (19 sub-agents' runs, and the answer) in
+    // the page.
     assert_eq!(seen["crowd_steps_shown"], CROWD + 1);
+    assert_eq!(seen["crowd_agents_shown"], 19, "{seen}");
+    // The first step, opened: its sub-agent's run fetched then, nested in its call.
+    assert_eq!(seen["crowd_first_nested"], 1, "{seen}");
+    let first = seen["crowd_first_answer"].as_str().unwrap();
+    assert!(
+        first.contains("answer 1") && !first.contains("answer 10"),
+        "{first}"
+    );
     let last = seen["crowd_last_answer"].as_str().unwrap();
     assert!(last.contains(&format!("answer {CROWD}")), "{last}");
     let (load, scroll) = (

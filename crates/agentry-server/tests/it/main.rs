@@ -14,4 +14,5 @@ mod runs;
 mod security;
 mod sessions;
 mod shared_store;
+mod steps;
 mod stream;
