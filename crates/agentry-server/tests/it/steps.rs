@@ -15,8 +15,11 @@ fn numbered(events: &[Sse], from: u64, to: u64) -> Vec<(String, String)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_runs_steps_place_each_steps_events_and_say_what_it_used() {
-    let (store, _dir, _path) = sqlite().await;
+    let (store, _dir, path) = sqlite().await;
     let server = TestServer::start(server_on(store, Duration::from_secs(30))).await;
+    // A second server on the same file holds no hub of the runs: it reads them from the store.
+    let reader = agentry_store::SqliteStore::open(&path).await.unwrap();
+    let other = TestServer::start(server_on(reader, Duration::from_secs(30))).await;
     // The team asks its researcher (step 1), tries a delete a hook blocks (step 2), answers.
     let team = server
         .start_run(json!({"agent": "team", "input": "go"}))
@@ -50,17 +53,22 @@ async fn a_runs_steps_place_each_steps_events_and_say_what_it_used() {
     assert_eq!(lasts[2], body["last_event"].as_u64().unwrap());
 
     // One step's events: after the one before its first, until its last; the stream ends there,
-    // the sub-agent's run among them, as the whole stream has them.
+    // the sub-agent's run among them, as the whole stream has them. From the server that drove
+    // the run (its events held live) and from one that reads them from the store.
     let url = server.at(&format!("/v1/runs/{team}/events"));
     let whole = all_events(&url, None).await;
-    for (&first, &last) in firsts.iter().zip(&lasts) {
-        let part = all_events(
-            &format!("{url}?until={last}"),
-            Some(&(first - 1).to_string()),
-        )
-        .await;
-        assert_eq!(part[0].kind, "step_started", "{:?}", kinds(&part));
-        assert_eq!(recorded(&part), numbered(&whole, first, last));
+    let (_, listed) = other.get(&format!("/v1/runs/{team}/steps")).await;
+    assert_eq!(listed["steps"], body["steps"]);
+    for events in [url.clone(), other.at(&format!("/v1/runs/{team}/events"))] {
+        for (&first, &last) in firsts.iter().zip(&lasts) {
+            let part = all_events(
+                &format!("{events}?until={last}"),
+                Some(&(first - 1).to_string()),
+            )
+            .await;
+            assert_eq!(part[0].kind, "step_started", "{:?}", kinds(&part));
+            assert_eq!(recorded(&part), numbered(&whole, first, last));
+        }
     }
     let researcher = all_events(
         &format!("{url}?until={}", lasts[0]),
@@ -97,6 +105,12 @@ async fn a_runs_steps_place_each_steps_events_and_say_what_it_used() {
     )
     .await;
     assert_eq!(recorded(&all).last().unwrap().0, last.to_string());
+    let stored = all_events(
+        &other.at(&format!("/v1/runs/{ops}/events?until={last}")),
+        None,
+    )
+    .await;
+    assert_eq!(recorded(&stored), recorded(&all));
 
     // An unknown run is 404; a bad bound is 400; the operation is in the OpenAPI document.
     let (status, err) = server.get("/v1/runs/nope/steps").await;
@@ -110,5 +124,6 @@ async fn a_runs_steps_place_each_steps_events_and_say_what_it_used() {
     assert!(doc["paths"]["/v1/runs/{run_id}/steps"]["get"].is_object());
     let until = &doc["paths"]["/v1/runs/{run_id}/events"]["get"]["parameters"];
     assert!(until.to_string().contains("\"until\""), "{until}");
+    other.shut_down().await;
     server.shut_down().await;
 }
